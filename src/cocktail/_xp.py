@@ -1,0 +1,90 @@
+"""Array-module helpers so format builders and reference products are written once.
+
+Every function takes NumPy or CuPy arrays and answers with arrays of the same
+module.  CuPy is imported lazily: the package works with NumPy alone.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+
+def get_xp(*arrays):
+    """Return ``cupy`` if any argument is a CuPy array, else ``numpy``."""
+    for a in arrays:
+        if type(a).__module__.startswith("cupy"):
+            import cupy
+
+            return cupy
+    return np
+
+
+def is_cupy_array(a) -> bool:
+    """True when ``a`` is a ``cupy.ndarray`` (without importing CuPy)."""
+    return type(a).__module__.startswith("cupy") and hasattr(a, "__cuda_array_interface__")
+
+
+def to_numpy(a):
+    """Copy a CuPy array to the host; NumPy arrays pass through unchanged."""
+    if is_cupy_array(a):
+        return a.get()
+    return np.asarray(a)
+
+
+@functools.lru_cache(maxsize=1)
+def cuda_available() -> bool:
+    """True when CuPy imports and sees at least one CUDA device."""
+    try:
+        import cupy
+
+        return cupy.cuda.runtime.getDeviceCount() > 0
+    except Exception:  # ImportError, CUDARuntimeError, missing driver libraries
+        return False
+
+
+def scatter_add(out, index, values):
+    """``out[index[i]] += values[i]`` with repeated indices accumulated.
+
+    Accumulation order is the order of ``index`` on the host (``np.add.at``);
+    on the device CuPy uses atomics.
+    """
+    xp = get_xp(out)
+    if xp is np:
+        np.add.at(out, index, values)
+    else:
+        import cupyx
+
+        cupyx.scatter_add(out, index, values)
+    return out
+
+
+def row_ids(indptr, nnz: int):
+    """Expand a row-pointer array to one row index per stored entry."""
+    xp = get_xp(indptr)
+    counts = xp.diff(indptr)
+    nrows = int(counts.shape[0])
+    return xp.repeat(xp.arange(nrows, dtype=indptr.dtype), counts.astype(xp.int64), axis=0)[:nnz]
+
+
+def pointers_from_ids(ids, nsegments: int, dtype):
+    """Inverse of :func:`row_ids` for sorted ``ids``: a pointer array of length nsegments+1."""
+    xp = get_xp(ids)
+    ptr = xp.zeros(nsegments + 1, dtype=dtype)
+    if ids.shape[0]:
+        ptr[1:] = xp.cumsum(xp.bincount(ids.astype(xp.int64), minlength=nsegments), dtype=dtype)
+    return ptr
+
+
+def stable_argsort(keys):
+    """Stable argsort on a 1-D integer array (NumPy and CuPy)."""
+    xp = get_xp(keys)
+    if xp is np:
+        return np.argsort(keys, kind="stable")
+    return xp.argsort(keys)  # CuPy sorts with a stable radix sort
+
+
+def is_nonzero(values):
+    """Boolean mask of entries that are not exactly zero (NaN counts as nonzero)."""
+    return values != 0

@@ -1,0 +1,17 @@
+"""Exceptions and warnings raised by Cocktail."""
+
+
+class CocktailError(Exception):
+    """Base class of every error Cocktail raises on purpose."""
+
+
+class MatrixFileError(CocktailError, ValueError):
+    """A matrix file is missing, unreadable or malformed; the message names the file."""
+
+
+class FormatFillError(CocktailError, ValueError):
+    """A padded format would store far more values than the matrix has nonzeros."""
+
+
+class CPUFallbackWarning(RuntimeWarning):
+    """No CUDA GPU was found, so products run on the CPU reference executor."""

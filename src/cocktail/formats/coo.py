@@ -1,0 +1,43 @@
+"""COO: coordinate storage sorted by row (Bell & Garland §3.3)."""
+
+from __future__ import annotations
+
+from .base import SparseFormat
+from .csr import CSR
+
+
+class COO(SparseFormat):
+    """Row-sorted coordinate storage: ``row``, ``col``, ``data`` (one triple per stored entry)."""
+
+    name = "coo"
+    array_fields = ("row", "col", "data")
+    defaults = {}
+
+    @classmethod
+    def from_csr(cls, csr: CSR, **params):
+        """Expand the row pointers of ``csr`` into explicit row indices."""
+        params = cls.resolve_params(params)
+        return cls(csr.shape, csr.dtype, csr.index_dtype, csr.nnz, params,
+                   row=csr.row_ids().astype(csr.index_dtype), col=csr.indices.copy(), data=csr.data.copy())
+
+    @classmethod
+    def from_entries(cls, row, col, data, shape, index_dtype, nnz=None):
+        """A COO part holding the given row-sorted entries (used by HYB and PKT remainders)."""
+        n = row.shape[0] if nnz is None else nnz
+        return cls(shape, data.dtype, index_dtype, n, {},
+                   row=row.astype(index_dtype), col=col.astype(index_dtype), data=data)
+
+    def to_csr(self) -> CSR:
+        """Rebuild the canonical CSR from the triples."""
+        return CSR.from_triplets(self.row, self.col, self.data, self.shape, self.index_dtype)
+
+    @property
+    def stored_slots(self) -> int:
+        return int(self.data.shape[0])
+
+    def spmv_bytes(self, dtype=None) -> int:
+        val, idx = self._sizes(dtype)
+        k = self.stored_slots
+        return k * (2 * idx + val) + k * val + self.shape[0] * val
+
+FORMAT = COO

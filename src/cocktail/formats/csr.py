@@ -1,0 +1,136 @@
+"""CSR: compressed sparse rows, the canonical form every other format is built from.
+
+A ``CSR`` object is always canonical: column indices sorted within each row,
+duplicates summed, explicit zeros kept.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import validate
+from .._xp import get_xp, pointers_from_ids, row_ids, scatter_add, stable_argsort
+from .base import SparseFormat
+
+
+def _sorted_unique(rows, cols, ncols: int):
+    """Order of entries sorted by (row, col), and a mask marking the first of each (row, col)."""
+    xp = get_xp(rows)
+    order = stable_argsort(cols)
+    order = order[stable_argsort(rows[order])]
+    r, c = rows[order], cols[order]
+    first = xp.ones(r.shape[0], dtype=bool)
+    if r.shape[0] > 1:
+        first[1:] = (r[1:] != r[:-1]) | (c[1:] != c[:-1])
+    return order, first
+
+
+class CSR(SparseFormat):
+    """Compressed sparse row storage: ``data``, ``indices``, ``indptr`` (Bell & Garland §3.4)."""
+
+    name = "csr"
+    array_fields = ("data", "indices", "indptr")
+    defaults = {}
+
+    @classmethod
+    def from_arrays(cls, data, indices, indptr, shape, *, index_dtype=None, dtype=None, check=True):
+        """Validate raw CSR arrays and return their canonical copy.
+
+        The caller's arrays are never written.  ``index_dtype`` forces int32 or int64
+        (int32 by default when every index and the entry count fit); ``dtype`` converts
+        the values.
+        """
+        if dtype is not None:
+            dt = validate.value_dtype(dtype, "dtype")
+            if hasattr(data, "astype"):
+                data = data.astype(dt)
+        if check:
+            shape = validate.csr_arrays(data, indices, indptr, shape)
+        m, n = shape
+        idt = validate.choose_index_dtype(max(m, n, int(data.shape[0])), index_dtype)
+        return cls.from_triplets(row_ids(indptr, data.shape[0]), indices, data, (m, n), idt)
+
+    @classmethod
+    def from_triplets(cls, rows, cols, vals, shape, index_dtype):
+        """Canonical CSR from entries in any order; duplicates are summed, zeros kept."""
+        xp = get_xp(rows, cols, vals)
+        m, n = shape
+        idt = np.dtype(index_dtype)
+        rows = rows.astype(xp.int64, copy=False)
+        cols = cols.astype(xp.int64, copy=False)
+        order, first = _sorted_unique(rows, cols, n)
+        if bool(first.all()):
+            data = vals[order].copy()
+            keep_rows, keep_cols = rows[order], cols[order]
+        else:
+            seg = xp.cumsum(first.astype(xp.int64)) - 1
+            nuniq = int(seg[-1]) + 1
+            data = xp.zeros(nuniq, dtype=vals.dtype)
+            scatter_add(data, seg, vals[order])
+            keep_rows, keep_cols = rows[order][first], cols[order][first]
+        indptr = pointers_from_ids(keep_rows, m, idt)
+        return cls((m, n), data.dtype, idt, data.shape[0], {}, data=data,
+                   indices=keep_cols.astype(idt), indptr=indptr)
+
+    @classmethod
+    def from_csr(cls, csr, **params):
+        """CSR has no parameters: the canonical CSR is returned as it is."""
+        cls.resolve_params(params)
+        return csr
+
+    def to_csr(self):
+        """Return ``self``: a CSR object is already canonical."""
+        return self
+
+    def row_lengths(self):
+        """Number of stored entries in each row."""
+        return get_xp(self.indptr).diff(self.indptr)
+
+    def row_ids(self):
+        """Row index of every stored entry."""
+        return row_ids(self.indptr, self.nnz)
+
+    def astype(self, dtype):
+        """The same matrix with values converted to ``dtype``."""
+        dt = validate.value_dtype(dtype, "dtype")
+        return CSR(self.shape, dt, self.index_dtype, self.nnz, {}, data=self.data.astype(dt),
+                   indices=self.indices, indptr=self.indptr)
+
+    def with_index_dtype(self, index_dtype):
+        """The same matrix with indices converted (int32 refused when it cannot hold them)."""
+        idt = validate.choose_index_dtype(max(*self.shape, self.nnz), index_dtype)
+        return CSR(self.shape, self.dtype, idt, self.nnz, {}, data=self.data,
+                   indices=self.indices.astype(idt), indptr=self.indptr.astype(idt))
+
+    @property
+    def stored_slots(self) -> int:
+        return self.nnz
+
+    def spmv_bytes(self, dtype=None) -> int:
+        val, idx = self._sizes(dtype)
+        m = self.shape[0]
+        return (m + 1) * idx + self.nnz * (idx + val) + self.nnz * val + m * val
+
+    def describe(self) -> dict:
+        lengths = self.row_lengths()
+        m = self.shape[0]
+        if not m:
+            return {"rows": 0}
+        return {
+            "row length min": int(lengths.min()),
+            "row length mean": round(float(self.nnz) / m, 2),
+            "row length max": int(lengths.max()),
+        }
+
+    def to_scipy(self):
+        """A ``scipy.sparse.csr_array`` on the host holding a copy of this matrix."""
+        import scipy.sparse as sp
+
+        from .._xp import to_numpy
+
+        return sp.csr_array(
+            (to_numpy(self.data).copy(), to_numpy(self.indices).copy(), to_numpy(self.indptr).copy()),
+            shape=self.shape,
+        )
+
+FORMAT = CSR

@@ -1,0 +1,12 @@
+"""Reference CSR product: scatter each entry's product into its row."""
+
+from .._xp import get_xp, scatter_add
+from . import register
+
+
+@register("csr")
+def product(fmt, X):
+    """``A @ X`` from ``indptr``, ``indices`` and ``data``."""
+    xp = get_xp(X)
+    Y = xp.zeros((fmt.shape[0], X.shape[1]), dtype=fmt.dtype)
+    return scatter_add(Y, fmt.row_ids(), fmt.data[:, None] * X[fmt.indices])
