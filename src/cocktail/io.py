@@ -6,6 +6,8 @@ and what is wrong with it.
 
 from __future__ import annotations
 
+import bz2
+import gzip
 import os
 from pathlib import Path
 
@@ -81,7 +83,12 @@ def write_matrix(path, S, *, comment: str = "", symmetry: str | None = None) -> 
         if kind == "npz":
             sp.save_npz(path, sp.csr_array(S))
         else:
-            scipy.io.mmwrite(path, sp.coo_array(S), comment=comment, symmetry=symmetry)
+            # mmwrite given a name appends '.mtx' to other suffixes and ignores unwritable
+            # paths, so the file is opened here.
+            name = path.name.lower()
+            opener = gzip.open if name.endswith(".gz") else bz2.open if name.endswith(".bz2") else open
+            with opener(path, "wb") as fh:
+                scipy.io.mmwrite(fh, sp.coo_array(S), comment=comment, symmetry=symmetry)
     except OSError as exc:
         raise MatrixFileError(f"cannot write matrix file '{path}': {exc.strerror or exc}") from None
     return path

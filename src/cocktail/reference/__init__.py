@@ -12,7 +12,6 @@ from importlib import import_module
 
 from .. import validate
 from .._xp import get_xp
-from ..formats import names as _format_names
 
 _PRODUCTS = {}
 
@@ -29,13 +28,9 @@ def register(name: str):
 
 def product_for(fmt):
     """The registered reference product of ``fmt``'s format."""
-    if not _PRODUCTS:
-        for name in _format_names():
-            import_module(f"{__name__}.{name}")
-    try:
-        return _PRODUCTS[fmt.name]
-    except KeyError:
-        raise NotImplementedError(f"no reference product registered for format {fmt.name!r}") from None
+    if fmt.name not in _PRODUCTS:
+        import_module(f"{__name__}.{fmt.name}")  # each module registers its product on import
+    return _PRODUCTS[fmt.name]
 
 
 def spmv(fmt, x, out=None, alpha=1, beta=0):

@@ -1,0 +1,82 @@
+"""Helpers that compare Cocktail's products and round trips with SciPy in high precision."""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from cocktail.formats import get
+
+
+def unbounded(name: str, params: dict) -> dict:
+    """``params`` with ``max_fill=None`` added for formats that have a fill guard."""
+    if "max_fill" in get(name).defaults and "max_fill" not in params:
+        return {**params, "max_fill": None}
+    return params
+
+
+def raw_arrays(zm, dtype, index_dtype):
+    """Fresh copies of a zoo matrix's raw CSR arrays in the given dtypes."""
+    data = zm.data.astype(dtype)
+    if np.dtype(dtype).kind == "c":
+        data = data + 1j * np.linspace(-1, 1, data.shape[0]).astype(data.dtype)
+    return data, zm.indices.astype(index_dtype), zm.indptr.astype(index_dtype)
+
+
+def canonical_scipy(data, indices, indptr, shape):
+    """SciPy's canonical form (sorted, duplicates summed, explicit zeros kept) as float64/complex128."""
+    wide = np.complex128 if np.iscomplexobj(data) else np.float64
+    S = sp.csr_array((data.astype(wide), indices.astype(np.int64), indptr.astype(np.int64)), shape=shape)
+    S.sum_duplicates()
+    return S
+
+
+def random_operand(rng, shape, dtype):
+    """Random values (complex when ``dtype`` is) that are never all zero."""
+    x = rng.standard_normal(shape) + 0.5
+    if np.dtype(dtype).kind == "c":
+        x = x + 1j * rng.standard_normal(shape)
+    return x.astype(dtype)
+
+
+def assert_product_close(got, data, indices, indptr, shape, x, alpha=1, beta=0, y0=None):
+    """``got`` must equal ``alpha*A@x + beta*y0`` (computed in float64) within a bound scaled by row length.
+
+    The bound is 4 * eps * (entries in the row + 2) * (|alpha| |A||x| + |beta| |y0|), the
+    classical forward-error bound of a dot product with some slack for reordering.
+    """
+    wide = np.complex128 if np.iscomplexobj(data) or np.iscomplexobj(x) else np.float64
+    A = sp.csr_array((data.astype(wide), indices.astype(np.int64), indptr.astype(np.int64)), shape=shape)
+    absA = sp.csr_array((np.abs(data).astype(np.float64), indices.astype(np.int64), indptr.astype(np.int64)), shape=shape)
+    xw = x.astype(wide)
+    want = alpha * (A @ xw)
+    scale = abs(alpha) * (absA @ np.abs(xw))
+    if y0 is not None and beta != 0:
+        want = want + beta * y0.astype(wide)
+        scale = scale + abs(beta) * np.abs(y0.astype(wide))
+    lengths = np.diff(indptr.astype(np.int64)).astype(np.float64)
+    if x.ndim == 2:
+        lengths = lengths[:, None]
+    eps = np.finfo(got.dtype).eps
+    bound = 4 * eps * (lengths + 2) * scale + np.finfo(got.dtype).tiny
+    assert got.shape == want.shape, (got.shape, want.shape)
+    assert not np.isnan(got).any() or np.isnan(want).any(), "NaN in the product"
+    err = np.abs(got.astype(wide) - want)
+    worst = np.argmax(err - bound) if err.size else 0
+    assert (err <= bound).all(), f"error {err.flat[worst]:.3g} > bound {bound.flat[worst]:.3g} at flat index {worst}"
+
+
+def assert_same_arrays(a, b):
+    """Bit-for-bit equality of two arrays (dtype, shape, values incl. the sign of zero)."""
+    a, b = np.asarray(a), np.asarray(b)
+    assert a.dtype == b.dtype, (a.dtype, b.dtype)
+    assert a.shape == b.shape, (a.shape, b.shape)
+    assert a.tobytes() == b.tobytes()
+
+
+def assert_csr_identical(got, want):
+    """Two Cocktail CSR objects are identical: shape, dtypes, and every array bit for bit."""
+    assert got.shape == want.shape
+    assert got.nnz == want.nnz
+    for name in ("indptr", "indices", "data"):
+        assert_same_arrays(getattr(got, name), getattr(want, name))

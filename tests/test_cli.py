@@ -1,0 +1,70 @@
+"""The ``cocktail`` command line."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+import scipy.sparse as sp
+
+from cocktail import write_matrix
+from cocktail.cli import main
+
+
+def run_cli(*args):
+    return subprocess.run([sys.executable, "-m", "cocktail.cli", *args], capture_output=True, text=True, timeout=300)
+
+
+def test_bench_default_runs_and_prints_table(tmp_path):
+    out = tmp_path / "r.json"
+    proc = run_cli("bench", "--repeat", "2", "--json", str(out))
+    assert proc.returncode == 0, proc.stderr
+    assert "laplace2d_64" in proc.stdout and "powerlaw_4k" in proc.stdout
+    records = json.loads(out.read_text())
+    methods = {r["method"] for r in records}
+    assert {"csr", "ell", "hyb", "pkt", "sbell"} <= methods
+    measured = [r for r in records if r["gflops"] is not None]
+    assert measured and all(r["rel_err"] < 1e-12 for r in measured)
+    refused = [r for r in records if r["gflops"] is None]
+    assert all(r["note"].startswith("refused:") for r in refused)
+
+
+def test_bench_matrix_file(tmp_path, capsys):
+    path = write_matrix(tmp_path / "m.mtx", sp.random_array((50, 50), density=0.1, random_state=1))
+    assert main(["bench", str(path), "--formats", "csr,ell", "--repeat", "1"]) == 0
+    assert "m.mtx" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("args, message", [
+    (["bench", "missing.mtx"], "cannot read matrix file 'missing.mtx': no such file"),
+    (["bench", "--formats", "csr,nope"], "unknown format 'nope'"),
+])
+def test_bench_errors_are_one_line(args, message):
+    proc = run_cli(*args)
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr
+    assert message in proc.stderr
+    assert proc.stderr.strip().splitlines()[-1].startswith("cocktail: error:")
+
+
+def test_malformed_file_is_one_line(tmp_path):
+    bad = tmp_path / "bad.mtx"
+    bad.write_text("%%MatrixMarket matrix coordinate real general\n2 2 5\n1 1 1\n")
+    proc = run_cli("bench", str(bad))
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "is not a readable Matrix Market file" in proc.stderr
+
+
+def test_help_documents_options():
+    proc = run_cli("bench", "--help")
+    assert proc.returncode == 0
+    for option in ("--formats", "--dtype", "--repeat", "--json"):
+        assert option in proc.stdout
+
+
+def test_formats_command(capsys):
+    assert main(["formats"]) == 0
+    text = capsys.readouterr().out
+    assert "sell" in text and "slice_height" in text

@@ -1,0 +1,59 @@
+"""Hypothesis property tests: random sparsity patterns through every format."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from cocktail import reference
+from cocktail.formats import CSR, get
+from configs import CONFIGS
+from oracle import assert_csr_identical, assert_product_close, unbounded
+from zoo import raw_csr
+
+DISTINCT_CONFIGS = list({name: (name, params) for name, params in CONFIGS}.values())
+
+
+@st.composite
+def sparse_inputs(draw):
+    """Raw CSR arrays with a random pattern: possibly unsorted, with duplicates and explicit zeros."""
+    m = draw(st.integers(0, 40))
+    n = draw(st.integers(0, 40))
+    nnz = draw(st.integers(0, 120)) if m and n else 0
+    seed = draw(st.integers(0, 2**32 - 1))
+    rng = np.random.default_rng(seed)
+    rows = rng.integers(0, m, nnz) if nnz else np.zeros(0, int)
+    cols = rng.integers(0, n, nnz) if nnz else np.zeros(0, int)
+    vals = rng.standard_normal(nnz)
+    vals[rng.random(nnz) < draw(st.floats(0, 0.3))] = 0.0
+    data, indices, indptr = raw_csr(rows, cols, vals, (m, n), rng, shuffle=draw(st.booleans()))
+    return data, indices, indptr, (m, n), seed
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(inputs=sparse_inputs(), config_index=st.integers(0, len(DISTINCT_CONFIGS) - 1),
+       index_dtype=st.sampled_from(["int32", "int64"]), dtype=st.sampled_from(["float32", "float64"]))
+def test_random_patterns(inputs, config_index, index_dtype, dtype):
+    data, indices, indptr, shape, seed = inputs
+    data = data.astype(dtype)
+    name, params = DISTINCT_CONFIGS[config_index]
+    csr = CSR.from_arrays(data, indices.astype(index_dtype), indptr.astype(index_dtype), shape)
+    fmt = get(name).from_csr(csr, **unbounded(name, params))
+    assert_csr_identical(fmt.to_csr(), csr)
+    x = np.random.default_rng(seed).standard_normal(shape[1]).astype(dtype)
+    assert_product_close(reference.spmv(fmt, x), data, indices, indptr, shape, x)
+
+
+@settings(max_examples=60, deadline=None)
+@given(inputs=sparse_inputs())
+def test_canonical_csr_matches_scipy(inputs):
+    import scipy.sparse as sp
+
+    data, indices, indptr, shape, _ = inputs
+    csr = CSR.from_arrays(data, indices, indptr, shape)
+    S = sp.csr_array((data, indices, indptr), shape=shape)
+    S.sum_duplicates()  # scipy keeps explicit zeros here too
+    np.testing.assert_array_equal(csr.indptr, S.indptr)
+    np.testing.assert_array_equal(csr.indices, S.indices)
+    np.testing.assert_allclose(csr.data, S.data, rtol=1e-15, atol=0)
