@@ -8,7 +8,6 @@ import scipy.sparse as sp
 
 import cocktail
 from cocktail import SparseMatrix, reference, validate
-from cocktail.formats import CSR
 
 
 def good():

@@ -63,9 +63,9 @@ def scatter_add(out, index, values):
 def row_ids(indptr, nnz: int):
     """Expand a row-pointer array to one row index per stored entry."""
     xp = get_xp(indptr)
-    counts = xp.diff(indptr)
-    nrows = int(counts.shape[0])
-    return xp.repeat(xp.arange(nrows, dtype=indptr.dtype), counts.astype(xp.int64), axis=0)[:nnz]
+    # searchsorted rather than repeat: CuPy's repeat takes no array of counts.
+    positions = xp.arange(nnz, dtype=indptr.dtype)
+    return xp.searchsorted(indptr[1:], positions, side="right").astype(indptr.dtype)
 
 
 def pointers_from_ids(ids, nsegments: int, dtype):

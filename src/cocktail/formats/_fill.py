@@ -8,7 +8,6 @@ The kernels never read those arrays.
 
 from __future__ import annotations
 
-import numpy as np
 
 from .._xp import get_xp
 from ..errors import FormatFillError
@@ -36,16 +35,31 @@ def with_explicit_zeros(fmt, rows, cols, vals):
     return CSR.from_triplets(rows, cols, vals, fmt.shape, fmt.index_dtype)
 
 
-def row_fill(lengths, nrows: int, slice_height: int = 0) -> float:
-    """Value slots ELL (``slice_height`` 0) or SELL would store per row-length array."""
+def slice_widths(lengths, slice_height: int):
+    """Longest length in each slice of ``slice_height`` consecutive rows (the last may be partial)."""
     xp = get_xp(lengths)
+    nslices = -(-int(lengths.shape[0]) // slice_height)
+    padded = xp.zeros(nslices * slice_height, dtype=xp.int64)
+    padded[:lengths.shape[0]] = lengths
+    return padded.reshape(nslices, slice_height).max(axis=1) if nslices else padded
+
+
+def sliced_slots(widths, nrows: int, slice_height: int) -> int:
+    """Slots of the rows that exist when slice s is ``widths[s]`` wide (missing rows of a
+    partial last slice are not counted, like alignment padding)."""
+    if nrows == 0:
+        return 0
+    last_rows = nrows - (int(widths.shape[0]) - 1) * slice_height
+    return int(widths.sum()) * slice_height - int(widths[-1]) * (slice_height - last_rows)
+
+
+def row_fill(lengths, nrows: int, slice_height: int = 0) -> int:
+    """Value slots ELL (``slice_height`` 0) or SELL (unsorted) needs for these row lengths."""
     if nrows == 0:
         return 0
     if slice_height <= 0:
         return int(lengths.max()) * nrows
-    pad = (-nrows) % slice_height
-    padded = xp.concatenate([lengths, xp.zeros(pad, dtype=lengths.dtype)])
-    return int(padded.reshape(-1, slice_height).max(axis=1).sum()) * slice_height
+    return sliced_slots(slice_widths(lengths, slice_height), nrows, slice_height)
 
 
 def fill_estimates(csr) -> dict:
@@ -63,6 +77,9 @@ def fill_estimates(csr) -> dict:
     est["dia"] = ndiag * m / nnz
     est["ell"] = row_fill(lengths, m) / nnz
     est["sell"] = row_fill(lengths, m, 32) / nnz
+    rows = csr.row_ids().astype(xp.int64)
+    blocks_1x4 = xp.unique(rows * (csr.shape[1] // 4 + 1) + csr.indices.astype(xp.int64) // 4).shape[0]
+    est["bcsr"] = 4 * int(blocks_1x4) / nnz
     k = bell_garland_ell_width(lengths)
     est["hyb"] = (k * m + int(xp.maximum(lengths - k, 0).sum())) / nnz
     return est
@@ -73,7 +90,7 @@ def check_fill(name: str, slots: int, csr, max_fill) -> None:
     if max_fill is None or slots <= max_fill * max(csr.nnz, 1):
         return
     fits = sorted((f, fmt) for fmt, f in fill_estimates(csr).items() if f <= max_fill and fmt != name)
-    fit_text = ", ".join(f"{fmt} ({f:.2f})" for f, fmt in fits)
+    fit_text = ", ".join(f"{fmt} ({f:.2f})" for f, fmt in fits) or "none"
     raise FormatFillError(
         f"format {name!r} would store {slots:,} values for {csr.nnz:,} stored entries "
         f"(fill {slots / max(csr.nnz, 1):.1f} > max_fill={max_fill:g}); "
@@ -85,8 +102,3 @@ def aligned(length: int, align: int) -> int:
     """``length`` rounded up to a multiple of ``align`` (at least 1)."""
     align = max(int(align), 1)
     return -(-int(length) // align) * align
-
-
-def as_index(xp, values, dtype):
-    """Convert to the format's index dtype (a helper for builders)."""
-    return xp.asarray(values).astype(np.dtype(dtype), copy=False)

@@ -1,0 +1,99 @@
+"""BCSR: blocked compressed sparse rows (clSpMV §4.4.3, Fig. 9).
+
+Layout, for an ``m x n`` matrix with block shape ``r x c``, ``superrows = ceil(m/r)`` and
+``nblocks`` blocks holding at least one stored entry (see ``_blocks``):
+
+* ``row_ptr`` (superrows+1,), index dtype: the blocks of superrow ``i`` are
+  ``row_ptr[i] .. row_ptr[i+1]-1``, sorted by column.
+* ``col`` (nblocks,), index dtype: first column of each block, ``bj*c`` (a multiple of c).
+* ``data`` (r, nblocks, c), value dtype, C order: ``data[ri, b, cj] = A[i*r+ri, col[b]+cj]``
+  for block ``b`` of superrow ``i`` (0 outside the stored entries and outside the matrix).
+  As in clSpMV, the 1 x c unit ``ri`` of all blocks is contiguous, then unit ``ri+1``:
+  element offset ``(ri*nblocks + b)*c + cj``.
+* ``zero_row``, ``zero_col``, ``zero_val``: the input's explicit zeros (kernels ignore them).
+"""
+
+from __future__ import annotations
+
+from . import _blocks, _fill
+from ._params import max_fill_param
+from .base import SparseFormat
+
+
+class BCSR(SparseFormat):
+    """Blocked CSR: ``row_ptr``, ``col`` and ``data`` (r, nblocks, c), see the module docstring.
+
+    Parameters: ``block`` (default (1, 4)): the block shape ``(r, c)``, r and c in
+    {1, 2, 3, 4, 8}; ``max_fill`` (default ``_fill.DEFAULT_MAX_FILL``, None disables)
+    refuses matrices needing more than ``max_fill * nnz`` slots (``nblocks * r * c``).
+    """
+
+    name = "bcsr"
+    array_fields = ("row_ptr", "col", "data") + _fill.ZERO_FIELDS
+    defaults = {"block": _blocks.DEFAULT_BLOCK, "max_fill": _fill.DEFAULT_MAX_FILL}
+
+    @classmethod
+    def from_csr(cls, csr, **params):
+        """Store every block of ``csr`` that holds a stored entry, superrow by superrow."""
+        params = cls.resolve_params(params)
+        r, c = _blocks.block_shape(cls.name, params["block"])
+        max_fill_param(cls.name, params["max_fill"])
+        params["block"] = (r, c)
+        xp = csr.xp
+        blk = _blocks.extract(csr, r, c)
+        nb = blk.nblocks
+        _fill.check_fill(cls.name, nb * r * c, csr, params["max_fill"])
+        data = xp.zeros(r * nb * c, dtype=csr.dtype)
+        data[(blk.entry_ri * nb + blk.entry_block) * c + blk.entry_cj] = csr.data
+        return cls(csr.shape, csr.dtype, csr.index_dtype, csr.nnz, params,
+                   row_ptr=blk.ptr.astype(csr.index_dtype), col=(blk.block_col * c).astype(csr.index_dtype),
+                   data=data.reshape(r, nb, c), **_fill.explicit_zeros(csr))
+
+    @property
+    def block(self) -> tuple[int, int]:
+        """The block shape ``(r, c)``."""
+        return self.params["block"]
+
+    @property
+    def nblocks(self) -> int:
+        """Number of stored blocks."""
+        return int(self.col.shape[0])
+
+    def block_rows(self):
+        """Superrow of every stored block (nblocks,)."""
+        from .._xp import row_ids
+
+        return row_ids(self.row_ptr, self.nblocks)
+
+    def to_csr(self):
+        """The canonical CSR: nonzero block cells plus the recorded explicit zeros."""
+        xp = self.xp
+        superrow = self.block_rows().astype(xp.int64)
+        rank = xp.arange(self.nblocks, dtype=xp.int64) - self.row_ptr.astype(xp.int64)[superrow]
+        return _blocks.slots_to_csr(self, superrow, rank, self.col, self.data.transpose(1, 0, 2))
+
+    @property
+    def stored_slots(self) -> int:
+        return int(self.data.size)
+
+    def spmv_bytes(self, dtype=None) -> int:
+        """``(superrows+1)*idx`` (row_ptr) + ``nblocks*idx`` (col) + ``nblocks*r*c*val`` (data)
+        + ``nblocks*c*val`` (x: one segment per block, reused by its r rows) + ``rows*val`` (y)."""
+        val, idx = self._sizes(dtype)
+        r, c = self.block
+        nb = self.nblocks
+        return (int(self.row_ptr.shape[0]) * idx + nb * idx + nb * r * c * val + nb * c * val
+                + self.shape[0] * val)
+
+    def describe(self) -> dict:
+        r, c = self.block
+        counts = self.xp.diff(self.row_ptr)
+        out = {"block": f"{r}x{c}", "blocks": self.nblocks,
+               "fill inside blocks": _blocks.block_fill(self.nnz, self.nblocks, r, c)}
+        if counts.shape[0]:
+            out["blocks per superrow max"] = int(counts.max())
+            out["blocks per superrow mean"] = round(self.nblocks / int(counts.shape[0]), 2)
+        return out
+
+
+FORMAT = BCSR

@@ -1,0 +1,115 @@
+"""BDIA: the banded diagonal format (clSpMV §4.2.2, Fig. 2).
+
+A band is a maximal run of occupied diagonals with consecutive offsets.  Layout, for an
+``m x n`` matrix with ``ndiag`` occupied diagonals grouped into ``nbands`` bands:
+
+* ``offsets`` (nbands,), index dtype: offset (``col - row``) of the first diagonal of each
+  band, ascending.
+* ``band_ptr`` (nbands+1,), index dtype (int64 if ``ndiag`` does not fit): band ``b`` holds
+  rows ``band_ptr[b] .. band_ptr[b+1]-1`` of ``data``; row ``j`` of band ``b`` is the
+  diagonal of offset ``offsets[b] + (j - band_ptr[b])``.  ``band_ptr[0] = 0``,
+  ``band_ptr[-1] = ndiag``.
+* ``data`` (ndiag, stride), value dtype, C order: exactly DIA's ``data``
+  (``data[j, i] = A[i, i + offset of diagonal j]`` inside the matrix, else 0; ``stride`` is
+  ``m`` rounded up to a multiple of ``align``; slots ``i >= m`` are padding, 0).
+* ``zero_row``, ``zero_col``, ``zero_val``: the input's explicit zeros (kernels ignore them).
+"""
+
+from __future__ import annotations
+
+
+from .._xp import get_xp
+from . import _fill
+from ._params import pointer_dtype
+from .base import SparseFormat
+from .dia import check_params, diagonal_data, diagonal_offsets, diagonal_triplets, valid_slots
+
+
+def bands(offsets, ptr_dtype):
+    """Split sorted unique diagonal offsets into bands: ``(band offsets, band_ptr)``."""
+    xp = get_xp(offsets)
+    ndiag = int(offsets.shape[0])
+    off = offsets.astype(xp.int64)
+    start = xp.ones(ndiag, dtype=bool)
+    if ndiag > 1:
+        start[1:] = off[1:] != off[:-1] + 1
+    first = xp.nonzero(start)[0]
+    band_ptr = xp.concatenate([first, xp.asarray([ndiag], dtype=first.dtype)]).astype(ptr_dtype)
+    return offsets[first].copy(), band_ptr
+
+
+def band_diagonal_offsets(offsets, band_ptr):
+    """The offset of every row of ``data`` (int64), expanded from the bands."""
+    xp = get_xp(offsets)
+    ptr = band_ptr.astype(xp.int64)
+    j = xp.arange(int(ptr[-1]), dtype=xp.int64)
+    band = xp.searchsorted(ptr, j, side="right") - 1  # band holding data row j (no xp.repeat: CuPy)
+    return offsets.astype(xp.int64)[band] + j - ptr[band]
+
+
+class BDIA(SparseFormat):
+    """Banded diagonal storage: ``offsets`` (nbands,), ``band_ptr`` (nbands+1,), ``data`` (ndiag, stride).
+
+    Parameters as DIA: ``align`` (default 32) rounds the row stride of ``data`` up to a
+    multiple of this many elements; ``max_fill`` (default ``_fill.DEFAULT_MAX_FILL``, None
+    disables) refuses matrices needing more than ``max_fill * nnz`` slots (``ndiag * rows``).
+    """
+
+    name = "bdia"
+    array_fields = ("offsets", "band_ptr", "data") + _fill.ZERO_FIELDS
+    defaults = {"align": 32, "max_fill": _fill.DEFAULT_MAX_FILL}
+
+    @classmethod
+    def from_csr(cls, csr, **params):
+        """Store every occupied diagonal of ``csr`` densely, grouped into bands."""
+        params = cls.resolve_params(params)
+        check_params(cls.name, params)
+        m = csr.shape[0]
+        diag_offsets = diagonal_offsets(csr)
+        ndiag = int(diag_offsets.shape[0])
+        _fill.check_fill(cls.name, ndiag * m, csr, params["max_fill"])
+        ptr_dtype = pointer_dtype(csr.index_dtype, ndiag)
+        offsets, band_ptr = bands(diag_offsets, ptr_dtype)
+        data = diagonal_data(csr, diag_offsets, _fill.aligned(m, params["align"]))
+        return cls(csr.shape, csr.dtype, csr.index_dtype, csr.nnz, params,
+                   offsets=offsets, band_ptr=band_ptr, data=data, **_fill.explicit_zeros(csr))
+
+    def to_csr(self):
+        """The canonical CSR: nonzero in-matrix slots plus the recorded explicit zeros."""
+        diag_offsets = band_diagonal_offsets(self.offsets, self.band_ptr)
+        rows, cols, vals = diagonal_triplets(self.data, diag_offsets, self.shape)
+        return _fill.with_explicit_zeros(self, rows, cols, vals)
+
+    @property
+    def stride(self) -> int:
+        """Distance in elements between consecutive diagonals in ``data``."""
+        return int(self.data.shape[1])
+
+    @property
+    def stored_slots(self) -> int:
+        return int(self.data.shape[0]) * self.stride
+
+    def spmv_bytes(self, dtype=None) -> int:
+        """``nbands*idx`` (offsets) + ``(nbands+1)*ptr`` (band_ptr) + ``valid*val`` (data)
+        + ``valid*val`` (x) + ``rows*val`` (y).
+
+        ``valid`` counts the (row, diagonal) pairs whose column is inside the matrix: a
+        kernel that bounds-checks the column never reads the other slots.
+        """
+        val, idx = self._sizes(dtype)
+        nbands = int(self.offsets.shape[0])
+        valid = valid_slots(band_diagonal_offsets(self.offsets, self.band_ptr), self.shape)
+        return (nbands * idx + (nbands + 1) * self.band_ptr.dtype.itemsize
+                + 2 * valid * val + self.shape[0] * val)
+
+    def describe(self) -> dict:
+        nbands = int(self.offsets.shape[0])
+        out = {"bands": nbands, "diagonals": int(self.data.shape[0]), "stride": self.stride}
+        if nbands:
+            widths = get_xp(self.band_ptr).diff(self.band_ptr)
+            out["widest band"] = int(widths.max())
+            out["offsets"] = f"{int(self.offsets[0])}..{int(self.offsets[-1]) + int(widths[-1]) - 1}"
+        return out
+
+
+FORMAT = BDIA

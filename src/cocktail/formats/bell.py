@@ -1,0 +1,113 @@
+"""BELL: blocked ELLPACK (clSpMV §4.4.1, Fig. 7).
+
+Layout, for an ``m x n`` matrix with block shape ``r x c``, ``superrows = ceil(m/r)``,
+``K`` = the most blocks in one superrow, and ``stride`` = superrows rounded up to a
+multiple of ``align``:
+
+* ``col`` (K, stride), index dtype, C order: ``col[k, s]`` is the first column (``bj*c``)
+  of the k-th block of superrow ``s`` (blocks sorted by column), or -1 for a padding
+  slot (superrow ``s`` has fewer than k+1 blocks, or ``s >= superrows``).  Consecutive
+  superrows of one k are adjacent (column-major, as ELL).
+* ``data`` (K, r, stride, c), value dtype, C order: ``data[k, ri, s, cj]`` is the value at
+  row ``s*r+ri``, column ``col[k, s]+cj`` (0 for fill, padding and cells outside the
+  matrix).  Element offset ``((k*r + ri)*stride + s)*c + cj``: for each k, the 1 x c unit
+  ``ri`` of all superrows is contiguous, then unit ``ri+1``, as in clSpMV.
+* ``zero_row``, ``zero_col``, ``zero_val``: the input's explicit zeros (kernels ignore them).
+"""
+
+from __future__ import annotations
+
+from .._xp import get_xp
+from . import _blocks, _fill
+from ._params import int_param, max_fill_param
+from .base import SparseFormat
+
+
+class BELL(SparseFormat):
+    """Blocked ELL: ``col`` (K, stride) and ``data`` (K, r, stride, c), see the module docstring.
+
+    Parameters: ``block`` (default (1, 4)): the block shape ``(r, c)``, r and c in
+    {1, 2, 3, 4, 8}; ``align`` (default 32): ``stride`` is the number of superrows rounded up
+    to a multiple of it; ``max_fill`` (default ``_fill.DEFAULT_MAX_FILL``, None disables)
+    refuses matrices needing more than ``max_fill * nnz`` slots (``K * superrows * r * c``).
+    """
+
+    name = "bell"
+    array_fields = ("col", "data") + _fill.ZERO_FIELDS
+    defaults = {"block": _blocks.DEFAULT_BLOCK, "align": 32, "max_fill": _fill.DEFAULT_MAX_FILL}
+
+    @classmethod
+    def from_csr(cls, csr, **params):
+        """Pack the blocks of each superrow to the left, K blocks per superrow."""
+        params = cls.resolve_params(params)
+        r, c = _blocks.block_shape(cls.name, params["block"])
+        align = int_param(cls.name, "align", params["align"])
+        max_fill_param(cls.name, params["max_fill"])
+        params["block"] = (r, c)
+        xp = csr.xp
+        blk = _blocks.extract(csr, r, c)
+        K = int(blk.counts().max()) if blk.nblocks else 0
+        _fill.check_fill(cls.name, K * blk.superrows * r * c, csr, params["max_fill"])
+        stride = _fill.aligned(blk.superrows, align)
+        col = xp.full((K, stride), -1, dtype=csr.index_dtype)
+        col[blk.rank, blk.block_row] = (blk.block_col * c).astype(csr.index_dtype)
+        data = xp.zeros(K * r * stride * c, dtype=csr.dtype)
+        eb = blk.entry_block
+        data[((blk.rank[eb] * r + blk.entry_ri) * stride + blk.block_row[eb]) * c + blk.entry_cj] = csr.data
+        return cls(csr.shape, csr.dtype, csr.index_dtype, csr.nnz, params,
+                   col=col, data=data.reshape(K, r, stride, c), **_fill.explicit_zeros(csr))
+
+    @property
+    def block(self) -> tuple[int, int]:
+        """The block shape ``(r, c)``."""
+        return self.params["block"]
+
+    @property
+    def width(self) -> int:
+        """K: block slots per superrow."""
+        return int(self.col.shape[0])
+
+    @property
+    def stride(self) -> int:
+        """Distance in superrows between consecutive k in ``col`` (and units in ``data``)."""
+        return int(self.col.shape[1])
+
+    @property
+    def superrows(self) -> int:
+        """``ceil(rows / r)``."""
+        return _blocks.ceil_div(self.shape[0], self.block[0])
+
+    def to_csr(self):
+        """The canonical CSR: nonzero block cells plus the recorded explicit zeros."""
+        xp = get_xp(self.col)
+        s, k = xp.nonzero(self.col.T != -1)  # real slots, superrow-major: blocks packed left
+        return _blocks.slots_to_csr(self, s, k, self.col[k, s], self.data.transpose(0, 2, 1, 3)[k, s])
+
+    @property
+    def stored_slots(self) -> int:
+        return int(self.data.size)
+
+    def spmv_bytes(self, dtype=None) -> int:
+        """``S*idx`` (col) + ``S*r*c*val`` (data) + ``nblocks*c*val`` (x) + ``rows*val`` (y).
+
+        ``S = K * superrows`` block slots are visited (padding blocks included; the slots
+        of the alignment rows ``superrows..stride-1`` have no work item); ``nblocks`` real
+        blocks each read one x segment of c values, reused by their r rows.
+        """
+        val, idx = self._sizes(dtype)
+        r, c = self.block
+        slots = self.width * self.superrows
+        return slots * idx + slots * r * c * val + self.real_blocks() * c * val + self.shape[0] * val
+
+    def real_blocks(self) -> int:
+        """Number of slots holding a block (col != -1)."""
+        return int((self.col != -1).sum())
+
+    def describe(self) -> dict:
+        r, c = self.block
+        nb = self.real_blocks()
+        return {"block": f"{r}x{c}", "blocks": nb, "K (blocks per superrow)": self.width,
+                "stride": self.stride, "fill inside blocks": _blocks.block_fill(self.nnz, nb, r, c)}
+
+
+FORMAT = BELL

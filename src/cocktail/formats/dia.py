@@ -1,0 +1,129 @@
+"""DIA: the diagonal format (Bell & Garland §3.1, Fig. 5).
+
+Layout, for an ``m x n`` matrix with ``ndiag`` occupied diagonals:
+
+* ``offsets`` (ndiag,), index dtype: ``col - row`` of each occupied diagonal, sorted
+  ascending, unique.
+* ``data`` (ndiag, stride), value dtype, C order: ``data[d, i] = A[i, i + offsets[d]]``
+  when ``0 <= i + offsets[d] < n``, else 0.  ``stride`` is ``m`` rounded up to a multiple
+  of ``align``; slots ``i >= m`` are padding (0).  This is the column-major layout of the
+  paper's ``m x ndiag`` array: consecutive rows of one diagonal are adjacent in memory.
+* ``zero_row``, ``zero_col``, ``zero_val``: the input's explicit zeros (kernels ignore them).
+
+A stored explicit zero still occupies its diagonal.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._xp import get_xp, to_numpy
+from . import _fill
+from ._params import int_param, max_fill_param
+from .base import SparseFormat
+
+
+def check_params(name: str, params: dict) -> None:
+    """Validate the ``align`` and ``max_fill`` parameters of the diagonal formats."""
+    int_param(name, "align", params["align"])
+    max_fill_param(name, params["max_fill"])
+
+
+def diagonal_offsets(csr):
+    """Sorted unique ``col - row`` of the stored entries of ``csr`` (index dtype, array module of csr)."""
+    xp = csr.xp
+    diag = csr.indices.astype(xp.int64) - csr.row_ids().astype(xp.int64)
+    return xp.unique(diag).astype(csr.index_dtype)
+
+
+def diagonal_data(csr, offsets, stride: int):
+    """The ``(len(offsets), stride)`` data array holding ``csr``'s entries on the diagonals ``offsets``."""
+    xp = csr.xp
+    data = xp.zeros((offsets.shape[0], stride), dtype=csr.dtype)
+    if csr.nnz:
+        rows = csr.row_ids().astype(xp.int64)
+        diag = csr.indices.astype(xp.int64) - rows
+        d = xp.searchsorted(offsets.astype(xp.int64), diag)
+        data[d, rows] = csr.data  # canonical CSR: each (row, col) appears once
+    return data
+
+
+def valid_slots(offsets, shape) -> int:
+    """Number of (row, diagonal) pairs whose column lies inside the matrix."""
+    m, n = shape
+    off = to_numpy(offsets).astype(np.int64)
+    lo = np.maximum(0, -off)
+    hi = np.minimum(m, n - off)
+    return int(np.maximum(hi - lo, 0).sum())
+
+
+def diagonal_triplets(data, diag_offsets, shape):
+    """Row, column and value of every nonzero in-matrix slot of a ``data`` array.
+
+    ``diag_offsets[d]`` is the offset of row ``d`` of ``data``.  Padding and slots outside
+    the matrix are skipped whatever they hold.
+    """
+    xp = get_xp(data)
+    m, n = shape
+    d, rows = xp.nonzero(data[:, :m])
+    cols = rows + diag_offsets.astype(xp.int64)[d]
+    inside = (cols >= 0) & (cols < n)
+    return rows[inside], cols[inside], data[d[inside], rows[inside]]
+
+
+class DIA(SparseFormat):
+    """Diagonal storage: ``offsets`` (ndiag,) and ``data`` (ndiag, stride), see the module docstring.
+
+    Parameters: ``align`` (default 32) rounds the row stride of ``data`` up to a multiple
+    of this many elements; ``max_fill`` (default ``_fill.DEFAULT_MAX_FILL``, None disables)
+    refuses matrices needing more than ``max_fill * nnz`` slots (``ndiag * rows``).
+    """
+
+    name = "dia"
+    array_fields = ("offsets", "data") + _fill.ZERO_FIELDS
+    defaults = {"align": 32, "max_fill": _fill.DEFAULT_MAX_FILL}
+
+    @classmethod
+    def from_csr(cls, csr, **params):
+        """Store every occupied diagonal of ``csr`` densely."""
+        params = cls.resolve_params(params)
+        check_params(cls.name, params)
+        m = csr.shape[0]
+        offsets = diagonal_offsets(csr)
+        _fill.check_fill(cls.name, int(offsets.shape[0]) * m, csr, params["max_fill"])
+        data = diagonal_data(csr, offsets, _fill.aligned(m, params["align"]))
+        return cls(csr.shape, csr.dtype, csr.index_dtype, csr.nnz, params,
+                   offsets=offsets, data=data, **_fill.explicit_zeros(csr))
+
+    def to_csr(self):
+        """The canonical CSR: nonzero in-matrix slots plus the recorded explicit zeros."""
+        rows, cols, vals = diagonal_triplets(self.data, self.offsets, self.shape)
+        return _fill.with_explicit_zeros(self, rows, cols, vals)
+
+    @property
+    def stride(self) -> int:
+        """Distance in elements between consecutive diagonals in ``data``."""
+        return int(self.data.shape[1])
+
+    @property
+    def stored_slots(self) -> int:
+        return int(self.data.shape[0]) * self.stride
+
+    def spmv_bytes(self, dtype=None) -> int:
+        """``ndiag*idx`` (offsets) + ``valid*val`` (data) + ``valid*val`` (x) + ``rows*val`` (y).
+
+        ``valid`` counts the (row, diagonal) pairs whose column is inside the matrix: a
+        kernel that bounds-checks the column never reads the other slots.
+        """
+        val, idx = self._sizes(dtype)
+        valid = valid_slots(self.offsets, self.shape)
+        return int(self.offsets.shape[0]) * idx + 2 * valid * val + self.shape[0] * val
+
+    def describe(self) -> dict:
+        out = {"diagonals": int(self.offsets.shape[0]), "stride": self.stride}
+        if self.offsets.shape[0]:
+            out["offsets"] = f"{int(self.offsets[0])}..{int(self.offsets[-1])}"
+        return out
+
+
+FORMAT = DIA

@@ -1,0 +1,101 @@
+"""HYB: the first K entries of every row in ELL, the rest in COO (Bell & Garland §3.5).
+
+K is ``ell_width`` when given, otherwise ``width_rule(row_lengths)`` (by default Bell &
+Garland's rule: the largest K that at least a third of the rows reach).
+"""
+
+from __future__ import annotations
+
+from .._xp import pointers_from_ids
+from ..errors import FormatFillError
+from ..tuning.hyb import bell_garland_ell_width
+from ._fill import DEFAULT_MAX_FILL, check_fill
+from .base import SparseFormat
+from .coo import COO
+from .csr import CSR
+from ._params import int_param
+from .ell import ELL, ell_arrays
+
+
+class HYB(SparseFormat):
+    """Hybrid ELL + COO: parts ``ell`` (an :class:`ELL` of width K) and ``coo`` (row-sorted)."""
+
+    name = "hyb"
+    part_fields = ("ell", "coo")
+    defaults = {"ell_width": None, "width_rule": bell_garland_ell_width, "align": 32}
+
+    @classmethod
+    def from_csr(cls, csr: CSR, **params):
+        """Split ``csr`` at K entries per row: positions ``< K`` to ELL, the rest to COO.
+
+        An explicit ``ell_width`` is refused (``FormatFillError``) when the ELL part alone
+        would store more than ``DEFAULT_MAX_FILL`` slots per entry.
+        """
+        params = cls.resolve_params(params)
+        align = int_param("hyb", "align", params["align"])
+        if params["ell_width"] is not None:
+            k = int_param("hyb", "ell_width", params["ell_width"], low=0)
+            try:
+                check_fill("hyb", k * csr.shape[0], csr, DEFAULT_MAX_FILL)
+            except FormatFillError as exc:
+                msg = str(exc).replace("or pass a larger max_fill=", "or pass a smaller ell_width=")
+                raise FormatFillError(f"{msg} (ell_width=None picks K by width_rule)") from None
+        else:
+            rule = params["width_rule"]
+            if not callable(rule):
+                raise TypeError(f"hyb: width_rule must be a callable taking the row lengths, got {rule!r}")
+            k = int_param("hyb", f"width_rule result ({getattr(rule, '__name__', rule)})",
+                           rule(csr.row_lengths()), low=0)
+        col, data, overflow = ell_arrays(csr, k, align)
+        n_coo = int(overflow.sum())
+        ell = ELL(csr.shape, csr.dtype, csr.index_dtype, csr.nnz - n_coo,
+                  ELL.resolve_params({"width": k, "align": align, "max_fill": None}), col=col, data=data)
+        coo = COO.from_entries(csr.row_ids()[overflow], csr.indices[overflow], csr.data[overflow],
+                               csr.shape, csr.index_dtype)
+        return cls(csr.shape, csr.dtype, csr.index_dtype, csr.nnz, params, ell=ell, coo=coo)
+
+    @property
+    def ell_width(self) -> int:
+        """K: slots per row in the ELL part."""
+        return self.ell.width
+
+    def to_csr(self) -> CSR:
+        """Merge the parts: in every row the ELL entries come first, then that row's COO entries."""
+        xp = self.xp
+        m = self.shape[0]
+        idt = self.index_dtype
+        part = self.ell.to_csr()
+        eptr = part.indptr.astype(xp.int64)
+        crow = self.coo.row.astype(xp.int64)
+        cptr = pointers_from_ids(crow, m, xp.int64)
+        indptr = (eptr + cptr).astype(idt)
+        erow = part.row_ids().astype(xp.int64)
+        epos = cptr[erow] + xp.arange(part.nnz, dtype=xp.int64)  # = indptr[r] + (i - eptr[r])
+        cpos = eptr[crow + 1] + xp.arange(crow.shape[0], dtype=xp.int64)  # after row r's ELL entries
+        indices = xp.empty(self.nnz, dtype=idt)
+        data = xp.empty(self.nnz, dtype=self.dtype)
+        indices[epos] = part.indices
+        data[epos] = part.data
+        indices[cpos] = self.coo.col
+        data[cpos] = self.coo.data
+        return CSR(self.shape, self.dtype, idt, self.nnz, {}, data=data, indices=indices, indptr=indptr)
+
+    @property
+    def stored_slots(self) -> int:
+        return self.ell.stored_slots + self.coo.stored_slots
+
+    def spmv_bytes(self, dtype=None) -> int:
+        """ELL part's bytes plus COO part's bytes (the COO kernel adds into the y the ELL kernel
+        wrote, so y is counted once per part)."""
+        return self.ell.spmv_bytes(dtype) + self.coo.spmv_bytes(dtype)
+
+    def describe(self) -> dict:
+        total = max(self.nnz, 1)
+        return {
+            "ell width K": self.ell_width,
+            "share in ELL": round(self.ell.nnz / total, 4),
+            "share in COO": round(self.coo.nnz / total, 4),
+        }
+
+
+FORMAT = HYB

@@ -1,0 +1,21 @@
+"""Reference DIA product: one shifted, bounds-checked axpy per stored diagonal."""
+
+from .._xp import get_xp, to_numpy
+from . import register
+
+
+@register("dia")
+def product(fmt, X):
+    """``A @ X`` from ``offsets`` and ``data``: ``Y[i] += data[d, i] * X[i + offsets[d]]``.
+
+    Only rows whose column ``i + offsets[d]`` lies inside the matrix are read; padding
+    slots (``i >= rows``) and slots outside the matrix never are.
+    """
+    xp = get_xp(X)
+    m, n = fmt.shape
+    Y = xp.zeros((m, X.shape[1]), dtype=fmt.dtype)
+    for d, off in enumerate(to_numpy(fmt.offsets).tolist()):
+        lo, hi = max(0, -off), min(m, n - off)
+        if lo < hi:
+            Y[lo:hi] += fmt.data[d, lo:hi, None] * X[lo + off:hi + off]
+    return Y

@@ -1,0 +1,11 @@
+"""Reference HYB product: the ELL part's product plus the COO part's product."""
+
+from . import product_for, register
+
+
+@register("hyb")
+def product(fmt, X):
+    """``A @ X`` as ``ELL @ X + COO @ X``, each part through its own reference product."""
+    Y = product_for(fmt.ell)(fmt.ell, X)
+    Y += product_for(fmt.coo)(fmt.coo, X)
+    return Y

@@ -1,0 +1,37 @@
+"""Reference PKT product: stage x per packet, accumulate the slots, write y back, add the remainder."""
+
+from .._xp import get_xp, row_ids, scatter_add
+from ..formats.pkt import LOCAL_BITS, LOCAL_MASK, SENTINEL
+from . import product_for, register
+
+
+@register("pkt")
+def product(fmt, X):
+    """``A @ X`` from ``perm``, ``packet_ptr``, ``packet_offset``, ``index``, ``data`` and ``rest``.
+
+    All packets are processed at once: a vertex's ``x_local``/``y_local`` slot is its
+    position in ``perm`` (the packet's base ``packet_ptr[p]`` plus its local index).
+    """
+    xp = get_xp(X)
+    m, n = fmt.shape
+    k = X.shape[1]
+    perm = fmt.perm.astype(xp.int64)
+    nv = perm.shape[0]
+    x_local = xp.zeros((nv, k), dtype=fmt.dtype)
+    has_x = perm < n
+    x_local[has_x] = X[perm[has_x]]
+    y_local = xp.zeros((nv, k), dtype=fmt.dtype)
+
+    owner = row_ids(fmt.packet_offset, fmt.index.shape[0]).astype(xp.int64)
+    keep = fmt.index != SENTINEL
+    packed = fmt.index[keep].astype(xp.int64)
+    base = fmt.packet_ptr.astype(xp.int64)[owner[keep]]
+    local_rows = base + (packed >> LOCAL_BITS)
+    local_cols = base + (packed & LOCAL_MASK)
+    scatter_add(y_local, local_rows, fmt.data[keep][:, None] * x_local[local_cols])
+
+    Y = xp.zeros((m, k), dtype=fmt.dtype)
+    has_y = perm < m
+    Y[perm[has_y]] = y_local[has_y]
+    Y += product_for(fmt.rest)(fmt.rest, X)
+    return Y
