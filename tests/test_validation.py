@@ -184,3 +184,12 @@ def test_bad_dtype_argument():
 def test_errors_are_cocktail_errors_where_raised_on_purpose():
     assert issubclass(cocktail.MatrixFileError, cocktail.CocktailError)
     assert issubclass(cocktail.FormatFillError, ValueError)
+
+
+def test_scipy_dia_with_duplicate_offsets_is_refused():
+    D = sp.dia_array((np.ones((2, 4)), np.array([0, 1])), shape=(4, 4))
+    D.offsets = np.array([0, 0])  # SciPy checks offsets only at construction
+    with pytest.raises(ValueError, match="DIA offsets must be unique: offset 0 appears more than once"):
+        SparseMatrix(D, device="cpu")
+    D.offsets = np.array([0, 1])
+    np.testing.assert_array_equal(SparseMatrix(D, device="cpu") @ np.ones(4), D @ np.ones(4))

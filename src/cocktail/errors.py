@@ -10,7 +10,13 @@ class MatrixFileError(CocktailError, ValueError):
 
 
 class FormatFillError(CocktailError, ValueError):
-    """A padded format would store far more values than the matrix has nonzeros."""
+    """A padded format would store far more values than the matrix has nonzeros.
+
+    ``fill`` (value slots per stored entry) and ``max_fill`` (the limit) are attributes.
+    """
+
+    fill: float = float("nan")
+    max_fill: float = float("nan")
 
 
 class CPUFallbackWarning(RuntimeWarning):

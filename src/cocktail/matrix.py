@@ -38,6 +38,8 @@ def _source_arrays(S, shape):
     if module.startswith(("scipy.sparse", "cupyx.scipy.sparse")) and hasattr(S, "tocsr"):
         if shape is not None and tuple(shape) != tuple(S.shape):
             raise ValueError(f"shape={tuple(shape)} disagrees with the matrix's shape {tuple(S.shape)}")
+        if getattr(S, "format", None) == "dia":
+            validate.dia_offsets(S.offsets, S.shape)  # tocsr would sum a repeated diagonal twice
         csr = S.tocsr()
         return csr.data, csr.indices, csr.indptr, tuple(csr.shape)
     if isinstance(S, (tuple, list)) and len(S) == 3:

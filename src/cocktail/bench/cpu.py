@@ -56,7 +56,7 @@ def run(matrices: dict, format_names=None, dtype="float64", repeat: int = 20, pr
             try:
                 A = SparseMatrix(S, format=fname, device="cpu")
             except FormatFillError as exc:
-                rec.note = "refused: " + str(exc).split(";")[0]
+                rec.note = f"refused: fill {exc.fill:.1f} > max_fill {exc.max_fill:g}"
                 records.append(rec)
                 if progress:
                     progress(rec)

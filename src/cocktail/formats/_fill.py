@@ -91,11 +91,14 @@ def check_fill(name: str, slots: int, csr, max_fill) -> None:
         return
     fits = sorted((f, fmt) for fmt, f in fill_estimates(csr).items() if f <= max_fill and fmt != name)
     fit_text = ", ".join(f"{fmt} ({f:.2f})" for f, fmt in fits) or "none"
-    raise FormatFillError(
+    error = FormatFillError(
         f"format {name!r} would store {slots:,} values for {csr.nnz:,} stored entries "
         f"(fill {slots / max(csr.nnz, 1):.1f} > max_fill={max_fill:g}); "
         f"formats that fit, with their fill: {fit_text}; or pass a larger max_fill="
     )
+    error.fill = slots / max(csr.nnz, 1)
+    error.max_fill = max_fill
+    raise error
 
 
 def aligned(length: int, align: int) -> int:
