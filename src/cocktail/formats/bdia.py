@@ -17,12 +17,10 @@ A band is a maximal run of occupied diagonals with consecutive offsets.  Layout,
 
 from __future__ import annotations
 
-
 from .._xp import get_xp
 from . import _fill
 from ._params import pointer_dtype
-from .base import SparseFormat
-from .dia import check_params, diagonal_data, diagonal_offsets, diagonal_triplets, valid_slots
+from .dia import DIA, check_params, diagonal_data, diagonal_offsets
 
 
 def bands(offsets, ptr_dtype):
@@ -47,7 +45,7 @@ def band_diagonal_offsets(offsets, band_ptr):
     return offsets.astype(xp.int64)[band] + j - ptr[band]
 
 
-class BDIA(SparseFormat):
+class BDIA(DIA):
     """Banded diagonal storage: ``offsets`` (nbands,), ``band_ptr`` (nbands+1,), ``data`` (ndiag, stride).
 
     Parameters as DIA: ``align`` (default 32) rounds the row stride of ``data`` up to a
@@ -74,33 +72,13 @@ class BDIA(SparseFormat):
         return cls(csr.shape, csr.dtype, csr.index_dtype, csr.nnz, params,
                    offsets=offsets, band_ptr=band_ptr, data=data, **_fill.explicit_zeros(csr))
 
-    def to_csr(self):
-        """The canonical CSR: nonzero in-matrix slots plus the recorded explicit zeros."""
-        diag_offsets = band_diagonal_offsets(self.offsets, self.band_ptr)
-        rows, cols, vals = diagonal_triplets(self.data, diag_offsets, self.shape)
-        return _fill.with_explicit_zeros(self, rows, cols, vals)
-
-    @property
-    def stride(self) -> int:
-        """Distance in elements between consecutive diagonals in ``data``."""
-        return int(self.data.shape[1])
-
-    @property
-    def stored_slots(self) -> int:
-        return int(self.data.shape[0]) * self.stride
+    def diagonals(self):
+        """The offset of every row of ``data``, expanded from the bands."""
+        return band_diagonal_offsets(self.offsets, self.band_ptr)
 
     def spmv_bytes(self, dtype=None) -> int:
-        """``nbands*idx`` (offsets) + ``(nbands+1)*ptr`` (band_ptr) + ``valid*val`` (data)
-        + ``valid*val`` (x) + ``rows*val`` (y).
-
-        ``valid`` counts the (row, diagonal) pairs whose column is inside the matrix: a
-        kernel that bounds-checks the column never reads the other slots.
-        """
-        val, idx = self._sizes(dtype)
-        nbands = int(self.offsets.shape[0])
-        valid = valid_slots(band_diagonal_offsets(self.offsets, self.band_ptr), self.shape)
-        return (nbands * idx + (nbands + 1) * self.band_ptr.dtype.itemsize
-                + 2 * valid * val + self.shape[0] * val)
+        """DIA's bytes (band offsets in place of diagonal offsets) + ``(nbands+1)*ptr`` (band_ptr)."""
+        return super().spmv_bytes(dtype) + self.band_ptr.nbytes
 
     def describe(self) -> dict:
         nbands = int(self.offsets.shape[0])

@@ -95,9 +95,13 @@ class DIA(SparseFormat):
         return cls(csr.shape, csr.dtype, csr.index_dtype, csr.nnz, params,
                    offsets=offsets, data=data, **_fill.explicit_zeros(csr))
 
+    def diagonals(self):
+        """The offset of every row of ``data``."""
+        return self.offsets
+
     def to_csr(self):
         """The canonical CSR: nonzero in-matrix slots plus the recorded explicit zeros."""
-        rows, cols, vals = diagonal_triplets(self.data, self.offsets, self.shape)
+        rows, cols, vals = diagonal_triplets(self.data, self.diagonals(), self.shape)
         return _fill.with_explicit_zeros(self, rows, cols, vals)
 
     @property
@@ -116,7 +120,7 @@ class DIA(SparseFormat):
         kernel that bounds-checks the column never reads the other slots.
         """
         val, idx = self._sizes(dtype)
-        valid = valid_slots(self.offsets, self.shape)
+        valid = valid_slots(self.diagonals(), self.shape)
         return int(self.offsets.shape[0]) * idx + 2 * valid * val + self.shape[0] * val
 
     def describe(self) -> dict:
