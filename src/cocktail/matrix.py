@@ -6,7 +6,10 @@ import warnings
 
 import numpy as np
 
-from . import formats, reference, validate
+from . import formats, kernels, reference, validate
+from ._device_arrays import as_device_array
+from .kernels.plan import Plan
+from .kernels.plan import spmv as kernel_spmv
 from ._xp import cuda_available, is_cupy_array, to_numpy
 from .errors import CPUFallbackWarning
 from .formats.csr import CSR
@@ -66,6 +69,21 @@ def _resolve_device(device, on_gpu: bool) -> str:
     return device
 
 
+def _plan_for(storage, spec, kernel_params):
+    """Bind the named kernel (or the one ``cocktail.tuning`` picks) to ``storage``; None: reference."""
+    from .tuning.kernels import choose_kernel
+
+    if spec is None:
+        name = choose_kernel(storage)
+        if name is None or name not in kernels.names():
+            return None
+        spec = kernels.get(name)
+    elif storage.dtype.kind == "c":
+        raise TypeError(f"kernel {spec.name!r} has no {storage.dtype.name} instantiation; "
+                        "GPU kernels take float32 and float64 (complex runs on the reference executor)")
+    return Plan(spec, storage, kernel_params)
+
+
 class SparseMatrix:
     """A sparse matrix stored in one of Cocktail's formats, ready for ``y = alpha*A@x + beta*y``.
 
@@ -75,16 +93,20 @@ class SparseMatrix:
         tuple (with ``shape=``), or another ``SparseMatrix``.  Never modified.
     format : a name from :func:`cocktail.formats.names`, or ``"auto"`` (see
         :mod:`cocktail.tuning.auto` for the rule).
+    kernel : on the GPU, a name from :func:`cocktail.kernels.names` to force that kernel;
+        by default :mod:`cocktail.tuning.kernels` picks one (formats or dtypes without a
+        kernel run the reference executor on the device).
     device : ``"cpu"``, ``"cuda"`` or ``None`` (the GPU when CuPy sees one, else the CPU
         with one warning).
     shape : needed with a tuple input.
     dtype : convert the values to this dtype (float32, float64, complex64, complex128).
     index_dtype : force int32 or int64 indices (default: int32 when everything fits).
-    **format_params : the format's parameters (``explain()`` lists them).
+    **params : the format's parameters, and the kernel's when ``kernel`` is named
+        (``explain()`` lists them).
     """
 
-    def __init__(self, S, format="csr", device=None, *, shape=None, dtype=None, index_dtype=None,
-                 **format_params):
+    def __init__(self, S, format="csr", device=None, *, kernel=None, shape=None, dtype=None, index_dtype=None,
+                 **params):
         data, indices, indptr, shape = _source_arrays(S, shape)
         on_gpu = any(is_cupy_array(a) for a in (data, indices, indptr))
         self.device = _resolve_device(device, on_gpu)
@@ -93,16 +115,22 @@ class SparseMatrix:
 
             data, indices, indptr = (cupy.asarray(a) for a in (data, indices, indptr))
         else:
+            if kernel is not None:
+                raise ValueError(f"kernel={kernel!r} needs device='cuda': kernels run on the GPU")
             data, indices, indptr = (to_numpy(a) for a in (data, indices, indptr))
         csr = CSR.from_arrays(data, indices, indptr, shape, index_dtype=index_dtype, dtype=dtype)
+        spec = kernels.get(kernel) if kernel is not None else None
+        kernel_params = {k: params.pop(k) for k in list(params) if spec is not None and k in spec.defaults}
         if format == "auto":
             from .tuning.auto import choose_format
 
-            if format_params:
+            if params:
                 raise TypeError("format='auto' picks its own parameters; name a format to pass them")
             format = choose_format(csr)
-        cls = formats.get(format)
-        self.storage = cls.from_csr(csr, **format_params)
+        self.storage = formats.get(format).from_csr(csr, **params)
+        self._plan = None
+        if self.device == "cuda":
+            self._plan = _plan_for(self.storage, spec, kernel_params)
 
     # --- attributes ---------------------------------------------------------------
     @property
@@ -135,6 +163,16 @@ class SparseMatrix:
         """The format parameters in effect (defaults filled in)."""
         return dict(self.storage.params)
 
+    @property
+    def kernel(self) -> str:
+        """The GPU kernel that runs products, or ``"reference"`` (the reference executor)."""
+        return self._plan.spec.name if self._plan is not None else "reference"
+
+    @property
+    def kernel_params(self) -> dict:
+        """The kernel parameters in effect (``None`` values are chosen per call by ``cocktail.tuning``)."""
+        return dict(self._plan.params) if self._plan is not None else {}
+
     # --- products -----------------------------------------------------------------
     def matvec(self, x, out=None, alpha=1, beta=0):
         """``alpha * A @ x + beta * out`` for a vector ``x`` of shape (cols,).
@@ -153,20 +191,18 @@ class SparseMatrix:
         return self._product(X, out, alpha, beta)
 
     def _product(self, x, out, alpha, beta):
-        self._check_device(x, "x")
-        if out is not None:
-            self._check_device(out, "out")
-        return reference.spmv(self.storage, x, out=out, alpha=alpha, beta=beta)
-
-    def _check_device(self, arr, name):
-        on_gpu = is_cupy_array(arr)
-        if self.device == "cuda" and not on_gpu:
-            raise TypeError(
-                f"{name} is a {type(arr).__module__}.{type(arr).__name__} but the matrix is on the GPU; "
-                "pass a cupy array (cupy.asarray(x)): Cocktail never copies silently"
-            )
-        if self.device == "cpu" and on_gpu:
-            raise TypeError(f"{name} is a CuPy array but the matrix is on the CPU; pass a NumPy array")
+        if self.device == "cpu":
+            for name, arr in (("x", x), ("out", out)):
+                if arr is not None and is_cupy_array(arr):
+                    raise TypeError(f"{name} is a CuPy array but the matrix is on the CPU; pass a NumPy array")
+            return reference.spmv(self.storage, x, out=out, alpha=alpha, beta=beta)
+        x = as_device_array(x, "x")
+        out_dev = None if out is None else as_device_array(out, "out")
+        if self._plan is None:
+            y = reference.spmv(self.storage, x, out=out_dev, alpha=alpha, beta=beta)
+        else:
+            y = kernel_spmv(self._plan, x, out=out_dev, alpha=alpha, beta=beta)
+        return y if out is None else out
 
     def __matmul__(self, x):
         ndim = getattr(x, "ndim", None)

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from importlib import import_module
 
-from .. import validate
-from .._xp import get_xp
+from .._operands import prepare
 
 _PRODUCTS = {}
 
@@ -40,31 +39,16 @@ def spmv(fmt, x, out=None, alpha=1, beta=0):
     With ``beta == 0`` the old contents of ``out`` are never read, so NaN or Inf there do
     not propagate.  ``x`` is never modified.
     """
-    validate.operand(x, fmt.shape, fmt.dtype)
-    xp = fmt.xp
-    if get_xp(x) is not xp:
-        where = "GPU" if xp.__name__ == "cupy" else "CPU"
-        raise TypeError(f"x is a {type(x).__module__}.{type(x).__name__} but the matrix lives on the {where}")
-    alpha = validate.scalar(alpha, fmt.dtype, "alpha")
-    beta = validate.scalar(beta, fmt.dtype, "beta")
-    ncols_x = None if x.ndim == 1 else x.shape[1]
-    if out is None:
-        if beta != 0:
-            raise ValueError("beta != 0 needs out= holding the y to scale and add to")
-    else:
-        validate.output(out, fmt.shape, fmt.dtype, ncols_x)
-        if get_xp(out) is not xp:
-            raise TypeError("out must live on the same device as the matrix")
-    X = x.reshape(fmt.shape[1], 1 if ncols_x is None else ncols_x).astype(fmt.dtype, copy=False)
-    Y = product_for(fmt)(fmt, X)
-    if alpha != 1:
-        Y *= alpha
-    Y = Y.reshape((fmt.shape[0],) if ncols_x is None else (fmt.shape[0], ncols_x))
+    ops = prepare(fmt, x, out, alpha, beta)
+    Y = product_for(fmt)(fmt, ops.X)
+    if ops.alpha != 1:
+        Y *= ops.alpha
+    Y = Y.reshape(ops.result_shape(fmt.shape[0]))
     if out is None:
         return Y
-    if beta == 0:
+    if ops.beta == 0:
         out[...] = Y
     else:
-        out *= beta
+        out *= ops.beta
         out += Y
     return out

@@ -1,0 +1,52 @@
+"""GPU kernels: CUDA C++ sources in this package, compiled at run time through CuPy.
+
+One name per kernel: ``<name>.cu`` holds ``__global__ <name>`` (and its helper kernels,
+prefixed ``<name>_``), ``<name>.py`` holds its :class:`KernelSpec` and launcher, the
+registry key is ``<name>`` and benchmarks label it ``<name>``.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+
+from .spec import KernelSpec, value_type_name
+
+# Kernel modules in registry order.
+_MODULES = ("csr_scalar", "csr_vector", "csr_merge", "coo_segmented", "coo_atomic", "dia", "ell", "hyb", "pkt")
+_REGISTRY: dict[str, KernelSpec] = {}
+
+
+def _load_all() -> None:
+    for mod_name in _MODULES:
+        try:
+            module = import_module(f"{__name__}.{mod_name}")
+        except ModuleNotFoundError as exc:  # TEMPORARY while the kernels are being written
+            if exc.name == f"{__name__}.{mod_name}":
+                continue
+            raise
+        _REGISTRY[module.SPEC.name] = module.SPEC
+
+
+def names() -> list[str]:
+    """Names of the registered kernels, in registration order."""
+    if not _REGISTRY:
+        _load_all()
+    return list(_REGISTRY)
+
+
+def get(name: str) -> KernelSpec:
+    """The kernel registered as ``name``; ``ValueError`` listing the names otherwise."""
+    if not _REGISTRY:
+        _load_all()
+    try:
+        return _REGISTRY[name]
+    except (KeyError, TypeError):
+        raise ValueError(f"unknown kernel {name!r}; registered kernels: {', '.join(names())}") from None
+
+
+def for_format(format_name: str) -> list[KernelSpec]:
+    """The kernels that multiply matrices stored in ``format_name``."""
+    return [get(n) for n in names() if format_name in get(n).formats]
+
+
+__all__ = ["KernelSpec", "names", "get", "for_format", "value_type_name"]

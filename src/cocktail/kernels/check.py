@@ -1,0 +1,119 @@
+"""Compile-check every registered kernel instantiation without a GPU.
+
+Uses NVRTC through ``cuda.bindings`` when installed (``pip install 'cocktail[nvrtc]'``),
+else the machine's ``nvcc``.  ``python -m cocktail.kernels.check`` exits non-zero on any
+error; CI runs it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from . import get, names, source
+
+DEFAULT_ARCH = "sm_90"
+
+
+def _nvrtc_available() -> bool:
+    try:
+        from cuda.bindings import nvrtc  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def backend_available(backend: str = "auto") -> str | None:
+    """The compiler the check would use ('nvrtc' or 'nvcc'), or None when neither exists."""
+    if backend in ("auto", "nvrtc") and _nvrtc_available():
+        return "nvrtc"
+    if backend in ("auto", "nvcc") and shutil.which("nvcc"):
+        return "nvcc"
+    return None
+
+
+def _nvrtc_compile(code: str, expressions: list[str], options: list[str]) -> str | None:
+    from cuda.bindings import nvrtc
+
+    err, prog = nvrtc.nvrtcCreateProgram(code.encode(), b"kernel.cu", 0, [], [])
+    try:
+        for expr in expressions:
+            (err,) = nvrtc.nvrtcAddNameExpression(prog, expr.encode())
+            if err != nvrtc.nvrtcResult.NVRTC_SUCCESS:
+                return f"cannot add name expression {expr}: {err}"
+        opts = [o.encode() for o in options]
+        (result,) = nvrtc.nvrtcCompileProgram(prog, len(opts), opts)
+        _, size = nvrtc.nvrtcGetProgramLogSize(prog)
+        log = b" " * size
+        nvrtc.nvrtcGetProgramLog(prog, log)
+        if result != nvrtc.nvrtcResult.NVRTC_SUCCESS:
+            return log.decode(errors="replace").strip("\x00 \n")
+        for expr in expressions:  # every instantiation must exist in the output
+            err, _ = nvrtc.nvrtcGetLoweredName(prog, expr.encode())
+            if err != nvrtc.nvrtcResult.NVRTC_SUCCESS:
+                return f"instantiation {expr} missing: {err}"
+        return None
+    finally:
+        nvrtc.nvrtcDestroyProgram(prog)
+
+
+def _nvcc_compile(code: str, expressions: list[str], options: list[str], arch: str) -> str | None:
+    stub = "\nvoid cocktail_instantiate_all() {\n" + "".join(f"    (void)&{e};\n" for e in expressions) + "}\n"
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "kernel.cu"
+        path.write_text(code + stub)
+        proc = subprocess.run(["nvcc", f"-arch={arch}", *options, "-c", str(path), "-o", str(Path(tmp) / "k.o")],
+                              capture_output=True, text=True)
+    return None if proc.returncode == 0 else (proc.stderr or proc.stdout).strip()
+
+
+def check_kernel(name: str, backend: str = "auto", arch: str = DEFAULT_ARCH) -> list[str]:
+    """Compile every instantiation of kernel ``name`` (both read-only-path settings); return the errors."""
+    spec = get(name)
+    if spec.source is None:
+        return []
+    chosen = backend_available(backend)
+    if chosen is None:
+        raise RuntimeError("no CUDA compiler: install 'cocktail[nvrtc]' (NVRTC) or put nvcc on PATH")
+    errors = []
+    code = source.assemble(spec.source)
+    for ldg in (True, False):
+        opts = list(source.options(ldg))
+        if chosen == "nvrtc":
+            err = _nvrtc_compile(code, spec.all_expressions(), opts + [f"--gpu-architecture={arch}"])
+        else:
+            err = _nvcc_compile(code, spec.all_expressions(), opts, arch)
+        if err:
+            errors.append(f"{name} (ldg={ldg}, {chosen}): {err}")
+    return errors
+
+
+def main(argv=None) -> int:
+    """Check every registered kernel; print one line per kernel; exit 1 on any error."""
+    parser = argparse.ArgumentParser(prog="python -m cocktail.kernels.check", description=__doc__)
+    parser.add_argument("--backend", choices=("auto", "nvrtc", "nvcc"), default="auto")
+    parser.add_argument("--arch", default=DEFAULT_ARCH, help="target architecture (default sm_90)")
+    args = parser.parse_args(argv)
+    chosen = backend_available(args.backend)
+    if chosen is None:
+        print("kernel check: no CUDA compiler (install 'cocktail[nvrtc]' or nvcc)", file=sys.stderr)
+        return 1
+    failed = 0
+    for name in names():
+        errors = check_kernel(name, chosen, args.arch)
+        spec = get(name)
+        count = 2 * len(spec.all_expressions()) if spec.source else 0
+        print(f"{name:14s} {'FAIL' if errors else 'ok':4s} {count} instantiations ({chosen}, {args.arch})")
+        for e in errors:
+            print(e, file=sys.stderr)
+        failed += bool(errors)
+    print(f"{len(names()) - failed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,53 @@
+"""Properties of the current CUDA device that launch configurations are computed from."""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class DeviceProps:
+    """The few device properties the launchers use."""
+
+    id: int
+    name: str
+    sm_count: int
+    max_threads_per_block: int
+    max_threads_per_sm: int
+    shared_memory_per_block: int
+    warp_size: int
+    l2_bytes: int
+    compute_capability: tuple[int, int]
+
+
+@functools.lru_cache(maxsize=None)
+def _props(device_id: int) -> DeviceProps:
+    import cupy
+
+    p = cupy.cuda.runtime.getDeviceProperties(device_id)
+    name = p["name"].decode() if isinstance(p["name"], bytes) else str(p["name"])
+    return DeviceProps(
+        id=device_id,
+        name=name,
+        sm_count=int(p["multiProcessorCount"]),
+        max_threads_per_block=int(p["maxThreadsPerBlock"]),
+        max_threads_per_sm=int(p["maxThreadsPerMultiProcessor"]),
+        shared_memory_per_block=int(p["sharedMemPerBlock"]),
+        warp_size=int(p["warpSize"]),
+        l2_bytes=int(p["l2CacheSize"]),
+        compute_capability=(int(p["major"]), int(p["minor"])),
+    )
+
+
+def current() -> DeviceProps:
+    """Properties of CuPy's current device (memoised per device)."""
+    import cupy
+
+    return _props(cupy.cuda.Device().id)
+
+
+def grid_for(items: int, block: int, props: DeviceProps, blocks_per_sm: int | None = None) -> int:
+    """Blocks for a grid-stride loop over ``items``: enough to fill every SM, no more than needed."""
+    resident = props.sm_count * (blocks_per_sm or max(1, props.max_threads_per_sm // block))
+    return max(1, min(-(-items // block), resident))

@@ -1,0 +1,80 @@
+"""Rules that pick a GPU kernel and its launch parameters for a stored matrix.
+
+Every threshold used by the kernel launchers lives here.
+"""
+
+from __future__ import annotations
+
+import math
+
+#: Threads per block of the one-thread-per-row and grid-stride kernels.
+BLOCK_THREADS = 256
+#: csr_vector: the smallest power of two covering the mean row length, within these bounds.
+VECTOR_MIN_THREADS, VECTOR_MAX_THREADS = 2, 32
+#: csr: rows this long on average go to csr_vector rather than csr_scalar (Bell & Garland §4.3).
+VECTOR_MIN_MEAN_ROW = 4.0
+#: csr: merge-path when the longest row is this many times the mean and at least MERGE_MIN_LONGEST.
+MERGE_LONGEST_OVER_MEAN = 64.0
+MERGE_MIN_LONGEST = 2048
+#: csr_merge: merge items (row ends + nonzeros) per thread (Merrill & Garland use 7 on Maxwell-class GPUs).
+MERGE_ITEMS_PER_THREAD = 7
+#: Flegar & Anzt's oversubscription: omega by nonzero count (their Fig. 5 heuristic).
+OMEGA_STEPS = ((1e5, 8), (1e6, 32), (math.inf, 128))
+#: FP32 cores per SM by compute capability major version (Flegar & Anzt count threads per core).
+CORES_PER_SM = {7: 64, 8: 64, 9: 128, 10: 128, 12: 128}
+
+
+def block_threads() -> int:
+    """Threads per block for the row-parallel kernels."""
+    return BLOCK_THREADS
+
+
+def csr_vector_threads(mean_row_length: float) -> int:
+    """Threads per row for csr_vector: the smallest power of two >= the mean row length, in [2, 32]."""
+    t = VECTOR_MIN_THREADS
+    while t < mean_row_length and t < VECTOR_MAX_THREADS:
+        t *= 2
+    return t
+
+
+def coo_omega(nnz: int) -> int:
+    """Flegar & Anzt's oversubscription parameter: 8 below 1e5 nonzeros, 32 below 1e6, else 128."""
+    for limit, omega in OMEGA_STEPS:
+        if nnz < limit:
+            return omega
+    return OMEGA_STEPS[-1][1]  # pragma: no cover
+
+
+def cores_per_sm(compute_capability: tuple[int, int]) -> int:
+    """FP32 cores per SM (used to turn omega into a thread count)."""
+    major, minor = compute_capability
+    if major == 8 and minor != 0:
+        return 128
+    return CORES_PER_SM.get(major, 128)
+
+
+def csr_kernel(row_lengths) -> str:
+    """Which CSR kernel suits these row lengths: csr_merge, csr_vector or csr_scalar."""
+    m = int(row_lengths.shape[0])
+    if m == 0:
+        return "csr_scalar"
+    longest = int(row_lengths.max())
+    mean = float(row_lengths.sum()) / m
+    if longest >= MERGE_MIN_LONGEST and longest > MERGE_LONGEST_OVER_MEAN * max(mean, 1.0):
+        return "csr_merge"
+    if mean >= VECTOR_MIN_MEAN_ROW:
+        return "csr_vector"
+    return "csr_scalar"
+
+
+#: The kernel each format uses unless the caller names one.
+FORMAT_KERNELS = {"coo": "coo_atomic", "dia": "dia", "ell": "ell", "hyb": "hyb", "pkt": "pkt"}
+
+
+def choose_kernel(storage) -> str | None:
+    """The kernel name for a stored matrix, or None when no GPU kernel handles its format or dtype."""
+    if storage.dtype.kind == "c":
+        return None
+    if storage.name == "csr":
+        return csr_kernel(storage.row_lengths())
+    return FORMAT_KERNELS.get(storage.name)

@@ -1,0 +1,33 @@
+"""Kernel configurations the GPU suite runs: (kernel, format, format params, kernel params)."""
+
+from __future__ import annotations
+
+KERNEL_CONFIGS = [
+    ("csr_scalar", "csr", {}, {}),
+    ("csr_scalar", "csr", {}, {"ldg": False}),
+    *[("csr_vector", "csr", {}, {"threads_per_row": t}) for t in (2, 4, 8, 16, 32)],
+    ("csr_vector", "csr", {}, {"threads_per_row": 8, "aligned": False}),
+    ("csr_vector", "csr", {}, {"ldg": False}),
+    ("csr_merge", "csr", {}, {}),
+    ("csr_merge", "csr", {}, {"items_per_thread": 1}),
+    ("csr_merge", "csr", {}, {"items_per_thread": 13, "block_threads": 64}),
+    ("coo_segmented", "coo", {}, {}),
+    ("coo_segmented", "coo", {}, {"ldg": False}),
+    ("coo_atomic", "coo", {}, {}),
+    ("coo_atomic", "coo", {}, {"omega": 1}),
+    ("coo_atomic", "coo", {}, {"omega": 128}),
+    ("dia", "dia", {"max_fill": None}, {}),
+    ("dia", "dia", {"max_fill": None, "align": 1}, {"ldg": False}),
+    ("ell", "ell", {"max_fill": None}, {}),
+    ("ell", "ell", {"max_fill": None, "align": 1}, {"ldg": False}),
+    ("hyb", "hyb", {}, {}),
+    ("hyb", "hyb", {"ell_width": 1}, {}),
+    ("pkt", "pkt", {"max_fill": None}, {}),
+    ("pkt", "pkt", {"max_fill": None, "packet_rows": 64, "threads_per_packet": 32, "partitioner": "rcm"}, {}),
+]
+
+
+def kernel_config_id(config) -> str:
+    kernel, fmt, fparams, kparams = config
+    parts = [f"{k}={v}" for k, v in {**fparams, **kparams}.items() if k != "max_fill"]
+    return kernel + ("[" + ",".join(parts) + "]" if parts else "")
