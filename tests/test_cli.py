@@ -68,3 +68,9 @@ def test_formats_command(capsys):
     assert main(["formats"]) == 0
     text = capsys.readouterr().out
     assert "sell" in text and "slice_height" in text
+
+
+def test_bench_generated_laplacian(capsys):
+    assert main(["bench", "laplace7_6", "--formats", "dia", "--repeat", "1", "--cpu"]) == 0
+    out = capsys.readouterr().out
+    assert "laplace7_6" in out and "dia" in out

@@ -9,27 +9,51 @@ import sys
 from .errors import CocktailError
 
 
+def _load_matrices(specs):
+    """Matrices named on the command line: files (.mtx, .npz) or generated names such as laplace7_100."""
+    from pathlib import Path
+
+    from .bench.generators import by_name
+    from .io import read_matrix
+
+    out = {}
+    for spec in specs:
+        generated = by_name(spec)
+        out[spec if generated is not None else Path(spec).name] = generated if generated is not None else read_matrix(spec)
+    return out
+
+
 def _bench(args) -> int:
     from pathlib import Path
 
     from . import formats
     from ._xp import cuda_available
-    from .bench import cpu, report
+    from .bench import report
     from .bench.builtin import builtin_matrices
-    from .io import read_matrix
 
     names = formats.names() if args.formats == "all" else [f.strip() for f in args.formats.split(",") if f.strip()]
     for name in names:
         formats.get(name)  # an unknown name fails before any work
-    if args.matrices:
-        matrices = {Path(p).name: read_matrix(p) for p in args.matrices}
+    matrices = _load_matrices(args.matrices) if args.matrices else builtin_matrices()
+    progress = (lambda r: print(f"  {r.matrix} {r.method}", file=sys.stderr)) if args.verbose else None
+    if cuda_available() and not args.cpu:
+        from .bench import gpu
+        from .kernels.device import current
+
+        repeat = args.repeat or 200
+        print(f"cocktail bench: {current().name}; CUDA events, median of {repeat}", file=sys.stderr)
+        records = gpu.run(matrices, names, dtype=args.dtype, repeat=repeat, all_kernels=args.all_kernels,
+                          progress=progress)
+        title = f"GPU SpMV on {current().name} ({args.dtype}, median of {repeat})"
     else:
-        matrices = builtin_matrices()
-    gpu = "GPU found, but the GPU harness is not built yet" if cuda_available() else "no GPU found"
-    print(f"cocktail bench: {gpu}; timing the CPU reference executor", file=sys.stderr)
-    records = cpu.run(matrices, names, dtype=args.dtype, repeat=args.repeat,
-                      progress=(lambda r: print(f"  {r.matrix} {r.method}", file=sys.stderr)) if args.verbose else None)
-    report.print_table(records, title=f"CPU reference SpMV ({args.dtype}, median of {args.repeat})")
+        from .bench import cpu
+
+        repeat = args.repeat or 20
+        why = "--cpu given" if args.cpu else "no GPU found"
+        print(f"cocktail bench: {why}; timing the CPU reference executor", file=sys.stderr)
+        records = cpu.run(matrices, names, dtype=args.dtype, repeat=repeat, progress=progress)
+        title = f"CPU reference SpMV ({args.dtype}, median of {repeat})"
+    report.print_table(records, title=title)
     if args.json:
         Path(args.json).write_text(json.dumps([r.as_dict() for r in records], indent=1) + "\n")
     return 0
@@ -53,10 +77,15 @@ def build_parser() -> argparse.ArgumentParser:
     bench = sub.add_parser("bench", help="benchmark SpMV in every format",
                            description="Benchmark SpMV in every format on the built-in matrices or on "
                                        "Matrix Market (.mtx, .mtx.gz, .mtx.bz2) and SciPy .npz files.")
-    bench.add_argument("matrices", nargs="*", help="matrix files (default: the built-in matrices)")
+    bench.add_argument("matrices", nargs="*",
+                       help="matrix files, or generated Laplacians named laplace<points>_<k> (points 3, 5, 9, 7, 27; "
+                            "k grid points per side); default: the built-in matrices")
     bench.add_argument("--formats", default="all", help="comma-separated format names (default: all)")
     bench.add_argument("--dtype", choices=("float32", "float64"), default="float64", help="value dtype")
-    bench.add_argument("--repeat", type=int, default=20, help="timed repetitions per measurement (median)")
+    bench.add_argument("--repeat", type=int, default=None,
+                       help="timed repetitions per measurement, median reported (default 200 on the GPU, 20 on the CPU)")
+    bench.add_argument("--all-kernels", action="store_true", help="on the GPU, time every kernel of each format")
+    bench.add_argument("--cpu", action="store_true", help="time the CPU reference executor even when a GPU is present")
     bench.add_argument("--json", metavar="PATH", help="also write the records as JSON")
     bench.add_argument("-v", "--verbose", action="store_true", help="print progress")
     bench.set_defaults(func=_bench)

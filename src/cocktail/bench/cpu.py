@@ -3,33 +3,11 @@
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass
-
 import numpy as np
 
 from .. import SparseMatrix, formats
 from ..errors import FormatFillError
-
-
-@dataclass
-class Record:
-    """One measurement: a matrix in one format, or why the format was refused."""
-
-    matrix: str
-    rows: int
-    cols: int
-    nnz: int
-    dtype: str
-    method: str
-    time_us: float | None = None
-    gflops: float | None = None
-    padding_ratio: float | None = None
-    spmv_bytes: int | None = None
-    rel_err: float | None = None
-    note: str = ""
-
-    def as_dict(self) -> dict:
-        return asdict(self)
+from .record import Record
 
 
 def _median_time(fn, repeat: int) -> float:
@@ -65,6 +43,7 @@ def run(matrices: dict, format_names=None, dtype="float64", repeat: int = 20, pr
             seconds = _median_time(lambda: A @ x, repeat)
             rec.time_us = seconds * 1e6
             rec.gflops = 2 * A.nnz / seconds / 1e9 if seconds > 0 else None
+            rec.gbps = A.storage.spmv_bytes() / seconds / 1e9 if seconds > 0 else None
             rec.padding_ratio = A.storage.padding_ratio
             rec.spmv_bytes = A.storage.spmv_bytes()
             norm = float(np.linalg.norm(want))

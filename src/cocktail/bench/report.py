@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-COLUMNS = ("matrix", "rows", "nnz", "dtype", "method", "time_us", "gflops", "padding_ratio", "rel_err", "note")
+COLUMNS = ("matrix", "rows", "nnz", "dtype", "method", "time_us", "gflops", "gbps", "padding_ratio", "rel_err", "note")
 
 
 def _cell(value) -> str:
