@@ -12,7 +12,7 @@ python3 -c "import cupy, numpy, scipy; print('cupy', cupy.__version__, 'cuda', c
 git rev-parse HEAD 2>/dev/null | tee -a "$OUT/gpu.txt"
 
 if [[ $what == tests || $what == all ]]; then
-  python3 -m pytest -m gpu -q -p no:cacheprovider -x --maxfail=20 2>&1 | tee "$OUT/pytest_gpu.log" | tail -40
+  python3 -m pytest -m gpu -q -p no:cacheprovider --maxfail=30 2>&1 | tee "$OUT/pytest_gpu.log" | tail -40
 fi
 if [[ $what == memcheck || $what == all ]]; then
   COCKTAIL_NO_CUPY_POOL=1 compute-sanitizer --tool memcheck --print-limit 20 \
