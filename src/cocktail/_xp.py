@@ -51,9 +51,9 @@ def scatter_add(out, index, values):
     on the device CuPy uses atomics.
     """
     xp = get_xp(out)
-    if xp is np:
-        np.add.at(out, index, values)
-    else:
+    if hasattr(xp.add, "at"):
+        xp.add.at(out, index, values)
+    else:  # CuPy before ufunc.at
         import cupyx
 
         cupyx.scatter_add(out, index, values)

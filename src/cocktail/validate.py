@@ -187,5 +187,5 @@ def output(out, shape, dtype: np.dtype, ncols_x, name: str = "out"):
         raise ValueError(f"{name} must have shape {want} for this product, got {tuple(out.shape)}")
     if out.dtype != dtype:
         raise TypeError(f"{name} must have the matrix dtype {dtype.name}, got {out.dtype.name}")
-    if not out.flags.writeable:
+    if not getattr(out.flags, "writeable", True):  # CuPy arrays have no such flag
         raise ValueError(f"{name} is read-only")

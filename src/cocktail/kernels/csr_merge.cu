@@ -1,0 +1,147 @@
+// csr_merge: merge-path CSR (Merrill & Garland, SC16).
+//
+// The merge of the row ends (indptr[1:]) with the nonzero indices 0..nnz-1 has m + nnz items;
+// thread t consumes the items on diagonals [t*k, (t+1)*k) of the merge path, k = items_per_thread.
+// A row end precedes a nonzero index equal to it, so row r ends right after its last nonzero.
+//
+// Rows that span threads are fixed up deterministically, without atomics:
+//  * every row is finished (its row end consumed) by exactly one thread, which writes
+//    alpha * (partial) + beta * y_old through store_y, so beta is applied once per row;
+//  * each thread's carry (the partial sum of its last, unfinished row x1) is combined in the
+//    block by a segmented scan keyed on x1 (keys are non-decreasing in thread order): a
+//    thread finishing a row that started earlier in its block adds the carries before it;
+//  * the block's last run of carries, whose row ends in a later block, goes to carry_row /
+//    carry_val[blockIdx.x]; csr_merge_fixup adds alpha * (those, in block order) to y.
+#include "common.cuh"
+
+// Row ends consumed before `diagonal` on the merge path (the nonzeros consumed are diagonal - result).
+template <typename I>
+__device__ __forceinline__ long long csr_merge_search(const long long diagonal, const I m, const I nnz,
+                                                      const I* __restrict__ indptr) {
+    long long lo = diagonal > (long long)nnz ? diagonal - nnz : 0;
+    long long hi = diagonal < (long long)m ? diagonal : (long long)m;
+    while (lo < hi) {
+        const long long pivot = (lo + hi) >> 1;
+        // row end `pivot` against nonzero `diagonal - pivot - 1`: a row end wins ties
+        if ((long long)indptr[pivot + 1] <= diagonal - pivot - 1) {
+            lo = pivot + 1;
+        } else {
+            hi = pivot;
+        }
+    }
+    return lo;
+}
+
+// blockDim.x must be a multiple of 32; needs (blockDim.x + 1) * sizeof(I) bytes of dynamic shared memory.
+// Launched with no grid-stride loop: every thread of every block takes part in the block scan.
+template <typename T, typename I>
+__global__ void csr_merge(const I m,
+                          const I nnz,
+                          const long long items_per_thread,
+                          const I* __restrict__ indptr,
+                          const I* __restrict__ indices,
+                          const T* __restrict__ data,
+                          const T* __restrict__ x,
+                          T* __restrict__ y,
+                          const T alpha,
+                          const T beta,
+                          I* __restrict__ carry_row,
+                          T* __restrict__ carry_val) {
+    constexpr int WARP = 32;
+    extern __shared__ __align__(16) unsigned char csr_merge_shared[];
+    I* start_row = reinterpret_cast<I*>(csr_merge_shared);  // row coordinate of each thread's start, + block end
+    __shared__ I warp_row[WARP];                             // carry row of each warp's last lane
+    __shared__ T warp_run[WARP];                             // and that lane's in-warp run of carries
+
+    const int lane = threadIdx.x % WARP;
+    const int warp = threadIdx.x / WARP;
+    const long long total = (long long)m + nnz;
+    const long long thread = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    const long long d0 = min(thread * items_per_thread, total);
+    const long long d1 = min(d0 + items_per_thread, total);  // == the next thread's d0
+
+    start_row[threadIdx.x] = (I)csr_merge_search(d0, m, nnz, indptr);
+    if (threadIdx.x == blockDim.x - 1) {
+        start_row[blockDim.x] = (I)csr_merge_search(d1, m, nnz, indptr);
+    }
+    __syncthreads();
+    const I x0 = start_row[threadIdx.x];      // first row end of the share
+    const I x1 = start_row[threadIdx.x + 1];  // first row end after it: the carry row
+    const I y1 = (I)(d1 - x1);
+    I j = (I)(d0 - x0);                       // next nonzero
+
+    // Row x0 may have begun before this share: its sum waits for the block scan.
+    T head = T(0);
+    if (x0 < x1) {
+        for (const I end = indptr[x0 + 1]; j < end; ++j) {
+            head += data[j] * load_x(x, indices[j]);
+        }
+        for (I row = x0 + 1; row < x1; ++row) {
+            T sum = T(0);
+            for (const I end = indptr[row + 1]; j < end; ++j) {
+                sum += data[j] * load_x(x, indices[j]);
+            }
+            store_y(y, row, sum, alpha, beta);
+        }
+    }
+    T carry = T(0);
+    for (; j < y1; ++j) {
+        carry += data[j] * load_x(x, indices[j]);
+    }
+
+    // In-warp inclusive segmented scan of the carries, keyed on x1 (Hillis-Steele; keys sorted,
+    // so a lane with the same key `offset` lanes back means the whole window shares it).
+    T run = carry;
+    for (int offset = 1; offset < WARP; offset *= 2) {
+        const T v = __shfl_up_sync(COCKTAIL_FULL_MASK, run, offset);
+        const I r = __shfl_up_sync(COCKTAIL_FULL_MASK, x1, offset);
+        if (lane >= offset && r == x1) {
+            run += v;
+        }
+    }
+    const T run_before = __shfl_up_sync(COCKTAIL_FULL_MASK, run, 1);  // lane - 1's run, keyed x1(lane-1) == x0
+    if (lane == WARP - 1) {
+        warp_row[warp] = x1;
+        warp_run[warp] = run;
+    }
+    __syncthreads();
+
+    if (x0 < x1) {
+        // Carries for row x0 from earlier threads of the block: this warp's, then earlier warps'
+        // while their last lane still carries x0 (sorted keys: the first other key ends the run).
+        T prefix = lane > 0 ? run_before : T(0);
+        for (int w = warp - 1; w >= 0 && warp_row[w] == x0; --w) {
+            prefix += warp_run[w];
+        }
+        store_y(y, x0, prefix + head, alpha, beta);
+    }
+    if (threadIdx.x == blockDim.x - 1) {
+        T out = run;
+        for (int w = warp - 1; w >= 0 && warp_row[w] == x1; --w) {
+            out += warp_run[w];
+        }
+        carry_row[blockIdx.x] = x1;  // == m when nothing is left to carry
+        carry_val[blockIdx.x] = out;
+    }
+}
+
+// y[r] += alpha * (sum of the block carries for row r, in block order): one thread per run of equal rows.
+template <typename T, typename I>
+__global__ void csr_merge_fixup(const long long carries,
+                                const I m,
+                                const I* __restrict__ carry_row,
+                                const T* __restrict__ carry_val,
+                                T* __restrict__ y,
+                                const T alpha) {
+    const long long stride = (long long)gridDim.x * blockDim.x;
+    for (long long b = (long long)blockIdx.x * blockDim.x + threadIdx.x; b < carries; b += stride) {
+        const I row = carry_row[b];
+        if (row < m && (b == 0 || carry_row[b - 1] != row)) {
+            T sum = T(0);
+            for (long long c = b; c < carries && carry_row[c] == row; ++c) {
+                sum += carry_val[c];
+            }
+            y[row] += alpha * sum;
+        }
+    }
+}
