@@ -29,7 +29,7 @@ FULL = 0xFFFFFFFF
 
 
 def _props(sm_count=132, cc=(9, 0)):
-    return DeviceProps(0, "fake", sm_count, 1024, 2048, 49152, 32, 50 << 20, cc)
+    return DeviceProps(0, "fake", sm_count, 1024, 2048, 49152, 232448, 2**31 - 1, 32, 50 << 20, cc)
 
 
 def _entries(lengths, n=64, seed=0):

@@ -33,7 +33,7 @@ def _csr(lengths, n=50, seed=0):
 
 
 def _props(warp=32, max_block=1024):
-    return DeviceProps(0, "fake", 132, max_block, 2048, 49152, warp, 50 << 20, (9, 0))
+    return DeviceProps(0, "fake", 132, max_block, 2048, 49152, 232448, 2**31 - 1, warp, 50 << 20, (9, 0))
 
 
 # --- parameters ----------------------------------------------------------------------------------

@@ -16,6 +16,8 @@ class DeviceProps:
     max_threads_per_block: int
     max_threads_per_sm: int
     shared_memory_per_block: int
+    shared_memory_per_block_optin: int
+    max_grid_x: int
     warp_size: int
     l2_bytes: int
     compute_capability: tuple[int, int]
@@ -34,6 +36,8 @@ def _props(device_id: int) -> DeviceProps:
         max_threads_per_block=int(p["maxThreadsPerBlock"]),
         max_threads_per_sm=int(p["maxThreadsPerMultiProcessor"]),
         shared_memory_per_block=int(p["sharedMemPerBlock"]),
+        shared_memory_per_block_optin=int(p.get("sharedMemPerBlockOptin", p["sharedMemPerBlock"])),
+        max_grid_x=int(p["maxGridSize"][0]),
         warp_size=int(p["warpSize"]),
         l2_bytes=int(p["l2CacheSize"]),
         compute_capability=(int(p["major"]), int(p["minor"])),

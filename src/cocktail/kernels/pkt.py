@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 
 import numpy as np
 
@@ -47,16 +46,6 @@ def shared_opt_in(need: int, portable: int, opt_in: int) -> int | None:
     return opt_in
 
 
-@functools.cache
-def _device_limits(device_id: int) -> tuple[int, int]:
-    """``(opt-in shared memory per block, largest gridDim.x)`` of a device."""
-    import cupy
-
-    p = cupy.cuda.runtime.getDeviceProperties(device_id)
-    portable = int(p["sharedMemPerBlock"])
-    return int(p.get("sharedMemPerBlockOptin", portable)), int(p["maxGridSize"][0])
-
-
 def _check_cover(fmt, ptr) -> None:
     """Every vertex must be in exactly one packet: the packet phase alone writes all of y."""
     nv = max(fmt.shape)
@@ -85,7 +74,7 @@ def _prepare(plan) -> dict:
     _check_cover(fmt, ptr)
     max_vertices = max_packet_vertices(ptr)
     need = shared_bytes(max_vertices, fmt.dtype.itemsize)
-    opt_in, max_grid = _device_limits(props.id)
+    opt_in, max_grid = props.shared_memory_per_block_optin, props.max_grid_x
     fn = source.function(SPEC, _expressions(value_type_name(fmt.dtype), index_type_name(fmt.index_dtype))[0],
                          plan.params["ldg"])
     limit = shared_opt_in(need, props.shared_memory_per_block, opt_in)
