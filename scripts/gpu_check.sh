@@ -15,7 +15,7 @@ if [[ $what == tests || $what == all ]]; then
   python3 -m pytest -m gpu -q -p no:cacheprovider --maxfail=30 2>&1 | tee "$OUT/pytest_gpu.log" | tail -40
 fi
 if [[ $what == memcheck || $what == all ]]; then
-  COCKTAIL_NO_CUPY_POOL=1 compute-sanitizer --tool memcheck --print-limit 20 \
+  COCKTAIL_NO_CUPY_POOL=1 compute-sanitizer --tool memcheck --print-limit 20 ${MEMCHECK_FLAGS:-} \
     python3 -m pytest -m gpu -q -p no:cacheprovider ${MEMCHECK_K:+-k "$MEMCHECK_K"} 2>&1 | tee "$OUT/memcheck.log" | tail -15
 fi
 if [[ $what == bench || $what == all ]]; then
