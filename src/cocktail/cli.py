@@ -53,6 +53,12 @@ def _bench(args) -> int:
         print(f"cocktail bench: {why}; timing the CPU reference executor", file=sys.stderr)
         records = cpu.run(matrices, names, dtype=args.dtype, repeat=repeat, progress=progress)
         title = f"CPU reference SpMV ({args.dtype}, median of {repeat})"
+    from .bench.provenance import provenance
+
+    info = provenance(gpu=not (args.cpu or not cuda_available()))
+    for r in records:
+        for key, value in info.items():
+            setattr(r, key, value)
     report.print_table(records, title=title)
     if args.json:
         Path(args.json).write_text(json.dumps([r.as_dict() for r in records], indent=1) + "\n")

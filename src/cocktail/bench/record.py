@@ -23,6 +23,11 @@ class Record:
     spmv_bytes: int | None = None
     rel_err: float | None = None
     note: str = ""
+    gpu: str = ""
+    cuda: str = ""
+    cupy: str = ""
+    commit: str = ""
+    date: str = ""
 
     def as_dict(self) -> dict:
         return asdict(self)

@@ -35,3 +35,38 @@ def print_table(records, title: str, file=None) -> None:
     for row in rows:
         table.add_row(*row)
     Console(file=file, width=200).print(table)
+
+
+MARKDOWN_COLUMNS = ("matrix", "rows", "nnz", "dtype", "method", "time_us", "gflops", "gbps", "rel_err")
+
+
+def markdown(records: list[dict], title: str, header_lines=()) -> str:
+    """A Markdown report of JSON records (as written by ``cocktail bench --json``)."""
+    lines = [f"# {title}", ""]
+    for note in header_lines:
+        lines += [note, ""]
+    lines.append("| " + " | ".join(MARKDOWN_COLUMNS) + " |")
+    lines.append("|" + "---|" * len(MARKDOWN_COLUMNS))
+    for r in records:
+        lines.append("| " + " | ".join(_cell(r.get(c)) for c in MARKDOWN_COLUMNS) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None) -> int:
+    """``python -m cocktail.bench.report RESULTS.json --title T [--note LINE ...]``: print a Markdown report."""
+    import argparse
+    import json
+
+    parser = argparse.ArgumentParser(prog="python -m cocktail.bench.report")
+    parser.add_argument("json", help="records written by cocktail bench --json")
+    parser.add_argument("--title", default="Cocktail benchmark")
+    parser.add_argument("--note", action="append", default=[], help="a line for the report's header")
+    args = parser.parse_args(argv)
+    with open(args.json) as fh:
+        records = json.load(fh)
+    sys.stdout.write(markdown(records, args.title, args.note))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
