@@ -74,3 +74,17 @@ def test_bench_generated_laplacian(capsys):
     assert main(["bench", "laplace7_6", "--formats", "dia", "--repeat", "1", "--cpu"]) == 0
     out = capsys.readouterr().out
     assert "laplace7_6" in out and "dia" in out
+
+
+def test_markdown_report(tmp_path, capsys):
+    from cocktail.bench import report
+
+    out = tmp_path / "r.json"
+    assert main(["bench", "laplace5_6", "--formats", "csr,ell", "--repeat", "1", "--cpu", "--json", str(out)]) == 0
+    capsys.readouterr()
+    assert report.main([str(out), "--title", "T", "--note", "on a CPU"]) == 0
+    text = capsys.readouterr().out
+    assert text.startswith("# T\n\non a CPU\n")
+    assert "| laplace5_6 | 36 |" in text and text.count("\n| laplace5_6") == 2
+    records = json.loads(out.read_text())
+    assert {"gpu", "cuda", "cupy", "commit", "date"} <= set(records[0])

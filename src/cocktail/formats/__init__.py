@@ -40,12 +40,7 @@ def _load_all() -> None:
     from importlib import import_module
 
     for mod_name in _MODULES:
-        try:
-            module = import_module(f"{__name__}.{mod_name}")
-        except ModuleNotFoundError as exc:  # TEMPORARY while the formats are being written
-            if exc.name == f"{__name__}.{mod_name}":
-                continue
-            raise
+        module = import_module(f"{__name__}.{mod_name}")
         register(module.FORMAT)
 
 

@@ -18,12 +18,7 @@ _REGISTRY: dict[str, KernelSpec] = {}
 
 def _load_all() -> None:
     for mod_name in _MODULES:
-        try:
-            module = import_module(f"{__name__}.{mod_name}")
-        except ModuleNotFoundError as exc:  # TEMPORARY while the kernels are being written
-            if exc.name == f"{__name__}.{mod_name}":
-                continue
-            raise
+        module = import_module(f"{__name__}.{mod_name}")
         _REGISTRY[module.SPEC.name] = module.SPEC
 
 
