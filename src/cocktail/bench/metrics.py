@@ -1,0 +1,111 @@
+"""Benchmark metrics and suite summaries (Bell & Garland §5; Flegar & Anzt §4: Fig. 7, Table 1, Fig. 9).
+
+Records are dictionaries with at least ``matrix``, ``dtype``, ``method`` and a time in
+microseconds (``kernel_us``, or ``time_us`` for older records); refused measurements have
+no time and are left out of every summary.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections import defaultdict
+
+
+def gflops(nnz: int, seconds: float) -> float:
+    """SpMV rate: 2 flops per stored entry (a multiply and an add) over the time."""
+    return 2.0 * nnz / seconds / 1e9
+
+
+def gbps(nbytes: int, seconds: float) -> float:
+    """Effective bandwidth: the bytes a format's model says one SpMV moves, over the time."""
+    return nbytes / seconds / 1e9
+
+
+def bandwidth_fraction(effective_gbps: float, copy_gbps: float) -> float:
+    """Effective bandwidth as a fraction of the device's measured copy bandwidth."""
+    return effective_gbps / copy_gbps
+
+
+def geomean(values) -> float:
+    """Geometric mean of positive numbers (NaN for none)."""
+    values = [float(v) for v in values]
+    if not values:
+        return math.nan
+    if any(v <= 0 for v in values):
+        raise ValueError("geometric mean needs positive values")
+    return math.exp(sum(math.log(v) for v in values) / len(values))
+
+
+def _time(record) -> float | None:
+    t = record.get("kernel_us", record.get("time_us"))
+    return None if t is None else float(t)
+
+
+def times_by_problem(records) -> dict:
+    """``{(matrix, dtype): {method: time_us}}`` for the measured records."""
+    table = defaultdict(dict)
+    for r in records:
+        t = _time(r)
+        if t is not None and t > 0:
+            table[(r["matrix"], r["dtype"])][r["method"]] = t
+    return dict(table)
+
+
+def speedups(records, baseline: str) -> dict:
+    """``{method: {(matrix, dtype): baseline_time / method_time}}`` where both were measured."""
+    out = defaultdict(dict)
+    for problem, times in times_by_problem(records).items():
+        if baseline not in times:
+            continue
+        for method, t in times.items():
+            out[method][problem] = times[baseline] / t
+    return dict(out)
+
+
+def geomean_speedups(records, baseline: str) -> dict:
+    """Geometric-mean speedup of every method over ``baseline`` across the problems both ran."""
+    return {method: geomean(per.values()) for method, per in speedups(records, baseline).items()}
+
+
+def win_lose(records) -> dict:
+    """Flegar & Anzt Fig. 7: per method, problems where it was fastest, slowest, or in between.
+
+    Only problems with at least two measured methods count; ties count for every tied method.
+    """
+    counts = defaultdict(lambda: {"win": 0, "lose": 0, "ballpark": 0})
+    for times in times_by_problem(records).values():
+        if len(times) < 2:
+            continue
+        best, worst = min(times.values()), max(times.values())
+        for method, t in times.items():
+            key = "win" if t == best else "lose" if t == worst else "ballpark"
+            counts[method][key] += 1
+    return {m: dict(c) for m, c in counts.items()}
+
+
+def gflops_statistics(records) -> dict:
+    """Flegar & Anzt Table 1: min, max, mean, median and standard deviation of GFLOP/s per method."""
+    rates = defaultdict(list)
+    for r in records:
+        t = _time(r)
+        if t is not None and t > 0:
+            rates[r["method"]].append(gflops(int(r["nnz"]), t * 1e-6))
+    return {
+        m: {"min": min(v), "max": max(v), "mean": statistics.fmean(v), "median": statistics.median(v),
+            "stddev": statistics.pstdev(v), "count": len(v)}
+        for m, v in rates.items()
+    }
+
+
+def performance_profile(records) -> dict:
+    """Flegar & Anzt Fig. 9: per method, its slowdowns against the per-problem best, sorted ascending.
+
+    A problem a method did not run (or that refused it) is left out of that method's curve.
+    """
+    curves = defaultdict(list)
+    for times in times_by_problem(records).values():
+        best = min(times.values())
+        for method, t in times.items():
+            curves[method].append(t / best)
+    return {m: sorted(v) for m, v in curves.items()}

@@ -1,0 +1,71 @@
+"""Metric arithmetic and suite summaries on hand-made records."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from cocktail.bench import metrics
+
+
+def rec(matrix, method, us, nnz=1000, dtype="float64"):
+    return {"matrix": matrix, "dtype": dtype, "method": method, "kernel_us": us, "nnz": nnz}
+
+
+RECORDS = [
+    rec("a", "csr", 10.0), rec("a", "ell", 5.0), rec("a", "cusparse-best", 20.0),
+    rec("b", "csr", 8.0), rec("b", "ell", 16.0), rec("b", "cusparse-best", 8.0),
+    rec("c", "csr", 4.0), rec("c", "ell", None), rec("c", "cusparse-best", 2.0),
+]
+
+
+def test_rates():
+    assert metrics.gflops(1000, 1e-6) == pytest.approx(2.0)  # 2000 flops in a microsecond
+    assert metrics.gbps(4_000_000, 1e-3) == pytest.approx(4.0)
+    assert metrics.bandwidth_fraction(2000.0, 4000.0) == 0.5
+
+
+def test_geomean():
+    assert metrics.geomean([1, 4, 16]) == pytest.approx(4.0)
+    assert math.isnan(metrics.geomean([]))
+    with pytest.raises(ValueError, match="positive"):
+        metrics.geomean([1, 0])
+
+
+def test_speedups_skip_refused_measurements():
+    s = metrics.speedups(RECORDS, "cusparse-best")
+    assert s["csr"] == {("a", "float64"): 2.0, ("b", "float64"): 1.0, ("c", "float64"): 0.5}
+    assert s["ell"] == {("a", "float64"): 4.0, ("b", "float64"): 0.5}
+    g = metrics.geomean_speedups(RECORDS, "cusparse-best")
+    assert g["csr"] == pytest.approx(1.0) and g["ell"] == pytest.approx(math.sqrt(2.0))
+    assert g["cusparse-best"] == pytest.approx(1.0)
+
+
+def test_win_lose_counts_ties_for_every_tied_method():
+    counts = metrics.win_lose(RECORDS)
+    assert counts["ell"] == {"win": 1, "lose": 1, "ballpark": 0}
+    assert counts["csr"] == {"win": 1, "lose": 1, "ballpark": 1}  # b: tied best with cusparse-best
+    assert counts["cusparse-best"] == {"win": 2, "lose": 1, "ballpark": 0}
+    per_problem = sum(c["win"] for c in counts.values())
+    assert per_problem == 4  # a, c: one winner each; b: two tied
+
+
+def test_gflops_statistics():
+    stats = metrics.gflops_statistics(RECORDS)["csr"]
+    rates = [2000 / 10e3, 2000 / 8e3, 2000 / 4e3]  # 2*nnz flops / (us * 1e-6) / 1e9
+    assert stats["min"] == pytest.approx(min(rates)) and stats["max"] == pytest.approx(max(rates))
+    assert stats["median"] == pytest.approx(0.25) and stats["count"] == 3
+    assert stats["mean"] == pytest.approx(sum(rates) / 3)
+
+
+def test_performance_profile_is_sorted_slowdowns():
+    prof = metrics.performance_profile(RECORDS)
+    assert prof["csr"] == [1.0, 2.0, 2.0]
+    assert prof["ell"] == [1.0, 2.0]
+    assert all(v >= 1.0 for curve in prof.values() for v in curve)
+
+
+def test_older_records_use_time_us():
+    old = [{"matrix": "a", "dtype": "float32", "method": "csr", "time_us": 2.0, "nnz": 10}]
+    assert metrics.times_by_problem(old) == {("a", "float32"): {"csr": 2.0}}
