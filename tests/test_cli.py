@@ -88,3 +88,9 @@ def test_markdown_report(tmp_path, capsys):
     assert "| laplace5_6 | 36 |" in text and text.count("\n| laplace5_6") == 2
     records = json.loads(out.read_text())
     assert {"gpu", "cuda", "cupy", "commit", "date"} <= set(records[0])
+
+
+def test_bench_unknown_suite_is_one_line():
+    proc = run_cli("bench", "--suite", "nope")
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "unknown suite 'nope'" in proc.stderr

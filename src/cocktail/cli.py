@@ -34,7 +34,13 @@ def _bench(args) -> int:
     names = formats.names() if args.formats == "all" else [f.strip() for f in args.formats.split(",") if f.strip()]
     for name in names:
         formats.get(name)  # an unknown name fails before any work
-    matrices = _load_matrices(args.matrices) if args.matrices else builtin_matrices()
+    matrices = _load_matrices(args.matrices) if args.matrices else {}
+    for suite in args.suite:
+        from .bench import suites
+
+        matrices.update({m.name: suites.load(m) for m in suites.get(suite)})
+    if not matrices:
+        matrices = builtin_matrices()
     progress = (lambda r: print(f"  {r.matrix} {r.method}", file=sys.stderr)) if args.verbose else None
     if cuda_available() and not args.cpu:
         from .bench import gpu
@@ -86,6 +92,8 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("matrices", nargs="*",
                        help="matrix files, or generated Laplacians named laplace<points>_<k> (points 3, 5, 9, 7, 27; "
                             "k grid points per side); default: the built-in matrices")
+    bench.add_argument("--suite", action="append", default=[], metavar="NAME",
+                       help="add a benchmark suite's matrices (repeatable); suites: structured")
     bench.add_argument("--formats", default="all", help="comma-separated format names (default: all)")
     bench.add_argument("--dtype", choices=("float32", "float64"), default="float64", help="value dtype")
     bench.add_argument("--repeat", type=int, default=None,

@@ -1,0 +1,76 @@
+"""Benchmark suites: named matrices generated on the fly with fixed seeds and cached on disk as ``.npz``.
+
+Each matrix has a short name and the class of problems it stands for.  The cache lives in
+``$COCKTAIL_CACHE`` (default ``~/.cache/cocktail``); a cached file is keyed by the matrix name
+and ``GENERATOR_VERSION``, so changing a generator means bumping that number.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import scipy.sparse as sp
+
+from .generators import laplacian
+
+GENERATOR_VERSION = 1
+
+
+@dataclass(frozen=True)
+class SuiteMatrix:
+    """A benchmark matrix: its name, the class it stands for, and how to build it."""
+
+    name: str
+    kind: str
+    build: Callable[[], sp.csr_array]
+
+
+def _laplace(points: int, k: int) -> SuiteMatrix:
+    return SuiteMatrix(f"laplace{points}_{k}", f"structured: {points}-point Laplacian",
+                       lambda: laplacian(points, k))
+
+
+#: Bell & Garland Table 3.
+STRUCTURED = (
+    _laplace(3, 1_000_000),
+    _laplace(5, 1000),
+    _laplace(9, 1000),
+    _laplace(7, 100),
+    _laplace(27, 100),
+)
+
+SUITES: dict[str, tuple[SuiteMatrix, ...]] = {"structured": STRUCTURED}
+
+
+def names() -> list[str]:
+    """Names of the registered suites."""
+    return list(SUITES)
+
+
+def get(name: str) -> tuple[SuiteMatrix, ...]:
+    """The matrices of suite ``name``; ``ValueError`` listing the suites otherwise."""
+    try:
+        return SUITES[name]
+    except KeyError:
+        raise ValueError(f"unknown suite {name!r}; suites: {', '.join(names())}") from None
+
+
+def cache_dir() -> Path:
+    """Where generated matrices are cached."""
+    return Path(os.environ.get("COCKTAIL_CACHE", Path.home() / ".cache" / "cocktail"))
+
+
+def load(matrix: SuiteMatrix) -> sp.csr_array:
+    """The matrix, from the cache when present, else generated and cached."""
+    path = cache_dir() / f"{matrix.name}.v{GENERATOR_VERSION}.npz"
+    if path.exists():
+        return sp.csr_array(sp.load_npz(path))
+    A = sp.csr_array(matrix.build())
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp.npz")
+    sp.save_npz(tmp, A)
+    tmp.replace(path)  # atomic: a killed run never leaves a truncated cache file
+    return A
