@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from .._xp import get_xp, pointers_from_ids, scatter_add, stable_argsort
 from . import _fill
-from ._params import is_int
+from ._params import is_int, max_fill_param
 
 BLOCK_SIZES = (1, 2, 3, 4, 8)
 DEFAULT_BLOCK = (1, 4)
@@ -32,6 +32,18 @@ def block_shape(name: str, block) -> tuple[int, int]:
             f"{name}: block must be a pair (r, c) with r in {_ALLOWED} and c in {_ALLOWED}, got {block!r}"
         )
     return int(r), int(c)
+
+
+def begin(cls, csr, params: dict):
+    """The common start of the blocked builders: resolved params, the block shape and the blocks.
+
+    Validates ``block`` and ``max_fill`` and stores the block as a tuple in the params.
+    """
+    params = cls.resolve_params(params)
+    r, c = block_shape(cls.name, params["block"])
+    max_fill_param(cls.name, params["max_fill"])
+    params["block"] = (r, c)
+    return params, r, c, extract(csr, r, c)
 
 
 def ceil_div(a: int, b: int) -> int:

@@ -16,7 +16,6 @@ Layout, for an ``m x n`` matrix with block shape ``r x c``, ``superrows = ceil(m
 from __future__ import annotations
 
 from . import _blocks, _fill
-from ._params import max_fill_param
 from .base import SparseFormat
 
 
@@ -35,12 +34,8 @@ class BCSR(SparseFormat):
     @classmethod
     def from_csr(cls, csr, **params):
         """Store every block of ``csr`` that holds a stored entry, superrow by superrow."""
-        params = cls.resolve_params(params)
-        r, c = _blocks.block_shape(cls.name, params["block"])
-        max_fill_param(cls.name, params["max_fill"])
-        params["block"] = (r, c)
+        params, r, c, blk = _blocks.begin(cls, csr, params)
         xp = csr.xp
-        blk = _blocks.extract(csr, r, c)
         nb = blk.nblocks
         _fill.check_fill(cls.name, nb * r * c, csr, params["max_fill"])
         data = xp.zeros(r * nb * c, dtype=csr.dtype)

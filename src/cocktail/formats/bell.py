@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from .._xp import get_xp
 from . import _blocks, _fill
-from ._params import int_param, max_fill_param
+from ._params import int_param
 from .base import SparseFormat
 
 
@@ -39,13 +39,9 @@ class BELL(SparseFormat):
     @classmethod
     def from_csr(cls, csr, **params):
         """Pack the blocks of each superrow to the left, K blocks per superrow."""
-        params = cls.resolve_params(params)
-        r, c = _blocks.block_shape(cls.name, params["block"])
+        params, r, c, blk = _blocks.begin(cls, csr, params)
         align = int_param(cls.name, "align", params["align"])
-        max_fill_param(cls.name, params["max_fill"])
-        params["block"] = (r, c)
         xp = csr.xp
-        blk = _blocks.extract(csr, r, c)
         K = int(blk.counts().max()) if blk.nblocks else 0
         _fill.check_fill(cls.name, K * blk.superrows * r * c, csr, params["max_fill"])
         stride = _fill.aligned(blk.superrows, align)

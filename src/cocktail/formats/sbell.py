@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from .._xp import get_xp
 from . import _blocks, _fill
-from ._params import int_param, max_fill_param, pointer_dtype
+from ._params import int_param, pointer_dtype
 from .base import SparseFormat
 
 
@@ -51,13 +51,9 @@ class SBELL(SparseFormat):
     @classmethod
     def from_csr(cls, csr, **params):
         """Cut the superrows into slices and pack each slice's blocks to the left."""
-        params = cls.resolve_params(params)
-        r, c = _blocks.block_shape(cls.name, params["block"])
+        params, r, c, blk = _blocks.begin(cls, csr, params)
         h = int_param(cls.name, "slice_height", params["slice_height"])
-        max_fill_param(cls.name, params["max_fill"])
-        params["block"] = (r, c)
         xp = csr.xp
-        blk = _blocks.extract(csr, r, c)
         widths = _fill.slice_widths(blk.counts(), h)
         nslices = int(widths.shape[0])
         total = int(widths.sum()) * h
