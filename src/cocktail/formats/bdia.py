@@ -20,7 +20,7 @@ from __future__ import annotations
 from .._xp import get_xp
 from . import _fill
 from ._params import pointer_dtype
-from .dia import DIA, check_params, diagonal_data, diagonal_offsets
+from .dia import DIA
 
 
 def bands(offsets, ptr_dtype):
@@ -60,15 +60,8 @@ class BDIA(DIA):
     @classmethod
     def from_csr(cls, csr, **params):
         """Store every occupied diagonal of ``csr`` densely, grouped into bands."""
-        params = cls.resolve_params(params)
-        check_params(cls.name, params)
-        m = csr.shape[0]
-        diag_offsets = diagonal_offsets(csr)
-        ndiag = int(diag_offsets.shape[0])
-        _fill.check_fill(cls.name, ndiag * m, csr, params["max_fill"])
-        ptr_dtype = pointer_dtype(csr.index_dtype, ndiag)
-        offsets, band_ptr = bands(diag_offsets, ptr_dtype)
-        data = diagonal_data(csr, diag_offsets, _fill.aligned(m, params["align"]))
+        params, diag_offsets, data = cls.dense_diagonals(csr, params)
+        offsets, band_ptr = bands(diag_offsets, pointer_dtype(csr.index_dtype, int(diag_offsets.shape[0])))
         return cls(csr.shape, csr.dtype, csr.index_dtype, csr.nnz, params,
                    offsets=offsets, band_ptr=band_ptr, data=data, **_fill.explicit_zeros(csr))
 

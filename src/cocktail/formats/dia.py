@@ -84,14 +84,22 @@ class DIA(SparseFormat):
     defaults = {"align": 32, "max_fill": _fill.DEFAULT_MAX_FILL}
 
     @classmethod
-    def from_csr(cls, csr, **params):
-        """Store every occupied diagonal of ``csr`` densely."""
+    def dense_diagonals(cls, csr, params: dict):
+        """Resolved params, the sorted occupied offsets and the ``(ndiag, stride)`` data of ``csr``.
+
+        Refuses (``max_fill``) before allocating the data.
+        """
         params = cls.resolve_params(params)
         check_params(cls.name, params)
         m = csr.shape[0]
         offsets = diagonal_offsets(csr)
         _fill.check_fill(cls.name, int(offsets.shape[0]) * m, csr, params["max_fill"])
-        data = diagonal_data(csr, offsets, _fill.aligned(m, params["align"]))
+        return params, offsets, diagonal_data(csr, offsets, _fill.aligned(m, params["align"]))
+
+    @classmethod
+    def from_csr(cls, csr, **params):
+        """Store every occupied diagonal of ``csr`` densely."""
+        params, offsets, data = cls.dense_diagonals(csr, params)
         return cls(csr.shape, csr.dtype, csr.index_dtype, csr.nnz, params,
                    offsets=offsets, data=data, **_fill.explicit_zeros(csr))
 
