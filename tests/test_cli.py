@@ -94,3 +94,16 @@ def test_bench_unknown_suite_is_one_line():
     proc = run_cli("bench", "--suite", "nope")
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert "unknown suite 'nope'" in proc.stderr
+
+
+def test_csv_and_plots(tmp_path, capsys):
+    import csv
+
+    out_csv, plot_dir = tmp_path / "r.csv", tmp_path / "plots"
+    assert main(["bench", "laplace5_8", "laplace7_4", "--formats", "csr,ell,dia", "--repeat", "1", "--cpu",
+                 "--csv", str(out_csv), "--plot", str(plot_dir)]) == 0
+    rows = list(csv.DictReader(out_csv.open()))
+    assert len(rows) == 6 and {"matrix", "method", "gflops", "commit"} <= set(rows[0])
+    for name in ("gflops.png", "profile.png", "bandwidth.png"):
+        png = (plot_dir / name).read_bytes()
+        assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 5000

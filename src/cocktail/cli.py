@@ -66,8 +66,21 @@ def _bench(args) -> int:
         for key, value in info.items():
             setattr(r, key, value)
     report.print_table(records, title=title)
+    rows = [r.as_dict() for r in records]
     if args.json:
-        Path(args.json).write_text(json.dumps([r.as_dict() for r in records], indent=1) + "\n")
+        Path(args.json).write_text(json.dumps(rows, indent=1) + "\n")
+    if args.csv:
+        import csv
+
+        with open(args.csv, "w", newline="") as fh:
+            writer = csv.DictWriter(fh, fieldnames=list(rows[0]) if rows else [])
+            writer.writeheader()
+            writer.writerows(rows)
+    if args.plot:
+        from .bench import plots
+
+        for path in plots.write_all(rows, args.plot):
+            print(f"cocktail bench: wrote {path}", file=sys.stderr)
     return 0
 
 
@@ -101,6 +114,8 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--all-kernels", action="store_true", help="on the GPU, time every kernel of each format")
     bench.add_argument("--cpu", action="store_true", help="time the CPU reference executor even when a GPU is present")
     bench.add_argument("--json", metavar="PATH", help="also write the records as JSON")
+    bench.add_argument("--csv", metavar="PATH", help="also write the records as CSV")
+    bench.add_argument("--plot", metavar="DIR", help="write PNG plots (GFLOP/s bars, performance profile, bandwidth)")
     bench.add_argument("-v", "--verbose", action="store_true", help="print progress")
     bench.set_defaults(func=_bench)
     fmts = sub.add_parser("formats", help="list the storage formats and their parameters")
