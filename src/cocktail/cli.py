@@ -23,50 +23,19 @@ def _load_matrices(specs):
     return out
 
 
-def _bench(args) -> int:
-    from pathlib import Path
-
-    from . import formats
-    from ._xp import cuda_available
-    from .bench import report
+def _bench_matrices(args) -> dict:
+    from .bench import suites
     from .bench.builtin import builtin_matrices
 
-    names = formats.names() if args.formats == "all" else [f.strip() for f in args.formats.split(",") if f.strip()]
-    for name in names:
-        formats.get(name)  # an unknown name fails before any work
     matrices = _load_matrices(args.matrices) if args.matrices else {}
     for suite in args.suite:
-        from .bench import suites
-
         matrices.update({m.name: suites.load(m) for m in suites.get(suite)})
-    if not matrices:
-        matrices = builtin_matrices()
-    progress = (lambda r: print(f"  {r.matrix} {r.method}", file=sys.stderr)) if args.verbose else None
-    if cuda_available() and not args.cpu:
-        from .bench import gpu
-        from .kernels.device import current
+    return matrices or builtin_matrices()
 
-        repeat = args.repeat or 200
-        print(f"cocktail bench: {current().name}; CUDA events, median of {repeat}", file=sys.stderr)
-        records = gpu.run(matrices, names, dtype=args.dtype, repeat=repeat, all_kernels=args.all_kernels,
-                          progress=progress)
-        title = f"GPU SpMV on {current().name} ({args.dtype}, median of {repeat})"
-    else:
-        from .bench import cpu
 
-        repeat = args.repeat or 20
-        why = "--cpu given" if args.cpu else "no GPU found"
-        print(f"cocktail bench: {why}; timing the CPU reference executor", file=sys.stderr)
-        records = cpu.run(matrices, names, dtype=args.dtype, repeat=repeat, progress=progress)
-        title = f"CPU reference SpMV ({args.dtype}, median of {repeat})"
-    from .bench.provenance import provenance
+def _write_outputs(args, rows) -> None:
+    from pathlib import Path
 
-    info = provenance(gpu=not (args.cpu or not cuda_available()))
-    for r in records:
-        for key, value in info.items():
-            setattr(r, key, value)
-    report.print_table(records, title=title)
-    rows = [r.as_dict() for r in records]
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=1) + "\n")
     if args.csv:
@@ -81,6 +50,46 @@ def _bench(args) -> int:
 
         for path in plots.write_all(rows, args.plot):
             print(f"cocktail bench: wrote {path}", file=sys.stderr)
+
+
+def _bench(args) -> int:
+    from . import formats
+    from ._xp import cuda_available
+    from .bench import report
+    from .bench.progress import reporter
+    from .bench.provenance import provenance
+
+    names = formats.names() if args.formats == "all" else [f.strip() for f in args.formats.split(",") if f.strip()]
+    for name in names:
+        formats.get(name)  # an unknown name fails before any work
+    matrices = _bench_matrices(args)
+    on_gpu = cuda_available() and not args.cpu
+    if on_gpu:
+        from .bench import gpu
+        from .kernels.device import current
+
+        repeat = args.repeat or 200
+        total = len(matrices) * len(gpu.methods_for(names, args.all_kernels))
+        print(f"cocktail bench: {current().name}; CUDA events, median of {repeat}", file=sys.stderr)
+        with reporter(total, args.verbose) as progress:
+            records = gpu.run(matrices, names, dtype=args.dtype, repeat=repeat, all_kernels=args.all_kernels,
+                              progress=progress)
+        title = f"GPU SpMV on {current().name} ({args.dtype}, median of {repeat})"
+    else:
+        from .bench import cpu
+
+        repeat = args.repeat or 20
+        why = "--cpu given" if args.cpu else "no GPU found"
+        print(f"cocktail bench: {why}; timing the CPU reference executor", file=sys.stderr)
+        with reporter(len(matrices) * len(names), args.verbose) as progress:
+            records = cpu.run(matrices, names, dtype=args.dtype, repeat=repeat, progress=progress)
+        title = f"CPU reference SpMV ({args.dtype}, median of {repeat})"
+    info = provenance(gpu=on_gpu)
+    for r in records:
+        for key, value in info.items():
+            setattr(r, key, value)
+    report.print_table(records, title=title)
+    _write_outputs(args, [r.as_dict() for r in records])
     return 0
 
 
