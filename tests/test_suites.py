@@ -38,5 +38,15 @@ def test_cache_round_trip(tmp_path, monkeypatch):
 
 
 def test_unknown_suite():
-    with pytest.raises(ValueError, match="unknown suite 'nope'; suites: structured"):
+    with pytest.raises(ValueError, match="unknown suite 'nope'; suites: structured, williams, cocktail, default"):
         suites.get("nope")
+
+
+def test_suite_membership():
+    assert len(suites.get("williams")) == 14 and len(suites.get("cocktail")) == 6
+    names = [m.name for s in ("structured", "williams", "cocktail") for m in suites.get(s)]
+    assert len(names) == len(set(names)) == 25
+    default = {m.name for m in suites.get("default")}
+    assert default <= set(names)
+    for s in ("structured", "williams", "cocktail"):  # the quick subset spans all three
+        assert default & {m.name for m in suites.get(s)}

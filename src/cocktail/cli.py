@@ -115,7 +115,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="matrix files, or generated Laplacians named laplace<points>_<k> (points 3, 5, 9, 7, 27; "
                             "k grid points per side); default: the built-in matrices")
     bench.add_argument("--suite", action="append", default=[], metavar="NAME",
-                       help="add a benchmark suite's matrices (repeatable); suites: structured")
+                       help="add a benchmark suite's matrices (repeatable): structured, williams, cocktail, default")
     bench.add_argument("--formats", default="all", help="comma-separated format names (default: all)")
     bench.add_argument("--dtype", choices=("float32", "float64"), default="float64", help="value dtype")
     bench.add_argument("--repeat", type=int, default=None,

@@ -14,6 +14,7 @@ from typing import Callable
 
 import scipy.sparse as sp
 
+from . import clspmv_matrices, williams
 from .generators import laplacian
 
 GENERATOR_VERSION = 1
@@ -42,7 +43,24 @@ STRUCTURED = (
     _laplace(27, 100),
 )
 
-SUITES: dict[str, tuple[SuiteMatrix, ...]] = {"structured": STRUCTURED}
+#: Bell & Garland Table 4: stand-ins for Williams et al.'s 14 unstructured matrices.
+WILLIAMS = tuple(SuiteMatrix(name, kind, fn) for name, kind, fn in williams.MATRICES)
+
+#: Mixed-structure stand-ins for the six matrices clSpMV added.
+COCKTAIL = tuple(SuiteMatrix(name, kind, fn) for name, kind, fn in clspmv_matrices.MATRICES)
+
+_BY_NAME = {m.name: m for m in STRUCTURED + WILLIAMS + COCKTAIL}
+
+#: A quick subset across the three suites.
+DEFAULT = tuple(_BY_NAME[n] for n in ("laplace7_100", "laplace27_100", "fem_spheres", "circuit", "webbase",
+                                     "lp", "mip1", "in2004"))
+
+SUITES: dict[str, tuple[SuiteMatrix, ...]] = {
+    "structured": STRUCTURED,
+    "williams": WILLIAMS,
+    "cocktail": COCKTAIL,
+    "default": DEFAULT,
+}
 
 
 def names() -> list[str]:
