@@ -19,7 +19,7 @@ def run_cli(*args):
 
 def test_bench_default_runs_and_prints_table(tmp_path):
     out = tmp_path / "r.json"
-    proc = run_cli("bench", "--repeat", "2", "--json", str(out))
+    proc = run_cli("bench", "--cpu", "--repeat", "2", "--json", str(out))
     assert proc.returncode == 0, proc.stderr
     assert "laplace2d_64" in proc.stdout and "powerlaw_4k" in proc.stdout
     records = json.loads(out.read_text())
