@@ -83,8 +83,3 @@ def stable_argsort(keys):
     if xp is np:
         return np.argsort(keys, kind="stable")
     return xp.argsort(keys)  # CuPy sorts with a stable radix sort
-
-
-def is_nonzero(values):
-    """Boolean mask of entries that are not exactly zero (NaN counts as nonzero)."""
-    return values != 0

@@ -13,10 +13,6 @@ class Timing:
     median_us: float
     times_us: list
 
-    @property
-    def repeats(self) -> int:
-        return len(self.times_us)
-
 
 def time_gpu(fn, repeat: int = 200, warmup: int = 10) -> Timing:
     """Time ``fn()`` (which enqueues GPU work on the current stream) with a pair of CUDA events per call.

@@ -96,12 +96,6 @@ class CSR(SparseFormat):
         return CSR(self.shape, dt, self.index_dtype, self.nnz, {}, data=self.data.astype(dt),
                    indices=self.indices, indptr=self.indptr)
 
-    def with_index_dtype(self, index_dtype):
-        """The same matrix with indices converted (int32 refused when it cannot hold them)."""
-        idt = validate.choose_index_dtype(max(*self.shape, self.nnz), index_dtype)
-        return CSR(self.shape, self.dtype, idt, self.nnz, {}, data=self.data,
-                   indices=self.indices.astype(idt), indptr=self.indptr.astype(idt))
-
     @property
     def stored_slots(self) -> int:
         return self.nnz
