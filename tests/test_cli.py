@@ -10,6 +10,7 @@ import pytest
 import scipy.sparse as sp
 
 from cocktail import write_matrix
+from cocktail.bench import suites
 from cocktail.cli import main
 
 
@@ -21,14 +22,18 @@ def test_bench_default_runs_and_prints_table(tmp_path):
     out = tmp_path / "r.json"
     proc = run_cli("bench", "--cpu", "--repeat", "2", "--json", str(out))
     assert proc.returncode == 0, proc.stderr
-    assert "laplace2d_64" in proc.stdout and "powerlaw_4k" in proc.stdout
+    assert "on the default suite shrunk to CPU size" in proc.stderr
+    names = [m.name for m in suites.get("default-cpu")]
+    assert all(name in proc.stdout for name in names)
     records = json.loads(out.read_text())
+    assert {r["matrix"] for r in records} == set(names) and {r["suite"] for r in records} == {"default-cpu"}
     methods = {r["method"] for r in records}
-    assert {"csr", "ell", "hyb", "pkt", "sbell"} <= methods
+    assert {"reference:csr", "reference:ell", "reference:hyb", "reference:pkt", "reference:sbell", "scipy"} <= methods
     measured = [r for r in records if r["gflops"] is not None]
     assert measured and all(r["rel_err"] < 1e-12 for r in measured)
     refused = [r for r in records if r["gflops"] is None]
     assert all(r["note"].startswith("refused:") for r in refused)
+    assert "GFLOP/s statistics" in proc.stdout
 
 
 def test_bench_matrix_file(tmp_path, capsys):
@@ -60,7 +65,8 @@ def test_malformed_file_is_one_line(tmp_path):
 def test_help_documents_options():
     proc = run_cli("bench", "--help")
     assert proc.returncode == 0
-    for option in ("--formats", "--dtype", "--repeat", "--json"):
+    for option in ("--formats", "--dtype", "--repeat", "--json", "--csv", "--plot", "--methods", "--suite",
+                   "--all-kernels", "--cpu"):
         assert option in proc.stdout
 
 
@@ -73,7 +79,7 @@ def test_formats_command(capsys):
 def test_bench_generated_laplacian(capsys):
     assert main(["bench", "laplace7_6", "--formats", "dia", "--repeat", "1", "--cpu"]) == 0
     out = capsys.readouterr().out
-    assert "laplace7_6" in out and "dia" in out
+    assert "laplace7_6" in out and "reference:dia" in out
 
 
 def test_markdown_report(tmp_path, capsys):
@@ -85,7 +91,9 @@ def test_markdown_report(tmp_path, capsys):
     assert report.main([str(out), "--title", "T", "--note", "on a CPU"]) == 0
     text = capsys.readouterr().out
     assert text.startswith("# T\n\non a CPU\n")
-    assert "| laplace5_6 | 36 |" in text and text.count("\n| laplace5_6") == 2
+    assert "## GFLOP/s: suite `generated`, float64" in text
+    assert "| matrix | reference:csr | reference:ell | scipy |" in text and text.count("\n| laplace5_6 |") == 1
+    assert "## GFLOP/s statistics (Flegar & Anzt Table 1)" in text
     records = json.loads(out.read_text())
     assert {"gpu", "cuda", "cupy", "commit", "date"} <= set(records[0])
 
@@ -103,7 +111,30 @@ def test_csv_and_plots(tmp_path, capsys):
     assert main(["bench", "laplace5_8", "laplace7_4", "--formats", "csr,ell,dia", "--repeat", "1", "--cpu",
                  "--csv", str(out_csv), "--plot", str(plot_dir)]) == 0
     rows = list(csv.DictReader(out_csv.open()))
-    assert len(rows) == 6 and {"matrix", "method", "gflops", "commit"} <= set(rows[0])
-    for name in ("gflops.png", "profile.png", "bandwidth.png"):
+    assert len(rows) == 8 and {"matrix", "method", "gflops", "commit"} <= set(rows[0])
+    assert json.loads(rows[0]["params"]) == {"format": "csr"}
+    for name in ("gflops_generated_float64.png", "profile_float64.png", "bandwidth_float64.png"):
         png = (plot_dir / name).read_bytes()
         assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 5000
+
+
+@pytest.mark.parametrize("args, message", [
+    (["bench", "laplace5_6", "--cpu", "--methods", "cupyx"], "cupyx need a GPU"),
+    (["bench", "laplace5_6", "--cpu", "--methods", "nope"], "unknown baseline 'nope'"),
+    (["bench", "laplace5_6", "--cpu", "--dtype", "float16"], "unknown dtype 'float16'"),
+    (["bench", "laplace5_6", "--cpu", "--repeat", "0"], "--repeat must be at least 1"),
+])
+def test_bench_option_errors(args, message, capsys):
+    assert main(args) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and message in err[0]
+
+
+def test_bench_both_dtypes_and_method_selection(tmp_path):
+    out = tmp_path / "r.json"
+    assert main(["bench", "laplace5_6", "--cpu", "--formats", "csr", "--methods", "ours,scipy",
+                 "--dtype", "float32,float64", "--repeat", "1", "--json", str(out)]) == 0
+    records = json.loads(out.read_text())
+    assert sorted((r["dtype"], r["method"]) for r in records) == [
+        ("float32", "reference:csr"), ("float32", "scipy"), ("float64", "reference:csr"), ("float64", "scipy")]
+    assert all(r["rel_err"] < (1e-6 if r["dtype"] == "float32" else 1e-14) for r in records)

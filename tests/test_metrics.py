@@ -35,8 +35,8 @@ def test_geomean():
 
 def test_speedups_skip_refused_measurements():
     s = metrics.speedups(RECORDS, "cusparse-best")
-    assert s["csr"] == {("a", "float64"): 2.0, ("b", "float64"): 1.0, ("c", "float64"): 0.5}
-    assert s["ell"] == {("a", "float64"): 4.0, ("b", "float64"): 0.5}
+    assert s["csr"] == {("", "a", "float64"): 2.0, ("", "b", "float64"): 1.0, ("", "c", "float64"): 0.5}
+    assert s["ell"] == {("", "a", "float64"): 4.0, ("", "b", "float64"): 0.5}
     g = metrics.geomean_speedups(RECORDS, "cusparse-best")
     assert g["csr"] == pytest.approx(1.0) and g["ell"] == pytest.approx(math.sqrt(2.0))
     assert g["cusparse-best"] == pytest.approx(1.0)
@@ -68,4 +68,4 @@ def test_performance_profile_is_sorted_slowdowns():
 
 def test_older_records_use_time_us():
     old = [{"matrix": "a", "dtype": "float32", "method": "csr", "time_us": 2.0, "nnz": 10}]
-    assert metrics.times_by_problem(old) == {("a", "float32"): {"csr": 2.0}}
+    assert metrics.times_by_problem(old) == {("", "a", "float32"): {"csr": 2.0}}

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from cocktail.bench import clspmv_matrices, williams
+from cocktail.bench import clspmv_matrices, suites, williams
 
 # rows, columns, nonzeros of the real matrices; circuit5M scaled from 5.56M rows / 59.5M nonzeros
 TARGETS = {
@@ -208,6 +208,14 @@ def test_structure(built):
     name, A = built
     STRUCTURE[name](A)
 
+
+@pytest.mark.parametrize("matrix", [m for m in suites.get("default-cpu") if m.name.endswith("_small")],
+                         ids=lambda m: m.name)
+def test_cpu_size_structure(matrix):
+    """The CPU-size matrices of the default-cpu suite keep their full-size class's structure."""
+    A = matrix.build()
+    STRUCTURE[matrix.name.removesuffix("_small")](A)
+    test_canonical_csr(("", A))
 
 def test_fem_backends():
     """The grid substitute is what "auto" gives without scikit-fem; asking for scikit-fem then fails."""

@@ -10,27 +10,65 @@ from .errors import CocktailError
 
 
 def _load_matrices(specs):
-    """Matrices named on the command line: files (.mtx, .npz) or generated names such as laplace7_100."""
+    """Problems named on the command line: files (.mtx, .npz) or generated names such as laplace7_100."""
     from pathlib import Path
 
     from .bench.generators import by_name
+    from .bench.runner import Problem
     from .io import read_matrix
 
-    out = {}
+    out = []
     for spec in specs:
         generated = by_name(spec)
-        out[spec if generated is not None else Path(spec).name] = generated if generated is not None else read_matrix(spec)
+        if generated is not None:
+            out.append(Problem("generated", spec, "generated Laplacian", generated))
+        else:
+            out.append(Problem("file", Path(spec).name, "file", read_matrix(spec)))
     return out
 
 
-def _bench_matrices(args) -> dict:
+def _problems(args, on_gpu: bool) -> list:
+    """The command line's matrices and suites; with neither, the default suite (CPU-sized without a GPU)."""
     from .bench import suites
-    from .bench.builtin import builtin_matrices
+    from .bench.runner import Problem
 
-    matrices = _load_matrices(args.matrices) if args.matrices else {}
-    for suite in args.suite:
-        matrices.update({m.name: suites.load(m) for m in suites.get(suite)})
-    return matrices or builtin_matrices()
+    problems = _load_matrices(args.matrices)
+    chosen = list(args.suite) or ([] if problems else ["default" if on_gpu else "default-cpu"])
+    for name in chosen:
+        problems += [Problem(name, m.name, m.kind, suites.load(m)) for m in suites.get(name)]
+    return problems
+
+
+def _split(text: str) -> list[str]:
+    return [t.strip() for t in text.split(",") if t.strip()]
+
+
+def _methods(args, on_gpu: bool) -> list:
+    """The methods to time, from ``--formats``, ``--all-kernels`` and ``--methods``."""
+    from . import formats, kernels
+    from .bench import baselines, methods
+
+    if args.formats == "all":
+        names = [f for f in formats.names() if not on_gpu or kernels.for_format(f)]
+    else:
+        names = _split(args.formats)
+    for name in names:
+        formats.get(name)  # an unknown name fails before any work
+    ours = (methods.ours(names, args.all_kernels) if on_gpu else [methods.ReferenceMethod(f) for f in names])
+    groups = {"ours": ours, "auto": [methods.AutoMethod()], "cusparse": list(baselines.CUSPARSE),
+              "baselines": list(baselines.BASELINES)}
+    groups["all"] = groups["ours"] + groups["auto"] + groups["baselines"]
+    chosen = []
+    for name in _split(args.methods):
+        chosen += groups.get(name) or (groups["auto"] if name == methods.AutoMethod().name else [baselines.get(name)])
+    if not on_gpu:
+        explicit = args.methods != "all"
+        gpu_only = [m.name for m in chosen if m.needs_gpu]
+        if gpu_only and explicit:
+            raise ValueError(f"{', '.join(gpu_only)} need a GPU; on the CPU the methods are the formats' reference "
+                             f"executors (ours) and scipy")
+        chosen = [m for m in chosen if m.name not in gpu_only]
+    return list(dict.fromkeys(chosen))
 
 
 def _write_outputs(args, rows) -> None:
@@ -42,9 +80,10 @@ def _write_outputs(args, rows) -> None:
         import csv
 
         with open(args.csv, "w", newline="") as fh:
-            writer = csv.DictWriter(fh, fieldnames=list(rows[0]) if rows else [])
+            fields = list(rows[0]) if rows else []
+            writer = csv.DictWriter(fh, fieldnames=fields)
             writer.writeheader()
-            writer.writerows(rows)
+            writer.writerows({k: json.dumps(v) if isinstance(v, dict) else v for k, v in r.items()} for r in rows)
     if args.plot:
         from .bench import plots
 
@@ -52,43 +91,53 @@ def _write_outputs(args, rows) -> None:
             print(f"cocktail bench: wrote {path}", file=sys.stderr)
 
 
+def _settings(args, on_gpu: bool):
+    from .bench.runner import Settings
+
+    if not on_gpu:
+        return Settings(repeat=args.repeat or 20)
+    from .bench.timing import copy_bandwidth
+    from .kernels.device import current
+
+    return Settings(repeat=args.repeat or 100, copy_gbps=copy_bandwidth(), l2_bytes=current().l2_bytes)
+
+
 def _bench(args) -> int:
-    from . import formats
     from ._xp import cuda_available
-    from .bench import report
+    from .bench import report, runner
     from .bench.progress import reporter
     from .bench.provenance import provenance
 
-    names = formats.names() if args.formats == "all" else [f.strip() for f in args.formats.split(",") if f.strip()]
-    for name in names:
-        formats.get(name)  # an unknown name fails before any work
-    matrices = _bench_matrices(args)
+    if args.repeat is not None and args.repeat < 1:
+        raise ValueError(f"--repeat must be at least 1, not {args.repeat}")
+    dtypes = _split(args.dtype)
+    for d in dtypes:
+        if d not in ("float32", "float64"):
+            raise ValueError(f"unknown dtype {d!r}; choose float32, float64 or both, comma-separated")
     on_gpu = cuda_available() and not args.cpu
+    methods = _methods(args, on_gpu)
+    if not on_gpu:
+        why = "--cpu given" if args.cpu else "no GPU found"
+        print(f"cocktail bench: {why}; timing the CPU reference executor and SciPy"
+              + ("" if args.matrices or args.suite else " on the default suite shrunk to CPU size"), file=sys.stderr)
+    problems = _problems(args, on_gpu)
+    settings = _settings(args, on_gpu)
     if on_gpu:
-        from .bench import gpu
         from .kernels.device import current
 
-        repeat = args.repeat or 200
-        total = len(matrices) * len(gpu.methods_for(names, args.all_kernels))
-        print(f"cocktail bench: {current().name}; CUDA events, median of {repeat}", file=sys.stderr)
-        with reporter(total, args.verbose) as progress:
-            records = gpu.run(matrices, names, dtype=args.dtype, repeat=repeat, all_kernels=args.all_kernels,
-                              progress=progress)
-        title = f"GPU SpMV on {current().name} ({args.dtype}, median of {repeat})"
-    else:
-        from .bench import cpu
-
-        repeat = args.repeat or 20
-        why = "--cpu given" if args.cpu else "no GPU found"
-        print(f"cocktail bench: {why}; timing the CPU reference executor", file=sys.stderr)
-        with reporter(len(matrices) * len(names), args.verbose) as progress:
-            records = cpu.run(matrices, names, dtype=args.dtype, repeat=repeat, progress=progress)
-        title = f"CPU reference SpMV ({args.dtype}, median of {repeat})"
+        dev = current()
+        print(f"cocktail bench: {dev.name}; copy bandwidth {settings.copy_gbps:.0f} GB/s, L2 {dev.l2_bytes >> 20} MiB; "
+              f"kernel time: CUDA graph replay (back to back where capture is refused), call time: one "
+              f"synchronous call; medians of at least {settings.repeat}", file=sys.stderr)
+    with reporter(len(problems) * len(dtypes) * len(methods), args.verbose) as progress:
+        records = runner.run(problems, methods, dtypes, settings, on_gpu, progress=progress)
     info = provenance(gpu=on_gpu)
     for r in records:
         for key, value in info.items():
             setattr(r, key, value)
-    report.print_table(records, title=title)
+    where = f"GPU SpMV on {info['gpu']}" if on_gpu else "CPU SpMV (reference executor, SciPy)"
+    report.print_table(records, title=f"{where}, {', '.join(dtypes)}")
+    report.print_summary([r.as_dict() for r in records])
     _write_outputs(args, [r.as_dict() for r in records])
     return 0
 
@@ -108,24 +157,36 @@ def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``cocktail`` command."""
     parser = argparse.ArgumentParser(prog="cocktail", description="Sparse matrix-vector products on NVIDIA GPUs.")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    bench = sub.add_parser("bench", help="benchmark SpMV in every format",
-                           description="Benchmark SpMV in every format on the built-in matrices or on "
-                                       "Matrix Market (.mtx, .mtx.gz, .mtx.bz2) and SciPy .npz files.")
+    bench = sub.add_parser(
+        "bench", help="benchmark SpMV: our kernels against cuSPARSE, cupyx, torch and SciPy",
+        description="Benchmark SpMV on benchmark suites, Matrix Market (.mtx, .mtx.gz, .mtx.bz2) or SciPy .npz "
+                    "files. With no matrices and no --suite it runs the default suite (on a machine without a "
+                    "GPU: the default suite shrunk to CPU size, timing the CPU reference executor and SciPy).")
     bench.add_argument("matrices", nargs="*",
                        help="matrix files, or generated Laplacians named laplace<points>_<k> (points 3, 5, 9, 7, 27; "
-                            "k grid points per side); default: the built-in matrices")
+                            "k grid points per side)")
     bench.add_argument("--suite", action="append", default=[], metavar="NAME",
-                       help="add a benchmark suite's matrices (repeatable): structured, williams, cocktail, default")
-    bench.add_argument("--formats", default="all", help="comma-separated format names (default: all)")
-    bench.add_argument("--dtype", choices=("float32", "float64"), default="float64", help="value dtype")
+                       help="add a suite's matrices (repeatable): structured, williams, cocktail, default, default-cpu")
+    bench.add_argument("--formats", default="all",
+                       help="comma-separated formats whose kernels are timed (default: every format with a GPU "
+                            "kernel; on the CPU every format)")
+    bench.add_argument("--all-kernels", action="store_true",
+                       help="time every kernel of each format, not only its default kernel")
+    bench.add_argument("--methods", default="all",
+                       help="comma-separated methods or groups: ours (the --formats kernels), cocktail-auto, "
+                            "cusparse (its four algorithms; cusparse-best is derived from them), baselines "
+                            "(cuSPARSE, cupyx, torch, scipy), or single baselines such as cusparse-csr-alg1, "
+                            "cupyx, torch, scipy (default: all)")
+    bench.add_argument("--dtype", default="float64",
+                       help="value dtypes, comma-separated: float32, float64 (default float64)")
     bench.add_argument("--repeat", type=int, default=None,
-                       help="timed repetitions per measurement, median reported (default 200 on the GPU, 20 on the CPU)")
-    bench.add_argument("--all-kernels", action="store_true", help="on the GPU, time every kernel of each format")
-    bench.add_argument("--cpu", action="store_true", help="time the CPU reference executor even when a GPU is present")
-    bench.add_argument("--json", metavar="PATH", help="also write the records as JSON")
+                       help="least number of timed samples per figure, median reported (default 100 on the GPU, "
+                            "20 on the CPU; more for tiny matrices)")
+    bench.add_argument("--cpu", action="store_true", help="take the CPU path even when a GPU is present")
+    bench.add_argument("--json", metavar="PATH", help="also write the records as JSON (a list, one per measurement)")
     bench.add_argument("--csv", metavar="PATH", help="also write the records as CSV")
     bench.add_argument("--plot", metavar="DIR", help="write PNG plots (GFLOP/s bars, performance profile, bandwidth)")
-    bench.add_argument("-v", "--verbose", action="store_true", help="print progress")
+    bench.add_argument("-v", "--verbose", action="store_true", help="print a line per measurement")
     bench.set_defaults(func=_bench)
     fmts = sub.add_parser("formats", help="list the storage formats and their parameters")
     fmts.set_defaults(func=_formats)

@@ -57,15 +57,16 @@ def circuit5m(seed: int = 21) -> sp.csr_array:
     return sp.csr_array(_diagonal(rng, n) + upper + upper.T + hubs + hubs.T)
 
 
-def _web(n: int, per_row: float, template: int, template_p: float, local: float, seed: int):
+def _web(n: int, per_row: float, template: int, template_p: float, local: float, seed: int,
+         popular: float = 1000):
     """A host-clustered web graph with about ``per_row`` links per page before losses.
 
     Pages fall in hosts of log-normal size (median 150).  Every page links to its host's first
     ``template`` pages with probability ``template_p`` (navigation links: a dense block per
     host), and has a power-law number of further links (Zipf 2.1, at most 7,000), a fraction
-    ``local`` inside its host and the rest on ``[0, g)`` with ``g`` log-uniform (popular
-    low-numbered pages).  Links that fall outside a small host or coincide are lost (~10%), so
-    callers pass a nominal ``per_row`` calibrated to the target count.
+    ``local`` inside its host and the rest on ``[0, g)`` with ``g`` log-uniform on
+    ``[popular, n)`` (popular low-numbered pages).  Links that fall outside a small host or
+    coincide are lost (~10%), so callers pass a nominal ``per_row`` calibrated to the target count.
     """
     rng = np.random.default_rng(seed)
     rows = np.arange(n)
@@ -76,7 +77,7 @@ def _web(n: int, per_row: float, template: int, template_p: float, local: float,
     rest = per_row - template_p * np.minimum(hi - lo, template).mean()
     length = _heavy(rng, n, rest, 2.1, 7000)
     inner = _bernoulli_rows(rng, lo, hi, local * length / (hi - lo), (n, n))
-    g = np.exp(rng.uniform(np.log(1000), np.log(n), n))
+    g = np.exp(rng.uniform(np.log(popular), np.log(n), n))
     far = _bernoulli_rows(rng, 0, g, (1 - local) * length / g, (n, n))
     return sp.csr_array(nav + inner + far)
 
@@ -90,14 +91,15 @@ def eu2005(seed: int = 22) -> sp.csr_array:
     return _web(862_664, 26.5, 8, 0.8, 0.85, seed)
 
 
-def in2004(seed: int = 23) -> sp.csr_array:
+def in2004(seed: int = 23, n: int = 1_382_908) -> sp.csr_array:
     """in-2004 (web crawl of .in): 1,382,908 pages, 16.9M links (12 per row).
 
     As :func:`eu2005` with stronger navigation blocks (every page links to its host's first 6
     pages with probability 0.9: the dense blocks clSpMV stores as SBELL) and 75% host-local
-    further links.
+    further links.  ``n`` (default: the real page count) resizes it; the popular pages
+    (``[0, 1000)`` at full size) scale with ``n``, host sizes and row lengths do not.
     """
-    return _web(1_382_908, 13.1, 6, 0.9, 0.75, seed)
+    return _web(n, 13.1, 6, 0.9, 0.75, seed, popular=1000 * (n / 1_382_908))
 
 
 def _parsec(dims, atoms: int, radius: float, cluster: float, seed: int) -> sp.csr_array:
@@ -162,15 +164,16 @@ def si41ge41h72(seed: int = 25) -> sp.csr_array:
     return _parsec((57, 57, 57), 154, 4.0, 0.75, seed)
 
 
-def mip1(seed: int = 26) -> sp.csr_array:
+def mip1(seed: int = 26, n: int = 66_463) -> sp.csr_array:
     """mip1 (mixed-integer programming): 66,463 rows, 10.4M nonzeros (156 per row), symmetric.
 
     Mostly dense blocks (clSpMV: SBELL 80%): indices fall in segments of 8-128 and about 1,600
     segment pairs are fully dense (670 random pairs a geometric distance from the diagonal,
     mirrored, and 30% of the diagonal segments); a dense band of 31 diagonals (~20%, the BDIA
-    share on AMD); two full rows and columns; and a sprinkling of scattered entries.
+    share on AMD); two full rows and columns; and a sprinkling of scattered entries.  ``n``
+    (default: the real 66,463 rows) resizes it; segment sizes and pair distances are counted in
+    rows and segments, so they stay as they are.
     """
-    n = 66_463
     rng = np.random.default_rng(seed)
     edges = _edges(rng.integers(8, 128, n // 8 + 2), n)
     nb = len(edges) - 1

@@ -37,23 +37,24 @@ def geomean(values) -> float:
     return math.exp(sum(math.log(v) for v in values) / len(values))
 
 
-def _time(record) -> float | None:
+def time_us(record) -> float | None:
+    """A record's time in microseconds (kernel time; ``time_us`` in older records), None if it did not run."""
     t = record.get("kernel_us", record.get("time_us"))
     return None if t is None else float(t)
 
 
 def times_by_problem(records) -> dict:
-    """``{(matrix, dtype): {method: time_us}}`` for the measured records."""
+    """``{(suite, matrix, dtype): {method: time_us}}`` for the measured records."""
     table = defaultdict(dict)
     for r in records:
-        t = _time(r)
+        t = time_us(r)
         if t is not None and t > 0:
-            table[(r["matrix"], r["dtype"])][r["method"]] = t
+            table[(r.get("suite", ""), r["matrix"], r["dtype"])][r["method"]] = t
     return dict(table)
 
 
 def speedups(records, baseline: str) -> dict:
-    """``{method: {(matrix, dtype): baseline_time / method_time}}`` where both were measured."""
+    """``{method: {(suite, matrix, dtype): baseline_time / method_time}}`` where both were measured."""
     out = defaultdict(dict)
     for problem, times in times_by_problem(records).items():
         if baseline not in times:
@@ -88,7 +89,7 @@ def gflops_statistics(records) -> dict:
     """Flegar & Anzt Table 1: min, max, mean, median and standard deviation of GFLOP/s per method."""
     rates = defaultdict(list)
     for r in records:
-        t = _time(r)
+        t = time_us(r)
         if t is not None and t > 0:
             rates[r["method"]].append(gflops(int(r["nnz"]), t * 1e-6))
     return {

@@ -1,7 +1,8 @@
 """Plots of benchmark records: GFLOP/s bars per matrix (Bell & Garland Fig. 27/31), the
-performance profile (Flegar & Anzt Fig. 9) and effective-bandwidth fractions.
+performance profile (Flegar & Anzt Fig. 9) and the fraction of copy bandwidth reached.
 
-Needs matplotlib (the ``bench`` extra); drawn off-screen to PNG files.
+Needs matplotlib (the ``bench`` extra); drawn off-screen to PNG files.  The four cuSPARSE
+algorithms appear as ``cusparse-best``.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from pathlib import Path
 
 from ..errors import CocktailError
 from . import metrics
+from .report import summary_records
 
 
 def _pyplot():
@@ -24,36 +26,38 @@ def _pyplot():
 
 
 def _measured(records):
-    return [r for r in records if r.get("kernel_us", r.get("time_us")) is not None]
+    return [r for r in summary_records(records) if metrics.time_us(r)]
 
 
-def gflops_bars(records, path, title: str = "SpMV GFLOP/s by matrix and method") -> Path:
-    """Grouped bars: one group per (matrix, dtype), one bar per method."""
+def _rate(r) -> float:
+    return metrics.gflops(int(r["nnz"]), metrics.time_us(r) * 1e-6)
+
+
+def gflops_bars(records, path, title: str) -> Path:
+    """Grouped bars: one group per matrix, one bar per method."""
     plt = _pyplot()
     rows = _measured(records)
-    problems = list(dict.fromkeys((r["matrix"], r["dtype"]) for r in rows))
+    matrices = list(dict.fromkeys(r["matrix"] for r in rows))
     methods = list(dict.fromkeys(r["method"] for r in rows))
-    rate = {(r["matrix"], r["dtype"], r["method"]): metrics.gflops(int(r["nnz"]),
-                                                                    float(r.get("kernel_us", r.get("time_us"))) * 1e-6)
-            for r in rows}
+    rate = {(r["matrix"], r["method"]): _rate(r) for r in rows}
     width = 0.8 / max(len(methods), 1)
-    fig, ax = plt.subplots(figsize=(max(6.0, 1.2 * len(problems) + 2), 4.5))
+    fig, ax = plt.subplots(figsize=(max(6.0, 0.9 * len(matrices) + 3), 4.5))
     ax.set_prop_cycle(color=plt.cm.tab20.colors)
     for j, method in enumerate(methods):
-        xs = [i + j * width for i in range(len(problems))]
-        ax.bar(xs, [rate.get((m, d, method), 0.0) for m, d in problems], width, label=method)
-    ax.set_xticks([i + 0.4 - width / 2 for i in range(len(problems))])
-    ax.set_xticklabels([f"{m}\n{d}" for m, d in problems], rotation=30, ha="right", fontsize=8)
+        xs = [i + j * width for i in range(len(matrices))]
+        ax.bar(xs, [rate.get((m, method), 0.0) for m in matrices], width, label=method)
+    ax.set_xticks([i + 0.4 - width / 2 for i in range(len(matrices))])
+    ax.set_xticklabels(matrices, rotation=30, ha="right", fontsize=8)
     ax.set_ylabel("GFLOP/s")
     ax.set_title(title)
     ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5))
     return _save(fig, plt, path)
 
 
-def profile(records, path, title: str = "Performance profile: slowdown against the best method") -> Path:
+def profile(records, path, title: str) -> Path:
     """Each method's slowdowns against the per-problem best, sorted (Flegar & Anzt Fig. 9)."""
     plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(6.5, 4.5))
+    fig, ax = plt.subplots(figsize=(7.0, 4.5))
     ax.set_prop_cycle(color=plt.cm.tab20.colors)
     for method, curve in metrics.performance_profile(_measured(records)).items():
         xs = [i / len(curve) for i in range(len(curve) + 1)]
@@ -66,19 +70,27 @@ def profile(records, path, title: str = "Performance profile: slowdown against t
     return _save(fig, plt, path)
 
 
-def bandwidth(records, path, title: str = "Effective bandwidth") -> Path:
-    """Effective GB/s per (matrix, method), as a fraction of the copy bandwidth when records carry it."""
+def bandwidth(records, path, title: str) -> Path:
+    """A matrix x method map of effective bandwidth, as a fraction of the copy bandwidth when measured."""
     plt = _pyplot()
     rows = [r for r in _measured(records) if r.get("gbps") is not None]
-    fractions = all(r.get("copy_gbps") for r in rows) and rows
-    labels = [f"{r['matrix']} {r['dtype']} {r['method']}" for r in rows]
-    values = [r["gbps"] / r["copy_gbps"] if fractions else r["gbps"] for r in rows]
-    fig, ax = plt.subplots(figsize=(7.0, max(3.0, 0.22 * len(rows) + 1)))
-    ax.barh(range(len(rows)), values)
-    ax.set_yticks(range(len(rows)))
-    ax.set_yticklabels(labels, fontsize=6)
-    ax.invert_yaxis()
-    ax.set_xlabel("fraction of measured copy bandwidth" if fractions else "effective GB/s (bytes model / time)")
+    matrices = list(dict.fromkeys(r["matrix"] for r in rows))
+    methods = list(dict.fromkeys(r["method"] for r in rows))
+    fractions = bool(rows) and all(r.get("copy_gbps") for r in rows)
+    value = {(r["matrix"], r["method"]): r["gbps"] / r["copy_gbps"] if fractions else r["gbps"] for r in rows}
+    grid = [[value.get((m, k), float("nan")) for k in methods] for m in matrices]
+    fig, ax = plt.subplots(figsize=(max(5.0, 0.55 * len(methods) + 3), max(3.0, 0.35 * len(matrices) + 1.5)))
+    image = ax.imshow(grid, aspect="auto", cmap="viridis")
+    ax.set_xticks(range(len(methods)))
+    ax.set_xticklabels(methods, rotation=45, ha="right", fontsize=7)
+    ax.set_yticks(range(len(matrices)))
+    ax.set_yticklabels(matrices, fontsize=7)
+    for i, row in enumerate(grid):
+        for j, v in enumerate(row):
+            if v == v:
+                ax.text(j, i, f"{v:.2f}" if fractions else f"{v:.0f}", ha="center", va="center", fontsize=5,
+                        color="white")
+    fig.colorbar(image, ax=ax, label="fraction of copy bandwidth" if fractions else "effective GB/s")
     ax.set_title(title)
     return _save(fig, plt, path)
 
@@ -87,13 +99,24 @@ def _save(fig, plt, path) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    fig.savefig(path, dpi=110)
     plt.close(fig)
     return path
 
 
 def write_all(records, directory) -> list[Path]:
-    """The three plots as PNG files in ``directory``."""
+    """PNG files in ``directory``: GFLOP/s bars per suite and dtype, a profile and a bandwidth map per dtype."""
     directory = Path(directory)
-    return [gflops_bars(records, directory / "gflops.png"), profile(records, directory / "profile.png"),
-            bandwidth(records, directory / "bandwidth.png")]
+    paths = []
+    for dtype in dict.fromkeys(r["dtype"] for r in records):
+        of_dtype = [r for r in records if r["dtype"] == dtype]
+        for suite in dict.fromkeys(r.get("suite", "") for r in of_dtype):
+            part = [r for r in of_dtype if r.get("suite", "") == suite]
+            if _measured(part):
+                name = f"gflops_{suite}_{dtype}.png" if suite else f"gflops_{dtype}.png"
+                paths.append(gflops_bars(part, directory / name, f"SpMV GFLOP/s, {suite or 'matrices'}, {dtype}"))
+        if _measured(of_dtype):
+            paths.append(profile(of_dtype, directory / f"profile_{dtype}.png",
+                                 f"Performance profile, {dtype}: slowdown against the best method"))
+            paths.append(bandwidth(of_dtype, directory / f"bandwidth_{dtype}.png", f"Effective bandwidth, {dtype}"))
+    return paths

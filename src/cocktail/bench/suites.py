@@ -55,11 +55,44 @@ _BY_NAME = {m.name: m for m in STRUCTURED + WILLIAMS + COCKTAIL}
 DEFAULT = tuple(_BY_NAME[n] for n in ("laplace7_100", "laplace27_100", "fem_spheres", "circuit", "webbase",
                                      "lp", "mip1", "in2004"))
 
+#: How much smaller (in rows) the CPU-size matrices are than the default ones.
+CPU_SHRINK = 15
+
+#: Grid side of the CPU-size Laplacians: 40^3 = 100^3 / 15.6 rows.
+_CPU_LAPLACE_K = 40
+
+
+def _cpu(full: str, name: str, build: Callable[[], sp.csr_array]) -> SuiteMatrix:
+    """A CPU-size version of the default matrix ``full``: same class, about 1/15 of the rows."""
+    return SuiteMatrix(name, f"{_BY_NAME[full].kind} (CPU size)", build)
+
+
+def _cpu_laplace(points: int) -> SuiteMatrix:
+    k = _CPU_LAPLACE_K
+    return _cpu(f"laplace{points}_100", f"laplace{points}_{k}", lambda: laplacian(points, k))
+
+
+#: The default subset shrunk to CPU size (a few seconds to generate in all): each matrix has
+#: about 1/15 of its counterpart's rows and about the same nonzeros per row and structure.
+DEFAULT_CPU = (
+    _cpu_laplace(7),
+    _cpu_laplace(27),
+    _cpu("fem_spheres", "fem_spheres_small",
+         lambda: williams.fem(83_334 // CPU_SHRINK, 6_010_480 // CPU_SHRINK, (1, 1, 1), seed=3)),
+    _cpu("circuit", "circuit_small", lambda: williams.circuit(n=170_998 // CPU_SHRINK)),
+    _cpu("webbase", "webbase_small", lambda: williams.webbase(n=1_000_005 // CPU_SHRINK)),
+    _cpu("lp", "lp_small", lambda: williams.lp(m=4284 // CPU_SHRINK, n=1_092_610 // CPU_SHRINK,
+                                             nnz=11_279_748 // CPU_SHRINK)),
+    _cpu("mip1", "mip1_small", lambda: clspmv_matrices.mip1(n=66_463 // CPU_SHRINK)),
+    _cpu("in2004", "in2004_small", lambda: clspmv_matrices.in2004(n=1_382_908 // CPU_SHRINK)),
+)
+
 SUITES: dict[str, tuple[SuiteMatrix, ...]] = {
     "structured": STRUCTURED,
     "williams": WILLIAMS,
     "cocktail": COCKTAIL,
     "default": DEFAULT,
+    "default-cpu": DEFAULT_CPU,
 }
 
 
@@ -89,6 +122,6 @@ def load(matrix: SuiteMatrix) -> sp.csr_array:
     A = sp.csr_array(matrix.build())
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp.npz")
-    sp.save_npz(tmp, A)
+    sp.save_npz(tmp, A, compressed=False)  # compressing took several times longer than generating
     tmp.replace(path)  # atomic: a killed run never leaves a truncated cache file
     return A

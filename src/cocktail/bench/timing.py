@@ -1,36 +1,144 @@
-"""Timing on the GPU with CUDA events: warm-up, then the median of many timed calls."""
+"""How methods are timed: kernel time, call time, CPU time and the device's copy bandwidth.
+
+*Kernel time* amortises the host: the calls (one per input buffer, so consecutive calls read
+different ``x`` vectors) are captured once in a CUDA graph and the graph is replayed, with a
+pair of CUDA events around each replay.  A method whose calls cannot be captured (cupyx
+refuses stream capture) is timed the same way with the calls issued back to back from Python
+instead.  *Call time* is one synchronous call as a user makes it: host clock around the call
+and a stream synchronisation.  Both are medians over at least ``repeat`` samples; a sample of a
+tiny matrix is short, so its count grows until the samples add up to ``min_seconds``.
+"""
 
 from __future__ import annotations
 
 import statistics
+import time
 from dataclasses import dataclass
+
+#: Upper bound on the adaptive sample count, as a multiple of ``repeat``.
+MAX_REPEAT_FACTOR = 20
 
 
 @dataclass
 class Timing:
-    """Per-call times in microseconds and their median."""
+    """Median kernel and call times of one method, in microseconds."""
 
-    median_us: float
-    times_us: list
+    kernel_us: float
+    call_us: float
+    kernel_timing: str  # "graph", "back-to-back" or "cpu"
+    samples: int
 
 
-def time_gpu(fn, repeat: int = 200, warmup: int = 10) -> Timing:
-    """Time ``fn()`` (which enqueues GPU work on the current stream) with a pair of CUDA events per call.
+def sample_count(estimate_s: float, repeat: int, min_seconds: float) -> int:
+    """At least ``repeat`` samples, more for short ones until they add up to ``min_seconds``."""
+    if estimate_s <= 0:
+        return repeat * MAX_REPEAT_FACTOR
+    return max(repeat, min(repeat * MAX_REPEAT_FACTOR, int(min_seconds / estimate_s) + 1))
 
-    ``warmup`` untimed calls first keep compilation and first-touch costs out of the numbers.
+
+def _capture(calls, stream):
+    """A CUDA graph of ``calls`` on ``stream``, or None when the calls cannot be captured."""
+    stream.begin_capture()
+    try:
+        for call in calls:
+            call()
+        captured = True
+    except Exception:  # the method refused capture (cupyx does); it is timed uncaptured
+        captured = False
+    try:
+        graph = stream.end_capture()
+    except Exception:  # an invalidated capture
+        return None
+    return graph if captured else None
+
+
+def _event_samples(enqueue, count: int, stream) -> list[float]:
+    """Milliseconds between CUDA events around ``count`` calls of ``enqueue``."""
+    import cupy
+
+    pairs = [(cupy.cuda.Event(), cupy.cuda.Event()) for _ in range(count)]
+    for start, end in pairs:
+        start.record(stream)
+        enqueue()
+        end.record(stream)
+    pairs[-1][1].synchronize()
+    return [cupy.cuda.get_elapsed_time(start, end) for start, end in pairs]
+
+
+def time_gpu(calls, repeat: int = 100, warmup: int = 3, min_seconds: float = 0.05,
+             use_graph: bool = True) -> Timing:
+    """Kernel and call time of ``calls``: callables that each enqueue one product on the current stream.
+
+    Every callable is one product (on its own input buffer); the caller makes the current
+    stream a non-default one, which graph capture needs.
     """
     import cupy
 
     stream = cupy.cuda.get_current_stream()
     for _ in range(warmup):
-        fn()
+        for call in calls:
+            call()
     stream.synchronize()
-    starts = [cupy.cuda.Event() for _ in range(repeat)]
-    ends = [cupy.cuda.Event() for _ in range(repeat)]
-    for start, end in zip(starts, ends):
-        start.record(stream)
-        fn()
-        end.record(stream)
-    ends[-1].synchronize()
-    times = [cupy.cuda.get_elapsed_time(s, e) * 1e3 for s, e in zip(starts, ends)]
-    return Timing(statistics.median(times), times)
+    t0 = time.perf_counter()
+    for call in calls:
+        call()
+    stream.synchronize()
+    estimate = (time.perf_counter() - t0) / len(calls)
+
+    graph = _capture(calls, stream) if use_graph else None
+    if graph is not None:
+        graph.launch(stream)  # first replay outside the timing
+        enqueue, mode = (lambda: graph.launch(stream)), "graph"
+    else:
+        def enqueue():
+            for call in calls:
+                call()
+        mode = "back-to-back"
+    count = sample_count(estimate * len(calls), repeat, min_seconds)
+    per_call_ms = [t / len(calls) for t in _event_samples(enqueue, count, stream)]
+
+    call_s = []
+    for i in range(sample_count(estimate, repeat, min_seconds)):
+        call = calls[i % len(calls)]
+        t0 = time.perf_counter()
+        call()
+        stream.synchronize()
+        call_s.append(time.perf_counter() - t0)
+    return Timing(statistics.median(per_call_ms) * 1e3, statistics.median(call_s) * 1e6, mode, count)
+
+
+def time_cpu(calls, repeat: int = 20, budget_seconds: float = 2.0) -> Timing:
+    """Median host time of ``calls`` (rotated), at least 3 samples, at most ``repeat``, within the budget."""
+    calls[0]()  # warm-up
+    times = []
+    spent = 0.0
+    while len(times) < repeat and (len(times) < 3 or spent < budget_seconds):
+        call = calls[len(times) % len(calls)]
+        t0 = time.perf_counter()
+        call()
+        times.append(time.perf_counter() - t0)
+        spent += times[-1]
+    median_us = statistics.median(times) * 1e6
+    return Timing(median_us, median_us, "cpu", len(times))
+
+
+def copy_bandwidth(nbytes: int = 1 << 30, repeat: int = 20) -> float:
+    """The device's measured copy bandwidth in GB/s: a device-to-device copy, read plus write bytes.
+
+    ``nbytes`` shrinks to a quarter of the free memory when that is less.
+    """
+    import cupy
+
+    free, _ = cupy.cuda.runtime.memGetInfo()
+    nbytes = max(1 << 20, min(nbytes, free // 4))
+    src = cupy.ones(nbytes // 8, dtype=cupy.float64)
+    dst = cupy.empty_like(src)
+    stream = cupy.cuda.get_current_stream()
+    kind = cupy.cuda.runtime.memcpyDeviceToDevice
+
+    def copy():
+        cupy.cuda.runtime.memcpyAsync(dst.data.ptr, src.data.ptr, src.nbytes, kind, stream.ptr)
+
+    copy()
+    ms = statistics.median(_event_samples(copy, repeat, stream))
+    return 2 * src.nbytes / (ms * 1e-3) / 1e9

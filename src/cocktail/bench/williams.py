@@ -382,34 +382,37 @@ def economics(seed: int = 11) -> sp.csr_array:
     return sp.csr_array(sum(parts[1:], parts[0]))
 
 
-def circuit(seed: int = 12) -> sp.csr_array:
+def circuit(seed: int = 12, n: int = 170_998) -> sp.csr_array:
     """Circuit (scircuit class): mostly short rows plus a few very dense rows and columns.
 
     Each node couples to ~1.6 later nodes, mostly close by (windows of 4 to 1,024 rows), mirrored
     to a symmetric pattern (~3 neighbours), plus a diagonal; 12 supply-net nodes couple to
     1,500-25,000 random nodes each: a handful of very dense rows and the matching dense columns.
+    ``n`` (default: the real 170,998 rows) resizes it; hub lengths scale with ``n`` so the hubs
+    keep their share of the nonzeros.
     """
-    n = 170_998
+    scale = n / 170_998
     rng = np.random.default_rng(seed)
     rows = np.arange(n)
     window = rng.choice(np.array([4, 16, 64, 1024]), n, p=[0.4, 0.3, 0.2, 0.1])
     upper = _bernoulli_rows(rng, rows + 1, rows + 1 + window, np.minimum(1.0, 1.6 / window), (n, n))
     hub_rows = rng.choice(n, 12, replace=False)
     hub_len = np.zeros(n)
-    hub_len[hub_rows] = np.exp(rng.uniform(np.log(1500), np.log(25_000), 12))
+    hub_len[hub_rows] = np.exp(rng.uniform(np.log(1500 * scale), np.log(25_000 * scale), 12))
     hubs = _bernoulli_rows(rng, 0, n, hub_len / n, (n, n))
     return sp.csr_array(_diagonal(rng, n) + upper + upper.T + hubs + hubs.T)
 
 
-def webbase(seed: int = 13) -> sp.csr_array:
+def webbase(seed: int = 13, n: int = 1_000_005) -> sp.csr_array:
     """Webbase (web crawl class): power-law row lengths, very uneven, unsymmetric; ~3.1 per row.
 
     Row lengths follow a Zipf law (capped at 4,700, like the real matrix's longest row).  Every
     page links to one page within 8 of it; of its further links 70% land near it (same-site
     pages) and 30% on ``[0, g)`` with ``g`` log-uniform, so low-numbered pages collect many
-    in-links.
+    in-links.  ``n`` (default: the real 1,000,005 rows) resizes it; the lower end of ``g`` (1,000
+    at full size) scales with ``n``.  The cap does not: it truncates the row-length law, and
+    keeping it keeps the per-row statistics (mean, longest row) of the full matrix.
     """
-    n = 1_000_005
     rng = np.random.default_rng(seed)
     rows = np.arange(n)
     step = rng.integers(1, 9, n) * rng.choice(np.array([-1, 1]), n)
@@ -418,21 +421,21 @@ def webbase(seed: int = 13) -> sp.csr_array:
     more = np.minimum(rng.zipf(2.2, n), 4700).astype(np.float64) - 1
     w = 8 + 2 * more
     local = _bernoulli_rows(rng, rows - w, rows + w, 0.7 * more / (2 * w), (n, n))
-    g = np.exp(rng.uniform(np.log(1000), np.log(n), n))
+    g = np.exp(rng.uniform(np.log(1000 * (n / 1_000_005)), np.log(n), n))
     far = _bernoulli_rows(rng, 0, g, 0.3 * more / g, (n, n))
     return sp.csr_array(first + local + far)
 
 
-def lp(seed: int = 14) -> sp.csr_array:
+def lp(seed: int = 14, m: int = 4284, n: int = 1_092_610, nnz: int = 11_279_748) -> sp.csr_array:
     """LP (rail4284 class): 4,284 x 1,092,610 set-covering constraints, very uneven rows.
 
     Row lengths are log-normal (sigma 1.3) scaled to 11.3M nonzeros in all (2,633 per row on
     average, from tens to tens of thousands); each row keeps columns uniformly at random.
+    ``m`` x ``n`` with about ``nnz`` nonzeros resizes it (defaults: the real matrix).
     """
-    m, n = 4284, 1_092_610
     rng = np.random.default_rng(seed)
     weight = rng.lognormal(0.0, 1.3, m)
-    length = np.minimum(weight * (11_279_748 / weight.sum()), 0.5 * n)
+    length = np.minimum(weight * (nnz / weight.sum()), 0.5 * n)
     return _bernoulli_rows(rng, 0, n, length / n, (m, n))
 
 

@@ -1,0 +1,124 @@
+"""Run methods over benchmark problems and turn their timings into records."""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from . import metrics
+from .baselines import CUSPARSE_BEST, Cupyx, best_of_cusparse
+from .methods import Operands, Unavailable
+from .record import Record
+from .timing import time_cpu, time_gpu
+
+#: Relative error above which a record is flagged: far beyond rounding for the dtype.
+ERROR_FLAG = {"float32": 1e-3, "float64": 1e-9}
+
+
+@dataclass(frozen=True)
+class Problem:
+    """A matrix to benchmark: the suite it came from (or ``file``), its name and class."""
+
+    suite: str
+    name: str
+    kind: str
+    S: sp.csr_array
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How to time: repetitions, the device's copy bandwidth and L2 size (GPU runs)."""
+
+    repeat: int = 100
+    min_seconds: float = 0.05
+    cpu_budget_seconds: float = 2.0
+    copy_gbps: float | None = None
+    l2_bytes: int | None = None
+
+
+def _measure(method, ops: Operands, rec: Record, settings: Settings) -> None:
+    prep = method.prepare(ops)
+    try:
+        rec.method = prep.label
+        rec.params = prep.params
+        if prep.device == "gpu":
+            t = time_gpu(prep.calls, repeat=settings.repeat, min_seconds=settings.min_seconds)
+        else:
+            t = time_cpu(prep.calls, repeat=settings.repeat, budget_seconds=settings.cpu_budget_seconds)
+        rec.rel_err = ops.rel_err(prep.result())
+    finally:
+        prep.close()
+    seconds = t.kernel_us * 1e-6
+    rec.kernel_us, rec.call_us, rec.kernel_timing, rec.samples = t.kernel_us, t.call_us, t.kernel_timing, t.samples
+    rec.gflops = metrics.gflops(rec.nnz, seconds)
+    rec.spmv_bytes = prep.spmv_bytes
+    rec.gbps = metrics.gbps(prep.spmv_bytes, seconds)
+    rec.padding_ratio = prep.padding_ratio
+    if settings.copy_gbps:
+        rec.copy_gbps = settings.copy_gbps
+        rec.bandwidth_fraction = metrics.bandwidth_fraction(rec.gbps, settings.copy_gbps)
+    if settings.l2_bytes:
+        rec.l2_ratio = prep.spmv_bytes / settings.l2_bytes
+    if rec.rel_err > ERROR_FLAG.get(rec.dtype, 1e-3):
+        rec.note = f"WRONG: relative error {rec.rel_err:.2e}"
+
+
+def _stream(on_gpu: bool):
+    """A non-default stream for the run (graph capture needs one), or nothing on the CPU."""
+    if not on_gpu:
+        return contextlib.nullcontext()
+    import cupy
+
+    return cupy.cuda.Stream(non_blocking=True)
+
+
+def run(problems, methods, dtypes, settings: Settings, on_gpu: bool, progress=None) -> list[Record]:
+    """One record per (problem, dtype, method), plus ``cusparse-best`` and speedups where cuSPARSE ran.
+
+    A method that cannot run on a problem gets a record whose ``note`` says why; an error inside
+    a method is recorded the same way, so one failing baseline does not end a long run.
+    """
+    records = []
+    with _stream(on_gpu):
+        for p in problems:
+            for dtype in dtypes:
+                ops = Operands.create(p.S, dtype, on_gpu)
+                for method in methods:
+                    rec = Record(p.suite, p.name, p.S.shape[0], p.S.shape[1], int(p.S.nnz), np.dtype(dtype).name,
+                                 method.name, kind=p.kind)
+                    try:
+                        _measure(method, ops, rec, settings)
+                    except Unavailable as exc:
+                        rec.note = str(exc)
+                    except Exception as exc:  # noqa: BLE001 - recorded, shown in the table and JSON
+                        rec.note = f"error: {type(exc).__name__}: {exc}"
+                    records.append(rec)
+                    if progress:
+                        progress(rec)
+                del ops
+                if on_gpu:
+                    import cupy
+
+                    cupy.get_default_memory_pool().free_all_blocks()
+    records += best_of_cusparse(records)
+    add_speedups(records)
+    return records
+
+
+def add_speedups(records) -> None:
+    """Fill ``speedup_cusparse_best`` and ``speedup_cupyx``: baseline kernel time over the record's."""
+    base = {}
+    for r in records:
+        if r.method in (CUSPARSE_BEST, Cupyx().name) and r.kernel_us:
+            base[(r.suite, r.matrix, r.dtype, r.method)] = r.kernel_us
+    for r in records:
+        if not r.kernel_us:
+            continue
+        key = (r.suite, r.matrix, r.dtype)
+        if key + (CUSPARSE_BEST,) in base:
+            r.speedup_cusparse_best = base[key + (CUSPARSE_BEST,)] / r.kernel_us
+        if key + (Cupyx().name,) in base:
+            r.speedup_cupyx = base[key + (Cupyx().name,)] / r.kernel_us

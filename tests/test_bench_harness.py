@@ -1,0 +1,114 @@
+"""The harness's own arithmetic and schema: timing sample counts, records, cusparse-best, speedups."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from cocktail.bench import baselines, methods, runner, timing
+from cocktail.bench.generators import laplacian
+from cocktail.bench.record import REQUIRED_KEYS, Record
+from cocktail.bench.runner import Problem, Settings
+
+
+def test_sample_count_is_adaptive_and_bounded():
+    assert timing.sample_count(1.0, 100, 0.05) == 100  # long samples: the minimum
+    assert timing.sample_count(1e-4, 100, 0.05) == 501  # short ones until they add up to 50 ms
+    assert timing.sample_count(1e-9, 100, 0.05) == 100 * timing.MAX_REPEAT_FACTOR
+    assert timing.sample_count(0.0, 7, 0.05) == 7 * timing.MAX_REPEAT_FACTOR
+
+
+def test_time_cpu_rotates_calls_and_takes_the_median():
+    seen = []
+    calls = [(lambda i=i: seen.append(i)) for i in range(3)]
+    t = timing.time_cpu(calls, repeat=7, budget_seconds=10.0)
+    assert seen == [0] + [0, 1, 2, 0, 1, 2, 0]  # one warm-up, then rotation
+    assert t.samples == 7 and t.kernel_timing == "cpu" and t.kernel_us == t.call_us > 0
+
+
+def test_operands_reference_and_error():
+    S = laplacian(5, 6)
+    ops = methods.Operands.create(S, "float32", on_gpu=False)
+    assert len(ops.x_host) == methods.X_BUFFERS and ops.x_host[0].dtype == np.float32
+    assert not np.array_equal(ops.x_host[0], ops.x_host[1])
+    np.testing.assert_allclose(ops.want, S @ ops.x_host[0].astype(np.float64))
+    assert ops.rel_err(ops.want) == 0.0
+    assert ops.rel_err(2 * ops.want) == pytest.approx(1.0)
+
+
+def _cpu_records(dtypes=("float64",)):
+    problems = [Problem("generated", "laplace5_8", "test", laplacian(5, 8))]
+    chosen = [methods.ReferenceMethod("csr"), methods.ReferenceMethod("ell"), baselines.Scipy()]
+    return runner.run(problems, chosen, list(dtypes), Settings(repeat=2), on_gpu=False)
+
+
+def test_records_follow_the_json_schema():
+    records = [r.as_dict() for r in _cpu_records(("float32", "float64"))]
+    text = json.dumps(records)  # every value is JSON-serialisable
+    for r in json.loads(text):
+        assert set(REQUIRED_KEYS) <= set(r)
+        assert r["suite"] == "generated" and r["matrix"] == "laplace5_8"
+        assert (r["rows"], r["cols"], r["nnz"]) == (64, 64, 288)
+        assert r["dtype"] in ("float32", "float64") and isinstance(r["params"], dict)
+        assert r["kernel_us"] > 0 and r["call_us"] > 0
+        assert r["gflops"] == pytest.approx(2 * 288 / (r["kernel_us"] * 1e-6) / 1e9)
+        assert r["gbps"] == pytest.approx(r["spmv_bytes"] / (r["kernel_us"] * 1e-6) / 1e9)
+        assert r["copy_gbps"] is None and r["note"] == ""
+        assert r["rel_err"] < (1e-6 if r["dtype"] == "float32" else 1e-14)
+    assert [r["method"] for r in records] == ["reference:csr", "reference:ell", "scipy"] * 2
+
+
+def test_refused_format_is_recorded_with_its_reason():
+    import scipy.sparse as sp
+
+    S = sp.random_array((200, 200), density=0.02, random_state=3).tolil()
+    S[0, :] = 1.0  # one full row: ELL would pad every row to 200
+    records = runner.run([Problem("file", "m", "test", sp.csr_array(S))], [methods.ReferenceMethod("ell")],
+                         ["float64"], Settings(repeat=1), on_gpu=False)
+    assert records[0].kernel_us is None and records[0].note.startswith("refused: fill")
+
+
+def test_a_failing_method_is_recorded_not_raised():
+    class Broken:
+        name = "broken"
+        needs_gpu = False
+
+        def prepare(self, ops):
+            raise RuntimeError("boom")
+
+    records = runner.run([Problem("g", "l", "k", laplacian(5, 4))], [Broken()], ["float64"], Settings(repeat=1),
+                         on_gpu=False)
+    assert records[0].note == "error: RuntimeError: boom" and records[0].kernel_us is None
+
+
+def _rec(matrix, method, us):
+    return Record("s", matrix, 10, 10, 100, "float64", method, kernel_us=us, params={"alg": method})
+
+
+def test_cusparse_best_is_the_fastest_algorithm_per_problem():
+    records = [_rec("a", "cusparse-csr-alg1", 5.0), _rec("a", "cusparse-csr-alg2", 3.0),
+               _rec("a", "cusparse-coo-alg1", None), _rec("b", "cusparse-coo-alg2", 7.0), _rec("a", "csr_vector", 1.0)]
+    best = {r.matrix: r for r in baselines.best_of_cusparse(records)}
+    assert set(best) == {"a", "b"}
+    assert best["a"].method == baselines.CUSPARSE_BEST and best["a"].kernel_us == 3.0
+    assert best["a"].params["alg"] == "cusparse-csr-alg2" and best["b"].kernel_us == 7.0
+    assert records[1].method == "cusparse-csr-alg2"  # the per-algorithm record is left as it was
+
+
+def test_speedups_against_cusparse_best_and_cupyx():
+    records = [_rec("a", "cusparse-best", 6.0), _rec("a", "cupyx", 12.0), _rec("a", "ell", 3.0),
+               _rec("b", "ell", 2.0), _rec("a", "csr", None)]
+    runner.add_speedups(records)
+    assert records[2].speedup_cusparse_best == 2.0 and records[2].speedup_cupyx == 4.0
+    assert records[0].speedup_cusparse_best == 1.0
+    assert records[3].speedup_cusparse_best is None and records[4].speedup_cupyx is None
+
+
+def test_baseline_registry():
+    assert baselines.names() == ["cusparse-coo-alg1", "cusparse-csr-alg1", "cusparse-csr-alg2", "cusparse-coo-alg2",
+                                 "cupyx", "torch", "scipy"]
+    assert baselines.get("cupyx").needs_gpu and not baselines.get("scipy").needs_gpu
+    with pytest.raises(ValueError, match="unknown baseline 'nope'; baselines: cusparse-coo-alg1"):
+        baselines.get("nope")

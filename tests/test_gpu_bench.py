@@ -1,0 +1,99 @@
+"""The harness on the GPU: kernel and call time, copy bandwidth, every method against the reference."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from cocktail.bench import baselines, methods, runner, timing
+from cocktail.bench.builtin import power_law
+from cocktail.bench.generators import laplacian
+from cocktail.bench.runner import Problem, Settings
+
+pytestmark = pytest.mark.gpu
+cupy = pytest.importorskip("cupy")
+
+
+def test_time_gpu_replays_a_graph_and_times_calls():
+    x = cupy.ones(1 << 22)
+    y = cupy.empty_like(x)
+    with cupy.cuda.Stream(non_blocking=True):
+        t = timing.time_gpu([lambda: cupy.multiply(x, 2.0, out=y)], repeat=20)
+    assert t.kernel_timing == "graph" and t.samples >= 20
+    assert 0 < t.kernel_us < t.call_us
+    assert bool((y == 2.0).all())
+
+
+def test_uncapturable_calls_fall_back_to_back_to_back():
+    x = cupy.ones(1000)
+
+    def refuses():
+        if cupy.cuda.get_current_stream().is_capturing():
+            raise RuntimeError("no capture")
+        x.sum()
+
+    with cupy.cuda.Stream(non_blocking=True):
+        t = timing.time_gpu([refuses], repeat=10)
+    assert t.kernel_timing == "back-to-back" and t.kernel_us > 0
+
+
+def test_copy_bandwidth_is_plausible():
+    gbps = timing.copy_bandwidth(nbytes=1 << 28, repeat=5)
+    assert 100 < gbps < 20_000
+
+
+@pytest.fixture(scope="module")
+def records():
+    problems = [Problem("generated", "laplace5_40", "test", laplacian(5, 40)),
+                Problem("generated", "powerlaw_4k", "test", power_law(4096))]
+    chosen = methods.ours(["csr", "coo", "dia", "ell", "hyb", "pkt"], all_kernels=True)
+    chosen += [methods.AutoMethod(), *baselines.BASELINES]
+    settings = Settings(repeat=10, copy_gbps=1000.0, l2_bytes=50 << 20)
+    return runner.run(problems, chosen, ["float32", "float64"], settings, on_gpu=True)
+
+
+def test_every_method_ran_or_was_refused(records):
+    for r in records:
+        if r.kernel_us is None:
+            assert r.note.startswith("refused: fill"), (r.matrix, r.method, r.note)
+            assert r.matrix == "powerlaw_4k" and r.method in ("dia", "ell")
+        else:
+            assert r.note == "", (r.matrix, r.method, r.note)
+    names = {r.method for r in records}
+    assert set(baselines.names()) | {baselines.CUSPARSE_BEST, "cocktail-auto", "csr_merge", "pkt"} <= names
+
+
+def test_results_match_the_float64_reference(records):
+    for r in records:
+        if r.kernel_us is not None:
+            assert r.rel_err < (1e-5 if r.dtype == "float32" else 1e-13), (r.matrix, r.dtype, r.method, r.rel_err)
+
+
+def test_kernel_time_uses_graphs_where_capture_is_allowed(records):
+    for r in records:
+        if r.kernel_us is None:
+            continue
+        expected = {"cupyx": "back-to-back", "scipy": "cpu"}.get(r.method, "graph")
+        if r.method.startswith("cusparse") and r.params["call"] == "cupy":
+            expected = "back-to-back"
+        assert r.kernel_timing == expected, (r.method, r.kernel_timing)
+        if r.kernel_timing == "graph":
+            assert r.kernel_us < r.call_us
+        assert r.copy_gbps == 1000.0 and r.bandwidth_fraction == pytest.approx(r.gbps / 1000.0)
+        assert r.l2_ratio == pytest.approx(r.spmv_bytes / (50 << 20))
+
+
+def test_cusparse_best_and_speedups(records):
+    for r in records:
+        if r.method != baselines.CUSPARSE_BEST:
+            continue
+        algs = [a.kernel_us for a in records if a.matrix == r.matrix and a.dtype == r.dtype
+                and a.method in {b.name for b in baselines.CUSPARSE}]
+        assert r.kernel_us == min(algs) and r.speedup_cusparse_best == 1.0
+    ours = [r for r in records if r.method == "csr_vector"]
+    assert ours and all(r.speedup_cusparse_best > 0 and r.speedup_cupyx > 0 for r in ours)
+
+
+def test_torch_stream_is_restored(records):
+    torch = pytest.importorskip("torch")
+    assert torch.cuda.current_stream() == torch.cuda.default_stream()
