@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Run on the GPU machine from the repository root: GPU tests, memcheck, and kernel timings.
-# Usage: bash scripts/gpu_check.sh [tests|memcheck|bench|all]  (logs under $OUT, default ./gpu_out)
+# Run on the GPU machine from the repository root: GPU tests, memcheck, and benchmarks.
+# Usage: bash scripts/gpu_check.sh [tests|memcheck|default|full|all]  (logs under $OUT, default ./gpu_out)
+#   default: `cocktail bench` with no arguments, timed from an empty matrix cache
+#   full:    every suite, float32 and float64, every kernel (DTYPES, SUITES override), JSON and plots
 set -uo pipefail
 OUT=${OUT:-gpu_out}
 mkdir -p "$OUT"
@@ -9,7 +11,8 @@ what=${1:-all}
 
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv | tee "$OUT/gpu.txt"
 python3 -c "import cupy, numpy, scipy; print('cupy', cupy.__version__, 'cuda', cupy.cuda.runtime.runtimeGetVersion(), 'numpy', numpy.__version__, 'scipy', scipy.__version__)" | tee -a "$OUT/gpu.txt"
-git rev-parse HEAD 2>/dev/null | tee -a "$OUT/gpu.txt"
+python3 -c "import torch; print('torch', torch.__version__)" 2>/dev/null | tee -a "$OUT/gpu.txt"
+echo "commit ${COCKTAIL_COMMIT:-$(git rev-parse HEAD 2>/dev/null)}" | tee -a "$OUT/gpu.txt"
 
 if [[ $what == tests || $what == all ]]; then
   python3 -m pytest -m gpu -q -p no:cacheprovider --maxfail=30 2>&1 | tee "$OUT/pytest_gpu.log" | tail -40
@@ -18,7 +21,23 @@ if [[ $what == memcheck || $what == all ]]; then
   COCKTAIL_NO_CUPY_POOL=1 compute-sanitizer --tool memcheck --print-limit 20 ${MEMCHECK_FLAGS:-} \
     python3 -m pytest -m gpu -q -p no:cacheprovider ${MEMCHECK_K:+-k "$MEMCHECK_K"} 2>&1 | tee "$OUT/memcheck.log" | tail -15
 fi
-if [[ $what == bench || $what == all ]]; then
-  python3 -m cocktail.cli bench laplace7_100 laplace27_100 --formats csr,coo,dia,ell,hyb,pkt --all-kernels \
-    --dtype float64 --repeat 200 --json "$OUT/laplace_float64.json" 2>&1 | tee "$OUT/bench.log" | tail -40
+if [[ $what == default || $what == all ]]; then
+  rm -rf /tmp/cocktail_empty_cache
+  start=$(date +%s)
+  COCKTAIL_CACHE=/tmp/cocktail_empty_cache python3 -m cocktail.cli bench --json "$OUT/default.json" \
+    > "$OUT/default.log" 2>&1
+  echo "cocktail bench (no arguments): exit $?, $(( $(date +%s) - start )) s wall, empty cache" | tee -a "$OUT/default.log"
+  tail -60 "$OUT/default.log"
+fi
+if [[ $what == full ]]; then
+  # one run per suite and dtype, so a run cut short keeps the finished ones; packed into $OUT/full.tgz
+  mkdir -p /tmp/full
+  for dtype in ${DTYPES:-float64 float32}; do
+    for suite in ${SUITES:-structured williams cocktail}; do
+      python3 -m cocktail.cli bench --suite "$suite" --all-kernels --dtype "$dtype" \
+        --json "/tmp/full/${suite}_$dtype.json" > "/tmp/full/${suite}_$dtype.log" 2>&1
+      echo "full $suite $dtype: exit $? at $(date +%T)" | tee -a "/tmp/full/${suite}_$dtype.log"
+      tar czf "$OUT/full.tgz" -C /tmp/full .
+    done
+  done
 fi

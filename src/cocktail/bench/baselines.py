@@ -15,6 +15,7 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import functools
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -176,7 +177,9 @@ class Torch:
         S = ops.S
         index = S.indices.dtype
         parts = [torch.from_dlpack(cupy.asarray(a)) for a in (S.indptr.astype(index), S.indices, S.data)]
-        A = torch.sparse_csr_tensor(*parts, size=S.shape, check_invariants=False)
+        with warnings.catch_warnings():  # torch's notes that sparse CSR is beta and unchecked
+            warnings.simplefilter("ignore", UserWarning)
+            A = torch.sparse_csr_tensor(*parts, size=S.shape, check_invariants=False)
         xs = [torch.from_dlpack(x) for x in ops.x_dev]
         previous = torch.cuda.current_stream()
         torch.cuda.set_stream(torch.cuda.ExternalStream(cupy.cuda.get_current_stream().ptr))

@@ -25,6 +25,7 @@ class Record:
     call_us: float | None = None  # one synchronous call from Python
     kernel_timing: str = ""  # "graph", "back-to-back" or "cpu"
     samples: int | None = None
+    setup_ms: float | None = None  # prepare(): conversion, descriptors, plan (compilation on first use)
     gflops: float | None = None
     gbps: float | None = None
     copy_gbps: float | None = None

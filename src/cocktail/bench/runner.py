@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -34,13 +35,15 @@ class Settings:
 
     repeat: int = 100
     min_seconds: float = 0.05
-    cpu_budget_seconds: float = 2.0
+    cpu_budget_seconds: float = 0.5
     copy_gbps: float | None = None
     l2_bytes: int | None = None
 
 
 def _measure(method, ops: Operands, rec: Record, settings: Settings) -> None:
+    t0 = time.perf_counter()
     prep = method.prepare(ops)
+    rec.setup_ms = (time.perf_counter() - t0) * 1e3
     try:
         rec.method = prep.label
         rec.params = prep.params
