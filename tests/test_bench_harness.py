@@ -112,3 +112,12 @@ def test_baseline_registry():
     assert baselines.get("cupyx").needs_gpu and not baselines.get("scipy").needs_gpu
     with pytest.raises(ValueError, match="unknown baseline 'nope'; baselines: cusparse-coo-alg1"):
         baselines.get("nope")
+
+
+def test_baseline_byte_models_match_the_formats():
+    from cocktail import SparseMatrix
+
+    S = laplacian(7, 6)
+    assert methods.csr_bytes(S) == SparseMatrix(S, format="csr", device="cpu").storage.spmv_bytes()
+    assert methods.coo_bytes(S) == SparseMatrix(S, format="coo", device="cpu").storage.spmv_bytes()
+    assert methods.csr_bytes(S, np.int64) > methods.csr_bytes(S)

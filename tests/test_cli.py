@@ -93,7 +93,7 @@ def test_markdown_report(tmp_path, capsys):
     assert text.startswith("# T\n\non a CPU\n")
     assert "## GFLOP/s: suite `generated`, float64" in text
     assert "| matrix | reference:csr | reference:ell | scipy |" in text and text.count("\n| laplace5_6 |") == 1
-    assert "## GFLOP/s statistics (Flegar & Anzt Table 1)" in text
+    assert "## GFLOP/s statistics (Flegar & Anzt Table 1), float64" in text
     records = json.loads(out.read_text())
     assert {"gpu", "cuda", "cupy", "commit", "date"} <= set(records[0])
 

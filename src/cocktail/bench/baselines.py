@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .methods import Operands, Prepared, Unavailable, csr_bytes
+from .methods import Operands, Prepared, Unavailable, coo_bytes, csr_bytes
 
 CUSPARSE_BEST = "cusparse-best"
 
@@ -91,9 +91,7 @@ class Cusparse:
         else:
             rows = cupy.asarray(np.repeat(np.arange(m, dtype=index_dtype), np.diff(S.indptr)))
             mat = cs.createCoo(m, n, S.nnz, rows.data.ptr, cols.data.ptr, vals.data.ptr, itype, 0, _CUDA_R[dtype])
-            arrays = (vals, cols, rows)
-            isz, vsz = np.dtype(index_dtype).itemsize, dtype.itemsize
-            nbytes = S.nnz * (2 * isz + vsz) + S.nnz * vsz + m * vsz  # Bell & Garland's COO model
+            arrays, nbytes = (vals, cols, rows), coo_bytes(S, index_dtype)
         y = ops.y_dev
         xs = [cs.createDnVec(n, x.data.ptr, _CUDA_R[dtype]) for x in ops.x_dev]
         yd = cs.createDnVec(m, y.data.ptr, _CUDA_R[dtype])

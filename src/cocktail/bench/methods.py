@@ -71,11 +71,20 @@ class Prepared:
 
 
 def csr_bytes(S, index_dtype=np.int32) -> int:
-    """Bell & Garland's CSR byte model for ``S`` (for baselines that store CSR)."""
+    """Bell & Garland's CSR byte model for SciPy's ``S`` (baselines store CSR); nothing is copied."""
     from ..formats.csr import CSR
 
-    return CSR.from_arrays(S.data, S.indices.astype(index_dtype), S.indptr.astype(index_dtype), S.shape,
-                           check=False).spmv_bytes()
+    return CSR(S.shape, S.dtype, index_dtype, S.nnz, {}, data=S.data, indices=S.indices,
+               indptr=S.indptr).spmv_bytes()
+
+
+def coo_bytes(S, index_dtype=np.int32) -> int:
+    """Bell & Garland's COO byte model for SciPy's ``S`` (cuSPARSE's COO algorithms)."""
+    from ..formats.coo import COO
+
+    rows = np.empty(S.nnz, dtype=index_dtype)  # the model reads sizes only
+    return COO(S.shape, S.dtype, index_dtype, S.nnz, COO.resolve_params({}), row=rows, col=S.indices,
+               data=S.data).spmv_bytes()
 
 
 def _plain(value):

@@ -123,12 +123,14 @@ def markdown(records: list[dict], title: str, header_lines=(), plots=()) -> str:
     lines = [f"# {title}", ""]
     for note in header_lines:
         lines += [note, ""]
-    for table_title, header, rows in summary_tables(records):
-        lines += [f"## {table_title}", "", *_md_table(header, rows)]
+    dtypes = list(dict.fromkeys(r["dtype"] for r in records))
+    for dtype in dtypes:
+        for table_title, header, rows in summary_tables([r for r in records if r["dtype"] == dtype]):
+            lines += [f"## {table_title}, {dtype}", "", *_md_table(header, rows)]
     if plots:
         lines += ["## Plots", ""] + [f"![{p}]({p})" for p in plots] + [""]
     for suite in dict.fromkeys(r["suite"] for r in records):
-        for dtype in dict.fromkeys(r["dtype"] for r in records):
+        for dtype in dtypes:
             header, rows = pivot(records, dtype, suite)
             if rows:
                 lines += [f"## GFLOP/s: suite `{suite}`, {dtype}", "", *_md_table(header, rows)]
