@@ -217,6 +217,7 @@ def test_cpu_size_structure(matrix):
     STRUCTURE[matrix.name.removesuffix("_small")](A)
     test_canonical_csr(("", A))
 
+
 def test_fem_backends():
     """The grid substitute is what "auto" gives without scikit-fem; asking for scikit-fem then fails."""
     try:
@@ -225,6 +226,11 @@ def test_fem_backends():
         assert np.array_equal(williams.fem_harbor().indices, williams.fem_harbor(backend="grid").indices)
         with pytest.raises(ImportError):
             williams.fem(3000, 150_000, backend="skfem")
+    else:  # real finite-element assembly: 3-D elasticity, symmetric, full 3x3 blocks
+        assembled = williams.fem(3000, 150_000, (1, 2, 1), backend="skfem")
+        check_fem(assembled)
+        assert within(assembled.shape[0], 3000) and within(assembled.nnz, 150_000)
+        assert not np.array_equal(assembled.indptr, williams.fem(3000, 150_000, (1, 2, 1), backend="grid").indptr)
     with pytest.raises(ValueError, match="unknown FEM backend"):
         williams.fem(3000, 150_000, backend="nope")
     small = williams.fem(3000, 150_000, (1, 2, 1), backend="grid")
