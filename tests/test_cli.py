@@ -92,6 +92,7 @@ def test_markdown_report(tmp_path, capsys):
     text = capsys.readouterr().out
     assert text.startswith("# T\n\non a CPU\n")
     assert "## GFLOP/s: suite `generated`, float64" in text
+    assert "| generated | laplace5_6 | generated Laplacian | 36 | 36 | 156 | 4.3 | - |" in text  # no L2 on a CPU
     assert "| matrix | reference:csr | reference:ell | scipy |" in text and text.count("\n| laplace5_6 |") == 1
     assert "## GFLOP/s statistics (Flegar & Anzt Table 1), float64" in text
     records = json.loads(out.read_text())

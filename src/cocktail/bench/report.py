@@ -10,7 +10,7 @@ import sys
 from collections import defaultdict
 
 from . import metrics
-from .baselines import CUSPARSE, CUSPARSE_BEST
+from .baselines import CUSPARSE, CUSPARSE_BEST, Scipy
 
 COLUMNS = (("matrix", "matrix"), ("dtype", "dtype"), ("method", "method"), ("kernel_us", "kernel µs"),
            ("call_us", "call µs"), ("gflops", "GFLOP/s"), ("gbps", "GB/s"), ("bandwidth_fraction", "of copy"),
@@ -118,12 +118,29 @@ def pivot(records, dtype: str, suite: str) -> tuple[list[str], list[list[str]]]:
     return ["matrix", *methods], body
 
 
+def matrices_table(records) -> tuple[list[str], list[list[str]]]:
+    """One row per matrix: suite, class, size, and its CSR bytes per SpMV over the L2 size per dtype."""
+    csr_model = Scipy().name  # the SciPy record carries the CSR byte model
+    dtypes = list(dict.fromkeys(r["dtype"] for r in records))
+    ratio = {(r.get("suite", ""), r["matrix"], r["dtype"]): r.get("l2_ratio") for r in records
+             if r["method"] == csr_model}
+    rows = []
+    for r in {(r.get("suite", ""), r["matrix"]): r for r in records}.values():
+        key = (r.get("suite", ""), r["matrix"])
+        rows.append([key[0], r["matrix"], r.get("kind", ""), str(r["rows"]), str(r["cols"]), str(r["nnz"]),
+                     f"{r['nnz'] / max(r['rows'], 1):.1f}", *(_cell(ratio.get(key + (d,))) for d in dtypes)])
+    return ["suite", "matrix", "class", "rows", "cols", "nnz", "nnz/row",
+            *(f"CSR bytes / L2, {d}" for d in dtypes)], rows
+
+
 def markdown(records: list[dict], title: str, header_lines=(), plots=()) -> str:
     """The Markdown report: header, summaries, plots, then GFLOP/s per suite and dtype."""
     lines = [f"# {title}", ""]
     for note in header_lines:
         lines += [note, ""]
     dtypes = list(dict.fromkeys(r["dtype"] for r in records))
+    header, rows = matrices_table(records)
+    lines += ["## Matrices", "", *_md_table(header, rows)]
     for dtype in dtypes:
         for table_title, header, rows in summary_tables([r for r in records if r["dtype"] == dtype]):
             lines += [f"## {table_title}, {dtype}", "", *_md_table(header, rows)]
