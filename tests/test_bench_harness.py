@@ -121,3 +121,32 @@ def test_baseline_byte_models_match_the_formats():
     assert methods.csr_bytes(S) == SparseMatrix(S, format="csr", device="cpu").storage.spmv_bytes()
     assert methods.coo_bytes(S) == SparseMatrix(S, format="coo", device="cpu").storage.spmv_bytes()
     assert methods.csr_bytes(S, np.int64) > methods.csr_bytes(S)
+
+
+def test_close_runs_when_timing_fails():
+    closed = []
+
+    class Failing:
+        name = "failing"
+        needs_gpu = False
+
+        def prepare(self, ops):
+            def boom():
+                raise RuntimeError("no")
+            return methods.Prepared("failing", [boom], boom, {}, 1, on_gpu=False, close=lambda: closed.append(1))
+
+    records = runner.run([Problem("g", "l", "k", laplacian(5, 4))], [Failing()], ["float64"], Settings(repeat=1),
+                         on_gpu=False)
+    assert closed == [1] and records[0].note == "error: RuntimeError: no"
+
+
+def test_refused_and_measured_records_share_a_label():
+    assert methods.ReferenceMethod("ell").name == "reference:ell"
+    assert methods.KernelMethod("csr", "csr_merge").name == "csr_merge"
+    assert methods.KernelMethod("sell").name == "reference:sell"  # no kernel: the reference executor runs
+
+
+def test_flagged_results_never_become_cusparse_best():
+    records = [_rec("a", "cusparse-csr-alg1", 1.0), _rec("a", "cusparse-csr-alg2", 3.0)]
+    records[0].note = "WRONG: relative error 1.00e+00"
+    assert baselines.best_of_cusparse(records)[0].kernel_us == 3.0

@@ -29,6 +29,7 @@ def test_bench_default_runs_and_prints_table(tmp_path):
     assert {r["matrix"] for r in records} == set(names) and {r["suite"] for r in records} == {"default-cpu"}
     methods = {r["method"] for r in records}
     assert {"reference:csr", "reference:ell", "reference:hyb", "reference:pkt", "reference:sbell", "scipy"} <= methods
+    assert all(m.startswith("reference:") or m == "scipy" for m in methods)  # refused ones too
     measured = [r for r in records if r["gflops"] is not None]
     assert measured and all(r["rel_err"] < 1e-12 for r in measured)
     refused = [r for r in records if r["gflops"] is None]
@@ -120,7 +121,10 @@ def test_csv_and_plots(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("args, message", [
-    (["bench", "laplace5_6", "--cpu", "--methods", "cupyx"], "cupyx need a GPU"),
+    (["bench", "laplace5_6", "--cpu", "--methods", "cupyx"], "cupyx: GPU only"),
+    (["bench", "laplace5_6", "--cpu", "--methods", ",,"], "no method to run"),
+    (["bench", "laplace5_6", "--cpu", "--dtype", ","], "--dtype names no dtype"),
+    (["bench", "laplace5_6", "--cpu", "--json", "/nonexistent/dir/r.json"], "--json /nonexistent/dir/r.json: not"),
     (["bench", "laplace5_6", "--cpu", "--methods", "nope"], "unknown baseline 'nope'"),
     (["bench", "laplace5_6", "--cpu", "--dtype", "float16"], "unknown dtype 'float16'"),
     (["bench", "laplace5_6", "--cpu", "--repeat", "0"], "--repeat must be at least 1"),
@@ -139,3 +143,11 @@ def test_bench_both_dtypes_and_method_selection(tmp_path):
     assert sorted((r["dtype"], r["method"]) for r in records) == [
         ("float32", "reference:csr"), ("float32", "scipy"), ("float64", "reference:csr"), ("float64", "scipy")]
     assert all(r["rel_err"] < (1e-6 if r["dtype"] == "float32" else 1e-14) for r in records)
+
+
+def test_plot_path_that_is_a_file_fails_before_the_run(tmp_path, capsys):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    assert main(["bench", "laplace5_6", "--cpu", "--plot", str(blocker)]) == 2
+    captured = capsys.readouterr()
+    assert "exists and is not a directory" in captured.err and "laplace5_6" not in captured.out

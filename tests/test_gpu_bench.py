@@ -73,14 +73,17 @@ def test_kernel_time_uses_graphs_where_capture_is_allowed(records):
     for r in records:
         if r.kernel_us is None:
             continue
-        expected = {"cupyx": "back-to-back", "scipy": "cpu"}.get(r.method, "graph")
+        expected = {baselines.CUPYX: "back-to-back", "scipy": "cpu"}.get(r.method, "graph")
         if r.method.startswith("cusparse") and r.params["call"] == "cupy":
             expected = "back-to-back"
         assert r.kernel_timing == expected, (r.method, r.kernel_timing)
         if r.kernel_timing == "graph":
             assert r.kernel_us < r.call_us
-        assert r.copy_gbps == 1000.0 and r.bandwidth_fraction == pytest.approx(r.gbps / 1000.0)
-        assert r.l2_ratio == pytest.approx(r.spmv_bytes / (50 << 20))
+        if r.kernel_timing == "cpu":  # SciPy: no GPU bandwidth or L2 to compare with
+            assert r.copy_gbps is None and r.l2_ratio is None
+        else:
+            assert r.copy_gbps == 1000.0 and r.bandwidth_fraction == pytest.approx(r.gbps / 1000.0)
+            assert r.l2_ratio == pytest.approx(r.spmv_bytes / (50 << 20))
 
 
 def test_cusparse_best_and_speedups(records):
@@ -96,4 +99,28 @@ def test_cusparse_best_and_speedups(records):
 
 def test_torch_stream_is_restored(records):
     torch = pytest.importorskip("torch")
+    assert any(r.method == "torch" and r.kernel_us for r in records)
     assert torch.cuda.current_stream() == torch.cuda.default_stream()
+
+
+def test_a_product_that_writes_nothing_is_flagged():
+    class Idle:
+        name = "idle"
+        needs_gpu = True
+
+        def prepare(self, ops):
+            calls = [lambda x=x: x.sum() for x in ops.x_dev]  # GPU work, but y is never written
+            return methods.Prepared("idle", calls, lambda: ops.y_dev, {}, 1)
+
+    problem = Problem("generated", "laplace5_40", "test", laplacian(5, 40))
+    chosen = [methods.KernelMethod("csr", "csr_scalar"), Idle()]  # the kernel leaves the right y behind
+    records = runner.run([problem], chosen, ["float64"], Settings(repeat=5), on_gpu=True)
+    assert records[0].note == "" and records[0].rel_err < 1e-13
+    assert records[1].note.startswith("WRONG") and records[1].kernel_timing == "graph"
+
+
+def test_a_capture_that_breaks_falls_back():
+    x = cupy.ones(1000)
+    with cupy.cuda.Stream(non_blocking=True):
+        t = timing.time_gpu([lambda: float(x.sum())], repeat=10)  # a host copy inside capture
+    assert t.kernel_timing == "back-to-back" and t.kernel_us > 0

@@ -45,3 +45,9 @@ def test_check_reports_errors(monkeypatch):
     monkeypatch.setattr(source, "assemble", lambda stem: broken)
     errors = check.check_kernel("csr_scalar")
     assert errors and "undefined_name" in errors[0]
+
+
+@needs_compiler
+@pytest.mark.parametrize("stem", list(source.HELPERS))
+def test_harness_helpers_compile(stem):
+    assert check.check_helper(stem) == []

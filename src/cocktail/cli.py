@@ -58,17 +58,31 @@ def _methods(args, on_gpu: bool) -> list:
     groups = {"ours": ours, "auto": [methods.AutoMethod()], "cusparse": list(baselines.CUSPARSE),
               "baselines": list(baselines.BASELINES)}
     groups["all"] = groups["ours"] + groups["auto"] + groups["baselines"]
+    groups[methods.AutoMethod().name] = groups["auto"]
+    groups[baselines.CUSPARSE_BEST] = groups["cusparse"]  # derived from the four algorithms
     chosen = []
     for name in _split(args.methods):
-        chosen += groups.get(name) or (groups["auto"] if name == methods.AutoMethod().name else [baselines.get(name)])
+        chosen += groups[name] if name in groups else [baselines.get(name)]
     if not on_gpu:
-        explicit = args.methods != "all"
         gpu_only = [m.name for m in chosen if m.needs_gpu]
-        if gpu_only and explicit:
-            raise ValueError(f"{', '.join(gpu_only)} need a GPU; on the CPU the methods are the formats' reference "
-                             f"executors (ours) and scipy")
-        chosen = [m for m in chosen if m.name not in gpu_only]
+        if gpu_only and args.methods != "all":
+            raise ValueError(f"{', '.join(gpu_only)}: GPU only; on the CPU the methods are the formats' "
+                             f"reference executors (ours) and scipy")
+        chosen = [m for m in chosen if not m.needs_gpu]
+    if not chosen:
+        raise ValueError("no method to run: check --formats and --methods")
     return list(dict.fromkeys(chosen))
+
+
+def _check_outputs(args) -> None:
+    """Fail before the run, not after it, when an output cannot be written."""
+    from pathlib import Path
+
+    for option, path in (("--json", args.json), ("--csv", args.csv)):
+        if path and (Path(path).is_dir() or not Path(path).resolve().parent.is_dir()):
+            raise ValueError(f"{option} {path}: not a writable file path (is its directory there?)")
+    if args.plot and Path(args.plot).exists() and not Path(args.plot).is_dir():
+        raise ValueError(f"--plot {args.plot}: exists and is not a directory")
 
 
 def _write_outputs(args, rows) -> None:
@@ -111,10 +125,13 @@ def _bench(args) -> int:
     if args.repeat is not None and args.repeat < 1:
         raise ValueError(f"--repeat must be at least 1, not {args.repeat}")
     dtypes = _split(args.dtype)
+    if not dtypes:
+        raise ValueError("--dtype names no dtype; choose float32, float64 or both, comma-separated")
     for d in dtypes:
         if d not in ("float32", "float64"):
             raise ValueError(f"unknown dtype {d!r}; choose float32, float64 or both, comma-separated")
     on_gpu = cuda_available() and not args.cpu
+    _check_outputs(args)
     methods = _methods(args, on_gpu)
     if not on_gpu:
         why = "--cpu given" if args.cpu else "no GPU found"
@@ -198,7 +215,7 @@ def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
-    except (CocktailError, ValueError, TypeError) as exc:
+    except (CocktailError, ValueError, TypeError, OSError) as exc:
         print(f"cocktail: error: {exc}", file=sys.stderr)
         return 2
 

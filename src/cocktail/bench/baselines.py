@@ -23,9 +23,10 @@ import numpy as np
 from .methods import Operands, Prepared, Unavailable, coo_bytes, csr_bytes
 
 CUSPARSE_BEST = "cusparse-best"
+CUPYX = "cupyx"
 
-# cusparseSpMVAlg_t (cusparse.h)
-_ALGS = {"coo-alg1": 1, "csr-alg1": 2, "csr-alg2": 3, "coo-alg2": 4}
+# algorithm name -> (cusparseSpMVAlg_t value from cusparse.h, the storage it multiplies)
+_ALGS = {"coo-alg1": (1, "coo"), "csr-alg1": (2, "csr"), "csr-alg2": (3, "csr"), "coo-alg2": (4, "coo")}
 # cudaDataType and cusparseIndexType_t
 _CUDA_R = {np.dtype(np.float32): 0, np.dtype(np.float64): 1}
 _INDEX_32I, _INDEX_64I = 2, 3
@@ -37,13 +38,14 @@ def _libcusparse():
     import cupy
 
     cupy.cuda.device.get_cusparse_handle()  # makes CuPy load the library
-    path = None
     try:
         with open("/proc/self/maps") as fh:
-            path = next((line.split()[-1] for line in fh if "libcusparse.so" in line), None)
+            paths = {line.split()[-1] for line in fh if "libcusparse.so" in line}
     except OSError:
-        pass
-    path = path or ctypes.util.find_library("cusparse")
+        paths = set()
+    if len(paths) > 1:  # e.g. torch's copy beside CuPy's: which one made the handle is unknown
+        return None
+    path = paths.pop() if paths else ctypes.util.find_library("cusparse")
     if path is None:
         return None
     try:
@@ -68,48 +70,63 @@ class Cusparse:
 
     @property
     def name(self) -> str:
+        """``cusparse-<alg>``."""
         return f"cusparse-{self.alg}"
 
     def prepare(self, ops: Operands) -> Prepared:
         """Descriptors, handle (bound to the current stream), workspace and preprocessing, once."""
-        import cupy
         from cupy_backends.cuda.libs import cusparse as cs
 
-        S, dtype = ops.S, ops.S.dtype
-        if dtype not in _CUDA_R:
-            raise Unavailable(f"cuSPARSE baseline runs float32/float64, not {dtype}")
+        if ops.S.dtype not in _CUDA_R:
+            raise Unavailable(f"cuSPARSE baseline runs float32/float64, not {ops.S.dtype}")
+        made = []  # (destroy, descriptor) of everything created, for close() or a failure
+        try:
+            return self._prepare(ops, cs, made)
+        except BaseException:
+            for destroy, obj in reversed(made):
+                destroy(obj)
+            raise
+
+    def _prepare(self, ops: Operands, cs, made: list) -> Prepared:
+        import cupy
+
+        S, dtype, cuda_type = ops.S, ops.S.dtype, _CUDA_R[ops.S.dtype]
+        alg, storage = _ALGS[self.alg]
         wide = max(S.nnz, *S.shape) >= 2**31
         itype, index_dtype = (_INDEX_64I, np.int64) if wide else (_INDEX_32I, np.int32)
         m, n = S.shape
         vals = cupy.asarray(S.data)
         cols = cupy.asarray(S.indices.astype(index_dtype))
-        if self.alg.startswith("csr"):
+        if storage == "csr":
             ptr = cupy.asarray(S.indptr.astype(index_dtype))
-            mat = cs.createCsr(m, n, S.nnz, ptr.data.ptr, cols.data.ptr, vals.data.ptr, itype, itype, 0,
-                               _CUDA_R[dtype])
+            mat = cs.createCsr(m, n, S.nnz, ptr.data.ptr, cols.data.ptr, vals.data.ptr, itype, itype, 0, cuda_type)
             arrays, nbytes = (vals, cols, ptr), csr_bytes(S, index_dtype)
         else:
             rows = cupy.asarray(np.repeat(np.arange(m, dtype=index_dtype), np.diff(S.indptr)))
-            mat = cs.createCoo(m, n, S.nnz, rows.data.ptr, cols.data.ptr, vals.data.ptr, itype, 0, _CUDA_R[dtype])
+            mat = cs.createCoo(m, n, S.nnz, rows.data.ptr, cols.data.ptr, vals.data.ptr, itype, 0, cuda_type)
             arrays, nbytes = (vals, cols, rows), coo_bytes(S, index_dtype)
+        made.append((cs.destroySpMat, mat))
         y = ops.y_dev
-        xs = [cs.createDnVec(n, x.data.ptr, _CUDA_R[dtype]) for x in ops.x_dev]
-        yd = cs.createDnVec(m, y.data.ptr, _CUDA_R[dtype])
+        xs = []
+        for x in ops.x_dev:
+            xs.append(cs.createDnVec(n, x.data.ptr, cuda_type))
+            made.append((cs.destroyDnVec, xs[-1]))
+        yd = cs.createDnVec(m, y.data.ptr, cuda_type)
+        made.append((cs.destroyDnVec, yd))
         handle = cs.create()
-        stream = cupy.cuda.get_current_stream()
-        cs.setStream(handle, stream.ptr)
+        made.append((cs.destroy, handle))
         alpha, beta = np.ones(1, dtype), np.zeros(1, dtype)
-        alg = _ALGS[self.alg]
-        size = cs.spMV_bufferSize(handle, 0, alpha.ctypes.data, mat, xs[0], beta.ctypes.data, yd, _CUDA_R[dtype],
-                                  alg)
+        size = cs.spMV_bufferSize(handle, 0, alpha.ctypes.data, mat, xs[0], beta.ctypes.data, yd, cuda_type, alg)
         work = cupy.empty(max(size, 1), dtype=np.int8)
+        cs.setStream(handle, cupy.cuda.get_current_stream().ptr)
         lib = _libcusparse()
-        spmv_args = lambda xd: (handle, 0, alpha.ctypes.data, mat, xd, beta.ctypes.data, yd, _CUDA_R[dtype], alg,
-                                work.data.ptr)
+
+        def spmv_args(xd):
+            return handle, 0, alpha.ctypes.data, mat, xd, beta.ctypes.data, yd, cuda_type, alg, work.data.ptr
+
         preprocessed = False
         if lib is not None and hasattr(lib, "cusparseSpMV_preprocess"):
             preprocessed = lib.cusparseSpMV_preprocess(*spmv_args(xs[0])) == 0
-        cs.setStream(handle, stream.ptr)
 
         if lib is not None:
             def one(xd):
@@ -121,10 +138,9 @@ class Cusparse:
                 cs.spMV(*spmv_args(xd))
 
         def close():
-            for d in xs + [yd]:
-                cs.destroyDnVec(d)
-            cs.destroySpMat(mat)
-            cs.destroy(handle)
+            for destroy, obj in reversed(made):
+                destroy(obj)
+            made.clear()
 
         def result():
             one(xs[0])
@@ -141,7 +157,7 @@ class Cusparse:
 class Cupyx:
     """``cupyx.scipy.sparse.csr_matrix`` and ``A @ x``, as a CuPy user writes it."""
 
-    name: str = "cupyx"
+    name: str = CUPYX
     needs_gpu = True
 
     def prepare(self, ops: Operands) -> Prepared:
@@ -201,7 +217,7 @@ class Scipy:
         S = ops.S
         calls = [(lambda x=x: S @ x) for x in ops.x_host]
         return Prepared(self.name, calls, lambda: S @ ops.x_host[0], {"scipy": scipy.__version__}, csr_bytes(S),
-                        device="cpu")
+                        on_gpu=False)
 
 
 CUSPARSE = tuple(Cusparse(alg) for alg in _ALGS)
@@ -229,7 +245,7 @@ def best_of_cusparse(records: list) -> list:
     algs = {b.name for b in CUSPARSE}
     best = {}
     for r in records:
-        if r.method in algs and r.kernel_us is not None:
+        if r.method in algs and r.kernel_us is not None and not r.note:  # never a flagged result
             key = (r.suite, r.matrix, r.dtype)
             if key not in best or r.kernel_us < best[key].kernel_us:
                 best[key] = r

@@ -66,7 +66,7 @@ class Prepared:
     params: dict
     spmv_bytes: int
     padding_ratio: float = 1.0
-    device: str = "gpu"
+    on_gpu: bool = True
     close: Callable = lambda: None
 
 
@@ -101,18 +101,25 @@ class KernelMethod:
 
     @property
     def name(self) -> str:
-        return self.kernel or self.format
+        """The record's label: the kernel, the format (its default kernel depends on the matrix), or
+        ``reference:<format>`` for a format without a kernel."""
+        from .. import kernels
+
+        if self.kernel:
+            return self.kernel
+        return self.format if kernels.for_format(self.format) else f"reference:{self.format}"
 
     def prepare(self, ops: Operands) -> Prepared:
         """Build the format on the device and bind the kernel's plan."""
-        from .. import SparseMatrix
+        from .. import SparseMatrix, kernels
         from ..errors import FormatFillError
 
         try:
             A = SparseMatrix(ops.S, format=self.format, device="cuda", kernel=self.kernel)
         except FormatFillError as exc:
             raise Unavailable(f"refused: fill {exc.fill:.1f} > max_fill {exc.max_fill:g}") from None
-        return _prepared(A, ops, A.kernel if A.kernel != "reference" else f"reference:{A.format}")
+        ran_kernel = A.kernel in kernels.names()
+        return _prepared(A, ops, A.kernel if ran_kernel else f"reference:{A.format}")
 
 
 @dataclass(frozen=True)
@@ -158,7 +165,8 @@ class ReferenceMethod:
 
     @property
     def name(self) -> str:
-        return self.format
+        """``reference:<format>``."""
+        return f"reference:{self.format}"
 
     def prepare(self, ops: Operands) -> Prepared:
         """Build the format on the host."""
@@ -171,5 +179,5 @@ class ReferenceMethod:
             raise Unavailable(f"refused: fill {exc.fill:.1f} > max_fill {exc.max_fill:g}") from None
         calls = [(lambda x=x: A.matvec(x)) for x in ops.x_host]
         params = {"format": A.format, **{k: _plain(v) for k, v in A.params.items()}}
-        return Prepared(f"reference:{A.format}", calls, lambda: A.matvec(ops.x_host[0]), params,
-                        A.storage.spmv_bytes(), A.storage.padding_ratio, device="cpu")
+        return Prepared(self.name, calls, lambda: A.matvec(ops.x_host[0]), params,
+                        A.storage.spmv_bytes(), A.storage.padding_ratio, on_gpu=False)

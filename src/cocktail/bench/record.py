@@ -45,4 +45,5 @@ class Record:
     date: str = ""
 
     def as_dict(self) -> dict:
+        """The record as a JSON-ready dictionary."""
         return asdict(self)

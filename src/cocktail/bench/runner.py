@@ -10,7 +10,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from . import metrics
-from .baselines import CUSPARSE_BEST, Cupyx, best_of_cusparse
+from .baselines import CUPYX, CUSPARSE_BEST, best_of_cusparse
 from .methods import Operands, Unavailable
 from .record import Record
 from .timing import time_cpu, time_gpu
@@ -47,8 +47,9 @@ def _measure(method, ops: Operands, rec: Record, settings: Settings) -> None:
     try:
         rec.method = prep.label
         rec.params = prep.params
-        if prep.device == "gpu":
+        if prep.on_gpu:
             t = time_gpu(prep.calls, repeat=settings.repeat, min_seconds=settings.min_seconds)
+            ops.y_dev.fill(np.nan)  # a product that writes nothing must not pass on an earlier answer
         else:
             t = time_cpu(prep.calls, repeat=settings.repeat, budget_seconds=settings.cpu_budget_seconds)
         rec.rel_err = ops.rel_err(prep.result())
@@ -60,12 +61,12 @@ def _measure(method, ops: Operands, rec: Record, settings: Settings) -> None:
     rec.spmv_bytes = prep.spmv_bytes
     rec.gbps = metrics.gbps(prep.spmv_bytes, seconds)
     rec.padding_ratio = prep.padding_ratio
-    if settings.copy_gbps:
+    if prep.on_gpu and settings.copy_gbps:
         rec.copy_gbps = settings.copy_gbps
         rec.bandwidth_fraction = metrics.bandwidth_fraction(rec.gbps, settings.copy_gbps)
-    if settings.l2_bytes:
+    if prep.on_gpu and settings.l2_bytes:
         rec.l2_ratio = prep.spmv_bytes / settings.l2_bytes
-    if rec.rel_err > ERROR_FLAG.get(rec.dtype, 1e-3):
+    if not rec.rel_err <= ERROR_FLAG.get(rec.dtype, 1e-3):  # NaN is flagged too
         rec.note = f"WRONG: relative error {rec.rel_err:.2e}"
 
 
@@ -115,7 +116,7 @@ def add_speedups(records) -> None:
     """Fill ``speedup_cusparse_best`` and ``speedup_cupyx``: baseline kernel time over the record's."""
     base = {}
     for r in records:
-        if r.method in (CUSPARSE_BEST, Cupyx().name) and r.kernel_us:
+        if r.method in (CUSPARSE_BEST, CUPYX) and r.kernel_us and not r.note:
             base[(r.suite, r.matrix, r.dtype, r.method)] = r.kernel_us
     for r in records:
         if not r.kernel_us:
@@ -123,5 +124,5 @@ def add_speedups(records) -> None:
         key = (r.suite, r.matrix, r.dtype)
         if key + (CUSPARSE_BEST,) in base:
             r.speedup_cusparse_best = base[key + (CUSPARSE_BEST,)] / r.kernel_us
-        if key + (Cupyx().name,) in base:
-            r.speedup_cupyx = base[key + (Cupyx().name,)] / r.kernel_us
+        if key + (CUPYX,) in base:
+            r.speedup_cupyx = base[key + (CUPYX,)] / r.kernel_us

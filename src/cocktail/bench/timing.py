@@ -3,8 +3,8 @@
 *Kernel time* amortises the host: the calls (one per input buffer, so consecutive calls read
 different ``x`` vectors) are captured once in a CUDA graph and the graph is replayed, with a
 pair of CUDA events around each replay.  A method whose calls cannot be captured (cupyx
-refuses stream capture) is timed the same way with the calls issued back to back from Python
-instead.  *Call time* is one synchronous call as a user makes it: host clock around the call
+refuses stream capture) has its calls issued back to back from Python behind a queued busy
+wait, so that the GPU, not the host, sets the pace between the events.  *Call time* is one synchronous call as a user makes it: host clock around the call
 and a stream synchronisation.  Both are medians over at least ``repeat`` samples; a sample of a
 tiny matrix is short, so its count grows until the samples add up to ``min_seconds``.
 """
@@ -17,6 +17,8 @@ from dataclasses import dataclass
 
 #: Upper bound on the adaptive sample count, as a multiple of ``repeat``.
 MAX_REPEAT_FACTOR = 20
+#: Back-to-back samples queued behind one busy wait (few enough that the launch queue never fills).
+BATCH = 25
 
 
 @dataclass
@@ -65,6 +67,18 @@ def _event_samples(enqueue, count: int, stream) -> list[float]:
     return [cupy.cuda.get_elapsed_time(start, end) for start, end in pairs]
 
 
+def _spin(seconds: float, stream) -> None:
+    """Queue a busy wait of about ``seconds`` (at most one second) on ``stream``."""
+    import cupy
+    import numpy as np
+
+    from ..kernels import source
+
+    khz = cupy.cuda.Device().attributes["ClockRate"]
+    cycles = int(min(seconds, 1.0) * khz * 1e3)
+    source.helper("spin", "spin")((1,), (1,), (np.int64(cycles),), stream=stream)
+
+
 def time_gpu(calls, repeat: int = 100, warmup: int = 3, min_seconds: float = 0.05,
              use_graph: bool = True) -> Timing:
     """Kernel and call time of ``calls``: callables that each enqueue one product on the current stream.
@@ -95,7 +109,17 @@ def time_gpu(calls, repeat: int = 100, warmup: int = 3, min_seconds: float = 0.0
                 call()
         mode = "back-to-back"
     count = sample_count(estimate * len(calls), repeat, min_seconds)
-    per_call_ms = [t / len(calls) for t in _event_samples(enqueue, count, stream)]
+    if graph is None:
+        # The host is slower than the GPU here: a busy wait queued first keeps the GPU behind the
+        # host, so the samples measure the products, not the Python between them.
+        ms = []
+        for start in range(0, count, BATCH):
+            batch = min(BATCH, count - start)
+            _spin(2.0 * batch * estimate * len(calls), stream)
+            ms += _event_samples(enqueue, batch, stream)
+    else:
+        ms = _event_samples(enqueue, count, stream)
+    per_call_ms = [t / len(calls) for t in ms]
 
     call_s = []
     for i in range(sample_count(estimate, repeat, min_seconds)):
@@ -108,7 +132,7 @@ def time_gpu(calls, repeat: int = 100, warmup: int = 3, min_seconds: float = 0.0
 
 
 def time_cpu(calls, repeat: int = 20, budget_seconds: float = 2.0) -> Timing:
-    """Median host time of ``calls`` (rotated), at least 3 samples, at most ``repeat``, within the budget."""
+    """Median host time of ``calls`` (rotated): ``repeat`` samples, or fewer (not under 3) past the budget."""
     calls[0]()  # warm-up
     times = []
     spent = 0.0

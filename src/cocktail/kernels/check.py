@@ -71,25 +71,33 @@ def _nvcc_compile(code: str, expressions: list[str], options: list[str], arch: s
     return None if proc.returncode == 0 else (proc.stderr or proc.stdout).strip()
 
 
+def _compile(stem: str, expressions: list[str], backend: str, arch: str, ldg: bool) -> str | None:
+    chosen = backend_available(backend)
+    if chosen is None:
+        raise RuntimeError("no CUDA compiler: install 'cocktail[nvrtc]' (NVRTC) or put nvcc on PATH")
+    code, opts = source.assemble(stem), list(source.options(ldg))
+    if chosen == "nvrtc":
+        return _nvrtc_compile(code, expressions, opts + [f"--gpu-architecture={arch}"])
+    return _nvcc_compile(code, expressions, opts, arch)
+
+
 def check_kernel(name: str, backend: str = "auto", arch: str = DEFAULT_ARCH) -> list[str]:
     """Compile every instantiation of kernel ``name`` (both read-only-path settings); return the errors."""
     spec = get(name)
     if spec.source is None:
         return []
-    chosen = backend_available(backend)
-    if chosen is None:
-        raise RuntimeError("no CUDA compiler: install 'cocktail[nvrtc]' (NVRTC) or put nvcc on PATH")
     errors = []
-    code = source.assemble(spec.source)
     for ldg in (True, False):
-        opts = list(source.options(ldg))
-        if chosen == "nvrtc":
-            err = _nvrtc_compile(code, spec.all_expressions(), opts + [f"--gpu-architecture={arch}"])
-        else:
-            err = _nvcc_compile(code, spec.all_expressions(), opts, arch)
+        err = _compile(spec.source, spec.all_expressions(), backend, arch, ldg)
         if err:
-            errors.append(f"{name} (ldg={ldg}, {chosen}): {err}")
+            errors.append(f"{name} (ldg={ldg}, {backend_available(backend)}): {err}")
     return errors
+
+
+def check_helper(stem: str, backend: str = "auto", arch: str = DEFAULT_ARCH) -> list[str]:
+    """Compile a helper source of ``source.HELPERS``; return the errors."""
+    err = _compile(stem, list(source.HELPERS[stem]), backend, arch, ldg=False)
+    return [f"{stem} ({backend_available(backend)}): {err}"] if err else []
 
 
 def main(argv=None) -> int:
@@ -111,7 +119,15 @@ def main(argv=None) -> int:
         for e in errors:
             print(e, file=sys.stderr)
         failed += bool(errors)
-    print(f"{len(names()) - failed} passed, {failed} failed")
+    for stem, expressions in source.HELPERS.items():
+        errors = check_helper(stem, chosen, args.arch)
+        print(f"{stem:14s} {'FAIL' if errors else 'ok':4s} {len(expressions)} instantiations ({chosen}, {args.arch}; "
+              f"harness helper)")
+        for e in errors:
+            print(e, file=sys.stderr)
+        failed += bool(errors)
+    total = len(names()) + len(source.HELPERS)
+    print(f"{total - failed} passed, {failed} failed")
     return 1 if failed else 0
 
 

@@ -56,3 +56,14 @@ def function(spec, expression: str, ldg: bool = True):
     device_id = cupy.cuda.Device().id
     module = _module(spec.source, tuple(spec.all_expressions()), bool(ldg), device_id)
     return module.get_function(expression)
+
+
+#: Sources that are not SpMV kernels but ship with them (the harness's busy wait): stem -> expressions.
+HELPERS = {"spin": ("spin",)}
+
+
+def helper(stem: str, expression: str):
+    """A compiled helper kernel of :data:`HELPERS`, memoised per device."""
+    import cupy
+
+    return _module(stem, HELPERS[stem], False, cupy.cuda.Device().id).get_function(expression)
