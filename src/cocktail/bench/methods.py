@@ -111,13 +111,9 @@ class KernelMethod:
 
     def prepare(self, ops: Operands) -> Prepared:
         """Build the format on the device and bind the kernel's plan."""
-        from .. import SparseMatrix, kernels
-        from ..errors import FormatFillError
+        from .. import kernels
 
-        try:
-            A = SparseMatrix(ops.S, format=self.format, device="cuda", kernel=self.kernel)
-        except FormatFillError as exc:
-            raise Unavailable(f"refused: fill {exc.fill:.1f} > max_fill {exc.max_fill:g}") from None
+        A = _build(ops, self.format, "cuda", self.kernel)
         ran_kernel = A.kernel in kernels.names()
         return _prepared(A, ops, A.kernel if ran_kernel else f"reference:{A.format}")
 
@@ -134,6 +130,17 @@ class AutoMethod:
         from .. import SparseMatrix
 
         return _prepared(SparseMatrix(ops.S, format="auto", device="cuda"), ops, self.name)
+
+
+def _build(ops: Operands, format: str, device: str, kernel: str | None = None):
+    """``SparseMatrix`` of the problem; a format that refuses the matrix makes the method unavailable."""
+    from .. import SparseMatrix
+    from ..errors import FormatFillError
+
+    try:
+        return SparseMatrix(ops.S, format=format, device=device, kernel=kernel)
+    except FormatFillError as exc:
+        raise Unavailable(f"refused: fill {exc.fill:.1f} > max_fill {exc.max_fill:g}") from None
 
 
 def _prepared(A, ops: Operands, label: str) -> Prepared:
@@ -170,13 +177,7 @@ class ReferenceMethod:
 
     def prepare(self, ops: Operands) -> Prepared:
         """Build the format on the host."""
-        from .. import SparseMatrix
-        from ..errors import FormatFillError
-
-        try:
-            A = SparseMatrix(ops.S, format=self.format, device="cpu")
-        except FormatFillError as exc:
-            raise Unavailable(f"refused: fill {exc.fill:.1f} > max_fill {exc.max_fill:g}") from None
+        A = _build(ops, self.format, "cpu")
         calls = [(lambda x=x: A.matvec(x)) for x in ops.x_host]
         params = {"format": A.format, **{k: _plain(v) for k, v in A.params.items()}}
         return Prepared(self.name, calls, lambda: A.matvec(ops.x_host[0]), params,
