@@ -17,11 +17,11 @@ from kernel_configs import KERNEL_CONFIGS
 from cocktail.formats.coo import COO
 from cocktail.formats.csr import CSR
 from cocktail.formats.hyb import HYB
-from cocktail.kernels import coo_atomic, coo_segmented, get, hyb
+from cocktail.kernels import get
 from cocktail.kernels.device import DeviceProps
-from cocktail.kernels.plan import Plan
 from cocktail.tuning import coo as coo_rules
 from cocktail.tuning import kernels as rules
+from cocktail.tuning import launch as launch_rules
 
 WARP = 32
 LANES = np.arange(WARP)
@@ -97,29 +97,39 @@ def test_omega_accepts_numbers():
     assert coo_rules.check_omega(np.float32(0.5)) == 0.5
 
 
-def test_warps_for_uses_flegar_anzt_rule():
+def test_atomic_warps_use_flegar_anzt_rule():
     props = _props()
     cores = rules.cores_per_sm(props.compute_capability)
     for nnz in (5 * 10 ** 4, 5 * 10 ** 5, 5 * 10 ** 6):
         omega = rules.coo_omega(nnz)
-        assert coo_atomic.warps_for(nnz, None, props) == min(coo_rules.units(nnz),
-                                                             -(-omega * props.sm_count * cores // WARP))
-    assert coo_atomic.warps_for(10 ** 7, 1, props) == 528
+        config = launch_rules.configure(get("coo_atomic"), _coo_of_size(nnz), {}, props)
+        assert config["warps"] == min(coo_rules.units(nnz), -(-omega * props.sm_count * cores // WARP))
+        assert config["omega"] == omega
+    assert launch_rules.configure(get("coo_atomic"), _coo_of_size(10 ** 7), {"omega": 1}, props)["warps"] == 528
+    with pytest.raises(ValueError, match="omega must be a positive number"):
+        launch_rules.configure(get("coo_atomic"), _coo_of_size(100), {"omega": -1}, props)
+
+
+def _coo_of_size(nnz):
+    """A COO whose entry count is ``nnz`` (only sizes are read by the rules): one entry per row."""
+    rows = np.arange(nnz, dtype=np.int32)
+    return COO((nnz, 1), np.float64, np.int32, nnz, COO.resolve_params({}), row=rows,
+               col=np.zeros(nnz, np.int32), data=np.ones(nnz))
 
 
 @pytest.mark.parametrize("block", [32, 256, 1024, np.int64(64)])
 def test_block_threads_accepted(block):
-    assert coo_segmented.warp_block_threads("k", {"block_threads": block}, _props()) == int(block)
+    assert launch_rules.block_threads("k", block, _props()) == int(block)
 
 
 @pytest.mark.parametrize("block", [0, 48, 2048, -32, 64.0, True])
 def test_block_threads_refused(block):
     with pytest.raises(ValueError, match="k: block_threads must be"):
-        coo_segmented.warp_block_threads("k", {"block_threads": block}, _props())
+        launch_rules.block_threads("k", block, _props())
 
 
 def test_block_threads_default():
-    assert coo_segmented.warp_block_threads("k", {"block_threads": None}, _props()) == rules.block_threads()
+    assert launch_rules.block_threads("k", None, _props()) == rules.BLOCK_THREADS
 
 
 # --- specs and beta scaling ------------------------------------------------------------------
@@ -130,7 +140,7 @@ def test_specs():
     assert seg.defaults == {"ldg": True, "block_threads": None}
     assert atom.defaults == {"omega": None, "ldg": True, "block_threads": None}
     assert h.defaults == {"coo_kernel": "coo_segmented", "ldg": True}
-    assert h.source is None and h.all_expressions() == [] and h.formats == ("hyb",)
+    assert h.source is None and h.all_expressions() == () and h.formats == ("hyb",)
     assert "coo_segmented_fixup<double, long long>" in seg.all_expressions()
     assert len(seg.all_expressions()) == 8 and len(atom.all_expressions()) == 4
 
@@ -141,18 +151,6 @@ def test_gpu_suite_parameters_exist():
             get(kernel).resolve_params(kparams)
 
 
-def test_scale_y():
-    y = np.array([np.nan, 1.0, 2.0])
-    coo_segmented.scale_y(y, np.float64(0))
-    assert (y == 0).all()  # never NaN * 0
-    y = np.array([np.nan, 1.0])
-    coo_segmented.scale_y(y, np.float64(1))
-    assert np.isnan(y[0]) and y[1] == 1.0
-    y = np.array([1.0, -2.0], dtype=np.float32)
-    coo_segmented.scale_y(y, np.float32(-0.5))
-    assert y.dtype == np.float32 and y.tolist() == [-0.5, 1.0]
-
-
 # --- HYB composition -------------------------------------------------------------------------
 
 def _hyb(lengths, **params):
@@ -161,41 +159,41 @@ def _hyb(lengths, **params):
     return HYB.from_csr(CSR.from_arrays(vals, cols, indptr, (len(lengths), n)), **params)
 
 
-class _Recorder:
+def test_hyb_parts_configured():
+    storage = _hyb([1, 5, 2, 9], ell_width=2)
+    config = launch_rules.configure(get("hyb"), storage, {"ldg": False}, _props())
+    (ell, ell_config), (coo, coo_config) = config["parts"]["ell"], config["parts"]["coo"]
+    assert ell.name == "ell" and ell_config["ldg"] is False and ell_config["block_threads"] == rules.BLOCK_THREADS
+    assert coo.name == "coo_segmented" and coo_config["ldg"] is False
+    atomic = launch_rules.configure(get("hyb"), storage, {"coo_kernel": "coo_atomic"}, _props())["parts"]["coo"]
+    assert atomic[0].name == "coo_atomic" and atomic[1]["omega"] == rules.coo_omega(storage.coo.nnz)
+    with pytest.raises(ValueError, match="hyb: coo_kernel must be a kernel for coo matrices"):
+        launch_rules.configure(get("hyb"), storage, {"coo_kernel": "ell"}, _props())
+    assert launch_rules.user_view(config) == {"ldg": False, "coo_kernel": "coo_segmented"}
+
+
+class _Part:
+    """A stand-in kernel spec that records how the HYB binder asks for its launches."""
+
     def __init__(self, calls, name):
         self.calls, self.name = calls, name
 
-    def run(self, x, y, alpha, beta):
-        self.calls.append((self.name, alpha, beta, type(beta)))
-
-
-def test_hyb_sub_plans():
-    storage = _hyb([1, 5, 2, 9], ell_width=2)
-    plan = Plan(get("hyb"), storage, {"ldg": False})
-    ell, coo = hyb.parts(plan)
-    assert isinstance(ell, Plan) and isinstance(coo, Plan)
-    assert ell.spec.name == "ell" and ell.storage is storage.ell and ell.params["ldg"] is False
-    assert coo.spec.name == "coo_segmented" and coo.storage is storage.coo and coo.params["ldg"] is False
-    assert hyb.parts(plan)[0] is ell  # kept in the workspace
-    atomic = hyb.parts(Plan(get("hyb"), storage, {"coo_kernel": "coo_atomic"}))[1]
-    assert atomic.spec.name == "coo_atomic" and atomic.params["omega"] is None
-    with pytest.raises(ValueError, match="multiplies ell matrices, not 'coo'"):
-        hyb.parts(Plan(get("hyb"), storage, {"coo_kernel": "ell"}))
+    def bind(self, fmt, config, props, accumulate=False):
+        self.calls.append((self.name, accumulate))
+        return [self.name]
 
 
 @pytest.mark.parametrize("lengths,expect_coo", [([1, 5, 2, 9], True), ([2, 2, 1, 0], False)])
 def test_hyb_launch_order_and_beta(lengths, expect_coo):
     storage = _hyb(lengths, ell_width=2)
-    plan = Plan(get("hyb"), storage, {})
     calls = []
-    plan.workspace[hyb._PARTS] = (_Recorder(calls, "ell"), _Recorder(calls, "coo"))
-    alpha, beta = np.float64(2), np.float64(3)
-    hyb.launch(plan, None, None, alpha, beta)
-    assert calls[0] == ("ell", alpha, beta, np.float64)
+    config = {"parts": {"ell": (_Part(calls, "ell"), {}), "coo": (_Part(calls, "coo"), {})}}
+    launches = get("hyb").bind(storage, config, _props())
+    assert calls[0] == ("ell", False)  # the ELL part applies beta
     if expect_coo:
-        assert calls[1:] == [("coo", alpha, 1.0, np.float64)]  # accumulate: the ELL result is kept
+        assert calls[1:] == [("coo", True)] and launches == ["ell", "coo"]  # accumulate: beta fixed at 1
     else:
-        assert calls[1:] == []
+        assert calls[1:] == [] and launches == ["ell"]
 
 
 # --- NumPy simulations of the kernels ---------------------------------------------------------
@@ -332,8 +330,7 @@ def test_simulated_kernels_match_product(lengths):
 
 
 def test_coo_part_fields_only():
-    # The launchers read row/col/data/shape: a HYB remainder is a plain COO.
+    # The binders read row/col/data/shape: a HYB remainder is a plain COO.
     storage = _hyb([1, 5, 2, 9], ell_width=2)
     assert isinstance(storage.coo, COO) and storage.coo.row.shape[0] == 3 + 7
-    Plan(get("coo_segmented"), storage.coo, {})
-    Plan(get("coo_atomic"), storage.coo, {"omega": 4})
+    assert launch_rules.configure(get("coo_atomic"), storage.coo, {"omega": 4}, _props())["warps"] == 1

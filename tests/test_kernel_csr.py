@@ -13,8 +13,8 @@ import pytest
 from cocktail.formats.csr import CSR
 from cocktail.kernels import csr_merge, csr_vector, get
 from cocktail.kernels.device import DeviceProps
-from cocktail.kernels.plan import Plan
 from cocktail.tuning import kernels as rules
+from cocktail.tuning import launch as launch_rules
 
 WARP = 32
 
@@ -52,43 +52,71 @@ def test_specs_registered_with_contract_parameters():
                                                      "csr_merge_fixup<double, long long>"]
 
 
-def test_threads_per_row_rule_is_cached():
-    plan = Plan(get("csr_vector"), _csr([3, 2, 4, 3]), {})
-    assert csr_vector.threads_per_row(plan) == rules.csr_vector_threads(3.0) == 4
-    assert plan.workspace["threads_per_row"] == 4
-    plan.workspace["threads_per_row"] = 16  # a second product reads the cache
-    assert csr_vector.threads_per_row(plan) == 16
-    assert csr_vector.threads_per_row(Plan(get("csr_vector"), _csr([40] * 3), {})) == 32
-    assert csr_vector.threads_per_row(Plan(get("csr_vector"), _csr([0, 0]), {})) == 2
+def _config(name, lengths, params=None):
+    return launch_rules.configure(get(name), _csr(lengths), params or {}, _props())
+
+
+def test_threads_per_row_rule():
+    assert _config("csr_vector", [3, 2, 4, 3])["threads_per_row"] == rules.csr_vector_threads(3.0) == 4
+    assert _config("csr_vector", [40] * 3)["threads_per_row"] == 32
+    assert _config("csr_vector", [0, 0])["threads_per_row"] == 2
+    assert _config("csr_vector", [])["threads_per_row"] == 2
 
 
 @pytest.mark.parametrize("t", [2, 4, 8, 16, 32])
 def test_threads_per_row_explicit(t):
-    assert csr_vector.threads_per_row(Plan(get("csr_vector"), _csr([3]), {"threads_per_row": t})) == t
+    assert _config("csr_vector", [3], {"threads_per_row": t})["threads_per_row"] == t
 
 
-@pytest.mark.parametrize("t", [1, 3, 64, 0])
+@pytest.mark.parametrize("t", [1, 3, 64, 0, True])
 def test_threads_per_row_refused(t):
     with pytest.raises(ValueError, match="threads_per_row must be one of"):
-        csr_vector.threads_per_row(Plan(get("csr_vector"), _csr([3]), {"threads_per_row": t}))
+        _config("csr_vector", [3], {"threads_per_row": t})
 
 
 def test_block_threads_whole_warps():
-    plan = Plan(get("csr_vector"), _csr([3]), {})
-    assert csr_vector.block_threads(plan, _props()) == rules.block_threads()
-    assert csr_vector.block_threads(Plan(get("csr_merge"), _csr([3]), {"block_threads": 64}), _props()) == 64
-    for bad in (48, 2048):
-        with pytest.raises(ValueError, match="multiple of 32 up to 1024"):
-            csr_vector.block_threads(Plan(get("csr_merge"), _csr([3]), {"block_threads": bad}), _props())
+    assert launch_rules.block_threads("csr_vector", None, _props()) == rules.BLOCK_THREADS
+    assert _config("csr_merge", [3], {"block_threads": 64})["block_threads"] == 64
+    for name in ("csr_scalar", "csr_vector", "csr_merge", "dia", "ell"):
+        for bad in (48, 2048, 0, True, 2.5):
+            with pytest.raises(ValueError, match=f"{name}: block_threads must be"):
+                launch_rules.configure(get(name), _fmt_for(name), {"block_threads": bad}, _props())
+
+
+def _fmt_for(name):
+    from cocktail.formats import get as format_get
+
+    return format_get(get(name).formats[0]).from_csr(_csr([3, 1]))
+
+
+def test_flags_are_booleans():
+    with pytest.raises(ValueError, match="csr_vector: aligned must be True or False"):
+        _config("csr_vector", [3], {"aligned": 1})
+    with pytest.raises(ValueError, match="csr_scalar: ldg must be True or False"):
+        _config("csr_scalar", [3], {"ldg": "yes"})
 
 
 def test_items_per_thread():
-    spec = get("csr_merge")
-    assert csr_merge.items_per_thread(Plan(spec, _csr([3]), {})) == rules.MERGE_ITEMS_PER_THREAD
-    assert csr_merge.items_per_thread(Plan(spec, _csr([3]), {"items_per_thread": 13})) == 13
+    assert _config("csr_merge", [3])["items_per_thread"] == rules.MERGE_ITEMS_PER_THREAD
+    assert _config("csr_merge", [3], {"items_per_thread": 13})["items_per_thread"] == 13
     for bad in (0, -2, 2.5, True):
         with pytest.raises(ValueError, match="items_per_thread"):
-            csr_merge.items_per_thread(Plan(spec, _csr([3]), {"items_per_thread": bad}))
+            _config("csr_merge", [3], {"items_per_thread": bad})
+
+
+def test_configuration_is_complete():
+    """Every configured value is concrete: no None is left for a product to resolve."""
+    for name in ("csr_scalar", "csr_vector", "csr_merge", "dia", "ell"):
+        config = launch_rules.configure(get(name), _fmt_for(name), {}, _props())
+        assert None not in config.values(), (name, config)
+        assert set(get(name).defaults) <= set(config)
+
+
+def test_wrong_format_or_parameter():
+    with pytest.raises(ValueError, match="kernel 'ell' multiplies ell matrices, not 'csr'"):
+        launch_rules.configure(get("ell"), _csr([3]), {}, _props())
+    with pytest.raises(TypeError, match="has no parameter 'nope'"):
+        _config("csr_scalar", [3], {"nope": 1})
 
 
 def test_merge_grid():
@@ -96,13 +124,6 @@ def test_merge_grid():
     assert csr_merge.merge_grid(100, 0, 1, 32) == (100, 4)
     assert csr_merge.merge_grid(1, 0, 7, 256) == (1, 1)
     assert csr_merge.merge_grid(1000, 9000, 7, 64) == (1429, 23)
-
-
-@pytest.mark.parametrize("name", ["csr_vector", "csr_merge"])
-def test_empty_matrix_launches_nothing(name):
-    plan = Plan(get(name), _csr([]), {})
-    assert plan.storage.shape[0] == 0
-    assert get(name).launch(plan, None, None, 1.0, 0.0) is None  # returns before touching the device
 
 
 # --- csr_merge simulation -----------------------------------------------------------------------

@@ -14,8 +14,8 @@ from cocktail.kernels import pkt
 def test_registered_with_every_instantiation(name):
     spec = kernels.get(name)
     assert spec.formats == (name,) and spec.source == name and spec.deterministic
-    assert spec.all_expressions() == [f"{name}<{v}, {i}>" for v in ("float", "double")
-                                      for i in ("int", "long long")]
+    assert spec.all_expressions() == tuple(f"{name}<{v}, {i}>" for v in ("float", "double")
+                                           for i in ("int", "long long"))
 
 
 def test_parameters():

@@ -1,21 +1,38 @@
-"""``SparseMatrix``: the user-facing sparse matrix, stored in one format on one device."""
+"""``SparseMatrix``: the user-facing sparse matrix, stored in one format on one device.
+
+Everything a product needs is resolved at construction: the format, the executor (and on the
+GPU the kernel's launches), and the facts the operand checks compare against.  A product
+checks ``x`` and ``out`` once, against those facts, and hands them to the executor.
+"""
 
 from __future__ import annotations
 
+import os
+import sys
 import warnings
 
 import numpy as np
 
-from . import formats, kernels, reference, validate
+from . import executors, formats, kernels, validate
 from ._device_arrays import as_device_array
-from .kernels.plan import Plan
-from .kernels.plan import spmv as kernel_spmv
 from ._xp import cuda_available, is_cupy_array, to_numpy
+from .bound import BoundProduct
 from .errors import CPUFallbackWarning
 from .formats.csr import CSR
 
 DEVICES = ("cpu", "cuda")
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 _warned_cpu_fallback = False
+#: Scalars taken as they are on the fast path of a real-valued product (the launch converts them).
+_PLAIN_SCALARS = (int, float)
+
+
+def _caller_stacklevel() -> int:
+    """The ``stacklevel`` of the first frame outside the cocktail package, so warnings point at the user's line."""
+    frame, level = sys._getframe(1), 1
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE_DIR):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def _warn_cpu_fallback() -> None:
@@ -23,10 +40,9 @@ def _warn_cpu_fallback() -> None:
     if not _warned_cpu_fallback:
         _warned_cpu_fallback = True
         warnings.warn(
-            "cocktail: no CUDA GPU found (CuPy missing or no device); "
-            "products run on the CPU reference executor",
+            "cocktail: no CUDA GPU found (CuPy missing or no device); products run on the CPU",
             CPUFallbackWarning,
-            stacklevel=3,
+            stacklevel=_caller_stacklevel(),
         )
 
 
@@ -69,21 +85,6 @@ def _resolve_device(device, on_gpu: bool) -> str:
     return device
 
 
-def _plan_for(storage, spec, kernel_params):
-    """Bind the named kernel (or the one ``cocktail.tuning`` picks) to ``storage``; None: reference."""
-    from .tuning.kernels import choose_kernel
-
-    if spec is None:
-        name = choose_kernel(storage)
-        if name is None or name not in kernels.names():
-            return None
-        spec = kernels.get(name)
-    elif storage.dtype.kind == "c":
-        raise TypeError(f"kernel {spec.name!r} has no {storage.dtype.name} instantiation; "
-                        "GPU kernels take float32 and float64 (complex runs on the reference executor)")
-    return Plan(spec, storage, kernel_params)
-
-
 class SparseMatrix:
     """A sparse matrix stored in one of Cocktail's formats, ready for ``y = alpha*A@x + beta*y``.
 
@@ -93,11 +94,15 @@ class SparseMatrix:
         tuple (with ``shape=``), or another ``SparseMatrix``.  Never modified.
     format : a name from :func:`cocktail.formats.names`, or ``"auto"`` (see
         :mod:`cocktail.tuning.auto` for the rule).
-    kernel : on the GPU, a name from :func:`cocktail.kernels.names` to force that kernel;
-        by default :mod:`cocktail.tuning.kernels` picks one (formats or dtypes without a
-        kernel run the reference executor on the device).
     device : ``"cpu"``, ``"cuda"`` or ``None`` (the GPU when CuPy sees one, else the CPU
         with one warning).
+    executor : ``None`` (the device's default), ``"cuda"`` (a GPU kernel), ``"cpu"`` (SciPy's
+        compiled product where SciPy has the format's layout, else the reference) or
+        ``"reference"`` (the product that reads the format's own arrays, on either device).
+        See :mod:`cocktail.executors`.
+    kernel : on the GPU, a name from :func:`cocktail.kernels.names` to force that kernel;
+        by default :mod:`cocktail.tuning.kernels` picks one (formats or dtypes without a
+        kernel run the device reference path).
     shape : needed with a tuple input.
     dtype : convert the values to this dtype (float32, float64, complex64, complex128).
     index_dtype : force int32 or int64 indices (default: int32 when everything fits).
@@ -105,8 +110,10 @@ class SparseMatrix:
         (``explain()`` lists them).
     """
 
-    def __init__(self, S, format="csr", device=None, *, kernel=None, shape=None, dtype=None, index_dtype=None,
-                 **params):
+    def __init__(self, S, format="csr", device=None, *, executor=None, kernel=None, shape=None, dtype=None,
+                 index_dtype=None, **params):
+        from .tuning.formats import format_params
+
         data, indices, indptr, shape = _source_arrays(S, shape)
         on_gpu = any(is_cupy_array(a) for a in (data, indices, indptr))
         self.device = _resolve_device(device, on_gpu)
@@ -126,11 +133,25 @@ class SparseMatrix:
 
             if params:
                 raise TypeError("format='auto' picks its own parameters; name a format to pass them")
-            format = choose_format(csr)
-        self.storage = formats.get(format).from_csr(csr, **params)
-        self._plan = None
+            format = choose_format(csr, device=self.device)
+        self.storage = formats.get(format).from_csr(csr, **format_params(format, csr.dtype, params))
+        self._executor = executors.create(executor, self.storage, self.device, spec, kernel_params)
+        self._bind_operand_facts()
+
+    def _bind_operand_facts(self) -> None:
+        """What the product-time checks compare against, computed once."""
+        m, n = self.storage.shape
+        self._x_shape, self._y_shape = (n,), (m,)
+        self._dtype = self.storage.dtype
+        self._fast_scalars = _PLAIN_SCALARS if self._dtype.kind != "c" else ()
+        self._run = self._executor.run
         if self.device == "cuda":
-            self._plan = _plan_for(self.storage, spec, kernel_params)
+            import cupy
+
+            self._xp, self._array_type = cupy, cupy.ndarray
+            self._device_id = cupy.cuda.Device().id
+        else:
+            self._xp, self._array_type, self._device_id = np, np.ndarray, None
 
     # --- attributes ---------------------------------------------------------------
     @property
@@ -164,45 +185,69 @@ class SparseMatrix:
         return dict(self.storage.params)
 
     @property
+    def executor(self) -> str:
+        """The executor that runs products: ``"cuda"``, ``"cpu"`` or ``"reference"``."""
+        return self._executor.name
+
+    @property
     def kernel(self) -> str:
-        """The GPU kernel that runs products, or ``"reference"`` (the reference executor)."""
-        return self._plan.spec.name if self._plan is not None else "reference"
+        """What computes a product: a GPU kernel's name, ``"scipy"`` or ``"reference"``."""
+        return self._executor.kernel
 
     @property
     def kernel_params(self) -> dict:
-        """The kernel parameters in effect (``None`` values are chosen per call by ``cocktail.tuning``)."""
-        return dict(self._plan.params) if self._plan is not None else {}
+        """The kernel parameters in effect, every rule's choice resolved (empty without a kernel)."""
+        return dict(self._executor.config)
 
     # --- products -----------------------------------------------------------------
     def matvec(self, x, out=None, alpha=1, beta=0):
         """``alpha * A @ x + beta * out`` for a vector ``x`` of shape (cols,).
 
-        Writes into and returns ``out`` when given (``beta == 0`` never reads it);
-        otherwise returns a new array on the matrix's device.
+        Writes into and returns ``out`` when given (``beta == 0`` never reads it); otherwise
+        returns a new array on the matrix's device.  On the GPU, with ``x`` and ``out``
+        contiguous arrays of the matrix's dtype on its device, a product allocates nothing,
+        never synchronises with the host and can be captured in a CUDA graph, from the first
+        call; it runs on the current CuPy stream.
         """
-        if getattr(x, "ndim", None) != 1:
-            raise ValueError(f"matvec takes a 1-D x of shape ({self.shape[1]},), got shape {getattr(x, 'shape', None)}")
-        return self._product(x, out, alpha, beta)
+        if not (x.__class__ is self._array_type and self._ready(x, self._x_shape)):
+            x = self._vector(x, "x")
+        if alpha.__class__ not in self._fast_scalars:
+            alpha = validate.scalar(alpha, self._dtype, "alpha")
+        if beta.__class__ not in self._fast_scalars:
+            beta = validate.scalar(beta, self._dtype, "beta")
+        if out is None:
+            if beta != 0:
+                raise ValueError("beta != 0 needs out= holding the y to scale and add to")
+            y = self._xp.empty(self._y_shape, dtype=self._dtype)
+            self._run(x, y, alpha, beta)
+            return y
+        if out.__class__ is self._array_type and self._ready(out, self._y_shape):
+            self._run(x, out, alpha, beta)
+            return out
+        y = self._output(out, None)
+        work = y if y.flags.c_contiguous else (y.copy() if beta != 0 else self._xp.empty_like(y))
+        self._run(x, work, alpha, beta)
+        if work is not y:
+            y[...] = work
+        return out
 
     def matmat(self, X, out=None, alpha=1, beta=0):
         """``alpha * A @ X + beta * out`` for a block of vectors ``X`` of shape (cols, k)."""
         if getattr(X, "ndim", None) != 2:
             raise ValueError(f"matmat takes a 2-D X of shape ({self.shape[1]}, k), got shape {getattr(X, 'shape', None)}")
-        return self._product(X, out, alpha, beta)
-
-    def _product(self, x, out, alpha, beta):
-        if self.device == "cpu":
-            for name, arr in (("x", x), ("out", out)):
-                if arr is not None and is_cupy_array(arr):
-                    raise TypeError(f"{name} is a CuPy array but the matrix is on the CPU; pass a NumPy array")
-            return reference.spmv(self.storage, x, out=out, alpha=alpha, beta=beta)
-        x = as_device_array(x, "x")
-        out_dev = None if out is None else as_device_array(out, "out")
-        if self._plan is None:
-            y = reference.spmv(self.storage, x, out=out_dev, alpha=alpha, beta=beta)
+        X = self._operand(X, "X")
+        k = X.shape[1]
+        alpha = validate.scalar(alpha, self._dtype, "alpha")
+        beta = validate.scalar(beta, self._dtype, "beta")
+        if out is None:
+            if beta != 0:
+                raise ValueError("beta != 0 needs out= holding the y to scale and add to")
+            Y = self._xp.empty((self.shape[0], k), dtype=self._dtype)
         else:
-            y = kernel_spmv(self._plan, x, out=out_dev, alpha=alpha, beta=beta)
-        return y if out is None else out
+            Y = self._output(out, k)
+        if k and self.shape[0]:
+            self._executor.run_block(X, Y, alpha, beta)
+        return Y if out is None else out
 
     def __matmul__(self, x):
         ndim = getattr(x, "ndim", None)
@@ -212,20 +257,91 @@ class SparseMatrix:
             return self.matmat(x)
         raise TypeError(f"A @ x needs a 1-D or 2-D array, got {type(x).__name__} with ndim={ndim}")
 
+    def bind(self, x, out, alpha=1, beta=0, *, stream=None) -> BoundProduct:
+        """A product on fixed buffers, replayed with almost no host cost: ``p = A.bind(x, out=y); p()``.
+
+        ``p()`` computes ``out = alpha*A@x + beta*out`` with the values ``x`` and ``out`` hold
+        at that moment and returns ``out``.  On the GPU it replays a CUDA graph captured here,
+        on ``stream`` (default: the stream current now).  Rules: ``x`` and ``out`` must be
+        contiguous arrays of the matrix's dtype on its device (no copy is ever made, so new
+        values must be written into them in place); ``alpha`` and ``beta`` are fixed; the
+        bound product keeps the matrix and both buffers alive until ``p.close()``.
+        """
+        if not (x.__class__ is self._array_type and self._ready(x, self._x_shape)):
+            x = self._exact(x, "x", self._x_shape)
+        y = out
+        if not (out.__class__ is self._array_type and self._ready(out, self._y_shape)):
+            y = self._exact(out, "out", self._y_shape)
+        alpha = validate.scalar(alpha, self._dtype, "alpha")
+        beta = validate.scalar(beta, self._dtype, "beta")
+        return BoundProduct(self, self._executor, x, y, out, alpha, beta, stream)
+
+    # --- operand checks (the API boundary) ------------------------------------------
+    def _ready(self, a, shape) -> bool:
+        """True when ``a`` (already of the device's array type) needs no conversion: shape, dtype, layout, device."""
+        if a.shape != shape or a.dtype != self._dtype or not a.flags.c_contiguous:
+            return False
+        return self._device_id is None or a.data.device_id == self._device_id
+
+    def _device_view(self, a, name: str):
+        """``a`` as an array of the matrix's device, without copying; a clear error otherwise."""
+        if self.device == "cuda":
+            a = as_device_array(a, name)
+            if a.data.device_id != self._device_id:
+                raise ValueError(f"{name} is on GPU {a.data.device_id} but the matrix is on GPU {self._device_id}")
+            return a
+        if is_cupy_array(a):
+            raise TypeError(f"{name} is a CuPy array but the matrix is on the CPU; pass a NumPy array")
+        if not isinstance(a, np.ndarray) and hasattr(a, "__array__") and hasattr(a, "dtype"):
+            return np.asarray(a)
+        return a
+
+    def _operand(self, x, name: str):
+        """``x`` checked and converted to a contiguous array of the matrix dtype on its device."""
+        x = self._device_view(x, name)
+        validate.operand(x, self.shape, self._dtype, name)
+        return self._xp.ascontiguousarray(x.astype(self._dtype, copy=False))
+
+    def _vector(self, x, name: str):
+        if getattr(x, "ndim", None) != 1:
+            raise ValueError(f"matvec takes a 1-D {name} of shape ({self.shape[1]},), got shape "
+                             f"{getattr(x, 'shape', None)}")
+        return self._operand(x, name)
+
+    def _output(self, out, ncols):
+        """``out`` checked (shape, exact dtype, writable) as a view on the matrix's device."""
+        y = self._device_view(out, "out")
+        validate.output(y, self.shape, self._dtype, ncols)
+        return y
+
+    def _exact(self, a, name: str, shape):
+        """``a`` for a bound product: exactly the shape and dtype, contiguous, on the device (never copied)."""
+        a = self._device_view(a, name)
+        if getattr(a, "shape", None) != shape or getattr(a, "dtype", None) != self._dtype:
+            raise ValueError(f"bind: {name} must have shape {shape} and dtype {self._dtype.name}, got "
+                             f"{getattr(a, 'shape', None)} and {getattr(getattr(a, 'dtype', None), 'name', None)}")
+        if not a.flags.c_contiguous:
+            raise ValueError(f"bind: {name} must be contiguous (a bound product never copies its buffers)")
+        return a
+
     # --- conversion and description -----------------------------------------------
     def to_scipy(self):
         """A ``scipy.sparse.csr_array`` on the host with the matrix's canonical entries."""
         return self.storage.to_csr().to_scipy()
 
     def explain(self) -> str:
-        """A readable description: format, parameters, padding and bytes per SpMV."""
+        """A readable description: format, parameters, executor, padding and bytes per SpMV."""
         fmt = self.storage
         m, n = self.shape
         flops = 2 * self.nnz
+        run = f"{self.executor} executor, {self.kernel}"
+        if self.kernel_params:
+            run += f" ({_param_text(self.kernel_params)})"
         lines = [
             f"{fmt.name} matrix {m} x {n}, {self.nnz:,} stored entries, {self.dtype.name} values, "
             f"{self.index_dtype.name} indices, on {self.device}",
-            f"  parameters: {_plain(self.params) or 'none'}",
+            f"  parameters: {_param_text(self.params) or 'none'}",
+            f"  products: {run}",
             f"  value slots: {fmt.stored_slots:,} (padding ratio {fmt.padding_ratio:.3f})",
             f"  memory: {fmt.nbytes:,} bytes in {len(fmt.arrays())} arrays",
             f"  bytes per SpMV: {fmt.spmv_bytes():,}"
@@ -237,8 +353,8 @@ class SparseMatrix:
     def __repr__(self) -> str:
         m, n = self.shape
         return (f"<cocktail.SparseMatrix {m}x{n} format={self.format} nnz={self.nnz} "
-                f"dtype={self.dtype.name} device={self.device}>")
+                f"dtype={self.dtype.name} device={self.device} executor={self.executor}>")
 
 
-def _plain(params: dict) -> str:
+def _param_text(params: dict) -> str:
     return ", ".join(f"{k}={getattr(v, '__name__', v)!s}" for k, v in params.items())

@@ -6,6 +6,7 @@ Nothing here writes to the arrays it is given.
 from __future__ import annotations
 
 import numbers
+from typing import NamedTuple
 
 import numpy as np
 
@@ -189,3 +190,45 @@ def output(out, shape, dtype: np.dtype, ncols_x, name: str = "out"):
         raise TypeError(f"{name} must have the matrix dtype {dtype.name}, got {out.dtype.name}")
     if not getattr(out.flags, "writeable", True):  # CuPy arrays have no such flag
         raise ValueError(f"{name} is read-only")
+
+
+class CheckedOperands(NamedTuple):
+    """Operands of ``y = alpha*A@x + beta*out`` after :func:`product_operands`.
+
+    ``X`` is 2-D (n, k) in the matrix dtype (a copy only when the dtype differed); ``ncols``
+    is None for a vector ``x``.
+    """
+
+    X: object
+    out: object
+    alpha: object
+    beta: object
+    ncols: int | None
+
+    def result_shape(self, m: int) -> tuple:
+        """``(m,)`` for a vector product, ``(m, k)`` for a block."""
+        return (m,) if self.ncols is None else (m, self.ncols)
+
+
+def product_operands(shape, dtype: np.dtype, xp, x, out=None, alpha=1, beta=0) -> CheckedOperands:
+    """Check ``x``, ``out``, ``alpha`` and ``beta`` of a product with an (m, n) matrix of ``dtype`` living in ``xp``.
+
+    ``x`` is never modified: a dtype conversion makes a copy.  Raises ``TypeError`` or
+    ``ValueError`` naming the problem.
+    """
+    operand(x, shape, dtype)
+    if get_xp(x) is not xp:
+        where = "GPU" if xp.__name__ == "cupy" else "CPU"
+        raise TypeError(f"x is a {type(x).__module__}.{type(x).__name__} but the matrix lives on the {where}")
+    alpha = scalar(alpha, dtype, "alpha")
+    beta = scalar(beta, dtype, "beta")
+    ncols = None if x.ndim == 1 else int(x.shape[1])
+    if out is None:
+        if beta != 0:
+            raise ValueError("beta != 0 needs out= holding the y to scale and add to")
+    else:
+        output(out, shape, dtype, ncols)
+        if get_xp(out) is not xp:
+            raise TypeError("out must live on the same device as the matrix")
+    X = x.reshape(shape[1], 1 if ncols is None else ncols).astype(dtype, copy=False)
+    return CheckedOperands(X, out, alpha, beta, ncols)

@@ -9,61 +9,30 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..tuning import coo as coo_rules
-from ..tuning import kernels as rules
-from . import device, source
-from .coo_segmented import scale_y, warp_block_threads
-from .spec import KernelSpec, index_type_name, value_type_name
-
-#: Workspace key of the launch state of the current device.
-_STATE = "coo_atomic"
+from . import scale_y
+from .device import WARP_SIZE
+from .launch import ALPHA, X, Y, Launch
+from .spec import KernelSpec, type_names
 
 
 def _expressions(v: str, i: str) -> list[str]:
     return [f"coo_atomic<{v}, {i}>"]
 
 
-def warps_for(nnz: int, omega, props) -> int:
-    """Warps of one launch: ``omega`` (None: Flegar & Anzt's rule by nnz) threads per core, capped by the chunks."""
-    if omega is None:
-        omega = rules.coo_omega(nnz)
-    return coo_rules.atomic_warps(nnz, omega, props.sm_count, rules.cores_per_sm(props.compute_capability))
+def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
+    """Scale y by beta (unless accumulating), then one warp per chunk of entries adding row sums with atomics.
 
-
-def _state(plan, nnz: int) -> dict:
-    """Launch state computed once per plan and device: function, warps, block and grid."""
-    import cupy
-
-    dev = cupy.cuda.Device().id
-    state = plan.workspace.get(_STATE)
-    if state is not None and state["device"] == dev:
-        return state
-    fmt = plan.storage
-    props = device.current()
-    warps = warps_for(nnz, plan.params["omega"], props)
-    block = warp_block_threads(SPEC.name, plan.params, props)
-    state = {
-        "device": dev,
-        "function": source.function(SPEC, _expressions(value_type_name(fmt.dtype),
-                                                       index_type_name(fmt.index_dtype))[0], plan.params["ldg"]),
-        "warps": warps,
-        "block": block,
-        "grid": -(-warps * coo_rules.WARP_SIZE // block),
-    }
-    plan.workspace[_STATE] = state
-    return state
-
-
-def launch(plan, x, y, alpha, beta) -> None:
-    """Scale y by beta, then one warp per chunk of entries adding row sums with atomics."""
-    fmt = plan.storage
-    scale_y(y, beta)
-    nnz = int(fmt.row.shape[0])
-    if nnz == 0 or fmt.shape[0] == 0:
-        return
-    s = _state(plan, nnz)
-    s["function"]((s["grid"],), (s["block"],),
-                  (np.int64(nnz), np.int64(s["warps"]), fmt.row, fmt.col, fmt.data, x, y, alpha))
+    ``config`` holds ``block_threads``, ``ldg`` and ``warps`` (from the oversubscription rule).
+    """
+    launches = [] if accumulate else [scale_y.bind(fmt, props)]
+    nnz, warps = int(fmt.row.shape[0]), config["warps"]
+    if nnz == 0:
+        return launches
+    block = config["block_threads"]
+    launches.append(Launch(SPEC.compiled(_expressions(*type_names(fmt))[0], config["ldg"], props.id),
+                           -(-warps * WARP_SIZE // block), block,
+                           (np.int64(nnz), np.int64(warps), fmt.row, fmt.col, fmt.data, X, Y, ALPHA), fmt.dtype))
+    return launches
 
 
 SPEC = KernelSpec(
@@ -71,7 +40,7 @@ SPEC = KernelSpec(
     formats=("coo",),
     source="coo_atomic",
     expressions=_expressions,
-    launch=launch,
+    bind=bind,
     defaults={"omega": None, "ldg": True, "block_threads": None},
     deterministic=False,
     description="equal warp chunks, segmented scan, one atomicAdd per row segment",

@@ -9,85 +9,44 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..tuning import coo as coo_rules
-from ..tuning import kernels as rules
-from . import device, source
-from .spec import KernelSpec, index_type_name, value_type_name
-
-#: Workspace key of the launch state (functions, partition, carry buffers) of the current device.
-_STATE = "coo_segmented"
+from . import scale_y
+from .device import WARP_SIZE, blocks_per_sm
+from .launch import ALPHA, X, Y, Launch
+from .spec import KernelSpec, type_names
 
 
 def _expressions(v: str, i: str) -> list[str]:
     return [f"coo_segmented<{v}, {i}>", f"coo_segmented_fixup<{v}, {i}>"]
 
 
-def scale_y(y, beta) -> None:
-    """``y = beta * y`` on the current stream before a kernel adds into y (beta == 0 never reads y)."""
-    if beta == 0:
-        y.fill(0)
-    elif beta != 1:
-        y *= beta
+def occupancy(fmt, block: int, ldg: bool, props) -> int:
+    """Blocks of ``block`` threads of the main kernel one SM holds, for sizing the partition."""
+    return blocks_per_sm(SPEC.compiled(_expressions(*type_names(fmt))[0], ldg, props.id), block)
 
 
-def warp_block_threads(kernel: str, params: dict, props) -> int:
-    """Threads per block of a warp-per-task kernel: ``block_threads`` or the tuning rule, checked."""
-    block = params["block_threads"]
-    if block is None:
-        block = rules.block_threads()
-    return coo_rules.check_block_threads(kernel, block, props.max_threads_per_block)
+def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
+    """Scale y by beta (unless accumulating), one warp per interval of entries, then the fix-up of the carries.
 
-
-def blocks_per_sm(fn, block: int) -> int:
-    """Blocks of ``block`` threads of compiled kernel ``fn`` one SM holds (the driver's occupancy)."""
-    from cupy.cuda import driver
-
-    return max(1, int(driver.occupancyMaxActiveBlocksPerMultiprocessor(fn.kernel.ptr, block, 0)))
-
-
-def _state(plan, nnz: int) -> dict:
-    """Launch state computed once per plan and device: functions, block, partition, carry buffers."""
+    ``config`` holds ``block_threads``, ``ldg``, ``interval`` and ``warps`` (the partition); the
+    carry buffers are allocated here, once.
+    """
     import cupy
 
-    dev = cupy.cuda.Device().id
-    state = plan.workspace.get(_STATE)
-    if state is not None and state["device"] == dev:
-        return state
-    fmt = plan.storage
-    props = device.current()
-    block = warp_block_threads(SPEC.name, plan.params, props)
-    v, i = value_type_name(fmt.dtype), index_type_name(fmt.index_dtype)
-    main, fixup = (source.function(SPEC, e, plan.params["ldg"]) for e in _expressions(v, i))
-    resident = coo_rules.resident_warps(props.sm_count, blocks_per_sm(main, block), block)
-    interval, warps = coo_rules.segmented_partition(nnz, resident)
-    state = {
-        "device": dev,
-        "main": main,
-        "fixup": fixup,
-        "block": block,
-        "grid": -(-warps * coo_rules.WARP_SIZE // block),
-        "interval": interval,
-        "warps": warps,
-        "carry_row": cupy.empty(warps, dtype=fmt.index_dtype),
-        "carry_val": cupy.empty(warps, dtype=fmt.dtype),
-    }
-    plan.workspace[_STATE] = state
-    return state
-
-
-def launch(plan, x, y, alpha, beta) -> None:
-    """Scale y by beta, one warp per interval of entries, then the fix-up of the carried rows."""
-    fmt = plan.storage
-    scale_y(y, beta)
-    nnz = int(fmt.row.shape[0])
-    if nnz == 0 or fmt.shape[0] == 0:
-        return
-    s = _state(plan, nnz)
-    grid, block = (s["grid"],), (s["block"],)
-    s["main"](grid, block, (np.int64(nnz), np.int64(s["interval"]), fmt.row, fmt.col, fmt.data, x, y, alpha,
-                            s["carry_row"], s["carry_val"]))
-    if s["warps"] > 1:  # a single interval ends at nnz and never carries
-        s["fixup"](grid, block, (np.int64(s["warps"]), s["carry_row"], s["carry_val"], y, alpha))
+    launches = [] if accumulate else [scale_y.bind(fmt, props)]
+    nnz, warps = int(fmt.row.shape[0]), config["warps"]
+    if nnz == 0:
+        return launches
+    block = config["block_threads"]
+    grid = -(-warps * WARP_SIZE // block)
+    carry_row, carry_val = cupy.empty(warps, dtype=fmt.index_dtype), cupy.empty(warps, dtype=fmt.dtype)
+    main_expr, fixup_expr = _expressions(*type_names(fmt))
+    launches.append(Launch(SPEC.compiled(main_expr, config["ldg"], props.id), grid, block,
+                           (np.int64(nnz), np.int64(config["interval"]), fmt.row, fmt.col, fmt.data, X, Y, ALPHA,
+                            carry_row, carry_val), fmt.dtype))
+    if warps > 1:  # a single interval ends at nnz and never carries
+        launches.append(Launch(SPEC.compiled(fixup_expr, config["ldg"], props.id), grid, block,
+                               (np.int64(warps), carry_row, carry_val, Y, ALPHA), fmt.dtype))
+    return launches
 
 
 SPEC = KernelSpec(
@@ -95,7 +54,7 @@ SPEC = KernelSpec(
     formats=("coo",),
     source="coo_segmented",
     expressions=_expressions,
-    launch=launch,
+    bind=bind,
     defaults={"ldg": True, "block_threads": None},
     description="warp segmented reduction over intervals, carries fixed up in warp order",
 )

@@ -2,26 +2,22 @@
 
 from __future__ import annotations
 
-from ..tuning import kernels as rules
-from . import device, source
-from .spec import KernelSpec, index_type_name, value_type_name
+from .device import grid_for
+from .launch import ALPHA, BETA, X, Y, Launch, beta_arg
+from .spec import KernelSpec, type_names
 
 
 def _expressions(v: str, i: str) -> list[str]:
     return [f"csr_scalar<{v}, {i}>"]
 
 
-def launch(plan, x, y, alpha, beta) -> None:
+def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
     """One grid-stride pass over the rows."""
-    fmt = plan.storage
     m = fmt.shape[0]
-    if m == 0:
-        return
-    block = plan.params["block_threads"] or rules.block_threads()
-    grid = device.grid_for(m, block, device.current())
-    fn = source.function(SPEC, _expressions(value_type_name(fmt.dtype), index_type_name(fmt.index_dtype))[0],
-                         plan.params["ldg"])
-    fn((grid,), (block,), (fmt.index_dtype.type(m), fmt.indptr, fmt.indices, fmt.data, x, y, alpha, beta))
+    block = config["block_threads"]
+    fn = SPEC.compiled(_expressions(*type_names(fmt))[0], config["ldg"], props.id)
+    args = (fmt.index_dtype.type(m), fmt.indptr, fmt.indices, fmt.data, X, Y, ALPHA, beta_arg(fmt, accumulate))
+    return [Launch(fn, grid_for(m, block, props), block, args, fmt.dtype)]
 
 
 SPEC = KernelSpec(
@@ -29,7 +25,7 @@ SPEC = KernelSpec(
     formats=("csr",),
     source="csr_scalar",
     expressions=_expressions,
-    launch=launch,
+    bind=bind,
     defaults={"ldg": True, "block_threads": None},
     description="one thread per row",
 )

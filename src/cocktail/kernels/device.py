@@ -1,14 +1,17 @@
-"""Properties of the current CUDA device that launch configurations are computed from."""
+"""Properties of a CUDA device that launch configurations are computed from."""
 
 from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
 
+#: Lanes per warp on every NVIDIA GPU; the warp-per-task kernels are written for it.
+WARP_SIZE = 32
+
 
 @dataclass(frozen=True)
 class DeviceProps:
-    """The few device properties the launchers use."""
+    """The few device properties the binders and rules use."""
 
     id: int
     name: str
@@ -24,7 +27,8 @@ class DeviceProps:
 
 
 @functools.lru_cache(maxsize=None)
-def _props(device_id: int) -> DeviceProps:
+def props(device_id: int) -> DeviceProps:
+    """Properties of device ``device_id`` (read once per device)."""
     import cupy
 
     p = cupy.cuda.runtime.getDeviceProperties(device_id)
@@ -45,13 +49,23 @@ def _props(device_id: int) -> DeviceProps:
 
 
 def current() -> DeviceProps:
-    """Properties of CuPy's current device (memoised per device)."""
+    """Properties of CuPy's current device."""
     import cupy
 
-    return _props(cupy.cuda.Device().id)
+    return props(cupy.cuda.Device().id)
 
 
 def grid_for(items: int, block: int, props: DeviceProps, blocks_per_sm: int | None = None) -> int:
     """Blocks for a grid-stride loop over ``items``: enough to fill every SM, no more than needed."""
     resident = props.sm_count * (blocks_per_sm or max(1, props.max_threads_per_sm // block))
     return max(1, min(-(-items // block), resident))
+
+
+def blocks_per_sm(function, block: int, shared_mem: int = 0) -> int:
+    """Blocks of ``block`` threads of compiled ``function`` one SM holds (the driver's occupancy)."""
+    from cupy.cuda import driver
+
+    from .launch import function_pointer
+
+    ptr = function_pointer(function)
+    return max(1, int(driver.occupancyMaxActiveBlocksPerMultiprocessor(ptr, block, shared_mem)))

@@ -1,43 +1,28 @@
 """hyb: the ELL part's kernel, then a COO kernel adding the remainder (Bell & Garland §4.5).
 
-No kernel of its own: two sub-plans kept in the plan's workspace.  With the default
-``coo_kernel="coo_segmented"`` the product is deterministic.
+No kernel of its own: the ELL part's launches followed by the COO part's, bound to add into
+``y``.  With the default ``coo_kernel="coo_segmented"`` the product is deterministic.
 """
 
 from __future__ import annotations
 
 from .spec import KernelSpec
 
-#: Workspace key of the ``(ell_plan, coo_plan)`` pair.
-_PARTS = "hyb.parts"
-
 
 def _expressions(v: str, i: str) -> list[str]:
     return []
 
 
-def parts(plan):
-    """The ``(ell, coo)`` sub-plans of a HYB plan, built on first use and kept in its workspace."""
-    held = plan.workspace.get(_PARTS)
-    if held is None:
-        from . import get
-        from .plan import Plan
+def bind(fmt, config: dict, props, accumulate: bool = False) -> list:
+    """``y = alpha*ELL@x + beta*y``, then ``y += alpha*COO@x`` (no launch when the COO part is empty).
 
-        fmt = plan.storage
-        ldg = plan.params["ldg"]
-        held = (Plan(get("ell"), fmt.ell, {"ldg": ldg}),
-                Plan(get(plan.params["coo_kernel"]), fmt.coo, {"ldg": ldg}))
-        plan.workspace[_PARTS] = held
-    return held
-
-
-def launch(plan, x, y, alpha, beta) -> None:
-    """``y = alpha*ELL@x + beta*y``, then ``y += alpha*COO@x`` (skipped when the COO part is empty)."""
-    fmt = plan.storage
-    ell, coo = parts(plan)
-    ell.run(x, y, alpha, beta)
+    ``config["parts"]`` maps ``"ell"`` and ``"coo"`` to ``(spec, config)`` of each part's kernel.
+    """
+    (ell_spec, ell_config), (coo_spec, coo_config) = config["parts"]["ell"], config["parts"]["coo"]
+    launches = ell_spec.bind(fmt.ell, ell_config, props, accumulate)
     if fmt.coo.row.shape[0]:
-        coo.run(x, y, alpha, fmt.dtype.type(1))
+        launches += coo_spec.bind(fmt.coo, coo_config, props, accumulate=True)
+    return launches
 
 
 SPEC = KernelSpec(
@@ -45,7 +30,7 @@ SPEC = KernelSpec(
     formats=("hyb",),
     source=None,
     expressions=_expressions,
-    launch=launch,
+    bind=bind,
     defaults={"coo_kernel": "coo_segmented", "ldg": True},
     description="ell kernel on the ELL part, then a COO kernel on the rest",
 )

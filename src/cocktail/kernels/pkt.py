@@ -2,14 +2,10 @@
 
 from __future__ import annotations
 
-
 import numpy as np
 
-from . import device, source
-from .spec import KernelSpec, index_type_name, value_type_name
-
-#: Workspace key of the launch state computed once per plan (see ``_prepare``).
-_STATE = "pkt"
+from .launch import ALPHA, X, Y, Launch, beta_arg
+from .spec import KernelSpec, type_names
 
 
 def _expressions(v: str, i: str) -> list[str]:
@@ -32,7 +28,7 @@ def shared_opt_in(need: int, portable: int, opt_in: int) -> int | None:
 
     ``None`` when ``need`` fits the portable per-block limit (nothing to set); else the
     device's opt-in maximum: the attribute belongs to the compiled function, shared by every
-    plan, so it is never lowered below what another plan's packets need.  ``ValueError``
+    matrix, so it is never lowered below what another matrix's packets need.  ``ValueError``
     when ``need`` exceeds even the opt-in maximum.
     """
     if need <= portable:
@@ -54,66 +50,39 @@ def _check_cover(fmt, ptr) -> None:
                          f"covering all {nv} vertices")
 
 
-def _prepare(plan) -> dict:
-    """Launch state computed once per plan: 64-bit slot offsets, shared memory, grid, remainder plan."""
-    state = plan.workspace.get(_STATE)
-    if state is not None:
-        return state
+def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
+    """Packet phase (writes every row of y), then the COO remainder added with beta = 1.
+
+    Reads the packet pointers on the host once, here; ``config["rest"]`` is ``(spec, config)``
+    of the remainder's COO kernel, or None when the remainder is empty.
+    """
     import cupy
 
-    from . import get
-    from .plan import Plan
-
-    fmt = plan.storage
-    props = device.current()
+    m, n = fmt.shape
     lanes = int(fmt.params["threads_per_packet"])
     if lanes > props.max_threads_per_block:
         raise ValueError(f"pkt: threads_per_packet={lanes} exceeds this device's {props.max_threads_per_block} "
                          f"threads per block")
     ptr = cupy.asnumpy(fmt.packet_ptr).astype(np.int64)
     _check_cover(fmt, ptr)
-    max_vertices = max_packet_vertices(ptr)
-    need = shared_bytes(max_vertices, fmt.dtype.itemsize)
-    opt_in, max_grid = props.shared_memory_per_block_optin, props.max_grid_x
-    fn = source.function(SPEC, _expressions(value_type_name(fmt.dtype), index_type_name(fmt.index_dtype))[0],
-                         plan.params["ldg"])
-    limit = shared_opt_in(need, props.shared_memory_per_block, opt_in)
-    if limit is not None:
-        fn.max_dynamic_shared_size_bytes = limit
-    rest = None
-    if fmt.rest.nnz:
-        spec = get(plan.params["coo_kernel"])
-        rest = Plan(spec, fmt.rest, {"ldg": plan.params["ldg"]} if "ldg" in spec.defaults else {})
     npackets = ptr.shape[0] - 1
-    state = {
-        "function": fn,
-        "packet_offset": fmt.packet_offset.astype(cupy.int64, copy=False),
-        "npackets": npackets,
-        "grid": min(npackets, max_grid),
-        "lanes": lanes,
-        "max_vertices": max_vertices,
-        "shared_bytes": need,
-        "rest": rest,
-    }
-    plan.workspace[_STATE] = state
-    return state
-
-
-def launch(plan, x, y, alpha, beta) -> None:
-    """Packet phase (writes every row of y), then the COO remainder added with beta = 1."""
-    fmt = plan.storage
-    m, n = fmt.shape
-    if m == 0:
-        return
-    s = _prepare(plan)
-    if s["npackets"]:
+    launches = []
+    if npackets:
+        max_vertices = max_packet_vertices(ptr)
+        need = shared_bytes(max_vertices, fmt.dtype.itemsize)
+        fn = SPEC.compiled(_expressions(*type_names(fmt))[0], config["ldg"], props.id)
+        limit = shared_opt_in(need, props.shared_memory_per_block, props.shared_memory_per_block_optin)
+        if limit is not None:
+            fn.max_dynamic_shared_size_bytes = limit
         I = fmt.index_dtype.type
-        s["function"]((s["grid"],), (s["lanes"],),
-                      (I(m), I(n), np.int64(s["npackets"]), np.int32(s["max_vertices"]), fmt.perm, fmt.packet_ptr,
-                       s["packet_offset"], fmt.index, fmt.data, x, y, alpha, beta),
-                      shared_mem=s["shared_bytes"])
-    if s["rest"] is not None:
-        s["rest"].run(x, y, alpha, fmt.dtype.type(1))
+        args = (I(m), I(n), np.int64(npackets), np.int32(max_vertices), fmt.perm, fmt.packet_ptr,
+                fmt.packet_offset.astype(cupy.int64, copy=False), fmt.index, fmt.data, X, Y, ALPHA,
+                beta_arg(fmt, accumulate))
+        launches.append(Launch(fn, min(npackets, props.max_grid_x), lanes, args, fmt.dtype, shared_mem=need))
+    if config["rest"] is not None:
+        rest_spec, rest_config = config["rest"]
+        launches += rest_spec.bind(fmt.rest, rest_config, props, accumulate=True)
+    return launches
 
 
 SPEC = KernelSpec(
@@ -121,7 +90,7 @@ SPEC = KernelSpec(
     formats=("pkt",),
     source="pkt",
     expressions=_expressions,
-    launch=launch,
+    bind=bind,
     defaults={"ldg": True, "coo_kernel": "coo_segmented"},
     description="one block per packet, x and y slices in shared memory, COO remainder",
 )

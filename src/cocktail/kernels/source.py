@@ -40,30 +40,34 @@ def options(ldg: bool) -> tuple[str, ...]:
 
 
 @functools.lru_cache(maxsize=None)
-def _module(stem: str, expressions: tuple[str, ...], ldg: bool, device_id: int):
-    import cupy
+def module(stem: str, expressions: tuple[str, ...], ldg: bool, device_id: int):
+    """The compiled ``cupy.RawModule`` of ``<stem>.cu`` with every instantiation, one per device and switch.
 
-    return cupy.RawModule(code=assemble(stem), options=options(ldg), name_expressions=list(expressions))
-
-
-def function(spec, expression: str, ldg: bool = True):
-    """The compiled ``__global__`` function ``expression`` of ``spec``'s source, memoised per device.
-
-    The module holds every instantiation of the file, so one compilation serves all of them.
+    The only module cache: one compilation serves every instantiation of the file.
     """
     import cupy
 
-    device_id = cupy.cuda.Device().id
-    module = _module(spec.source, tuple(spec.all_expressions()), bool(ldg), device_id)
-    return module.get_function(expression)
+    with cupy.cuda.Device(device_id):
+        return cupy.RawModule(code=assemble(stem), options=options(ldg), name_expressions=list(expressions))
 
 
-#: Sources that are not SpMV kernels but ship with them (the harness's busy wait): stem -> expressions.
-HELPERS = {"spin": ("spin",)}
-
-
-def helper(stem: str, expression: str):
-    """A compiled helper kernel of :data:`HELPERS`, memoised per device."""
+def function(stem: str, expressions: tuple[str, ...], expression: str, ldg: bool, device_id: int):
+    """The compiled ``__global__`` function ``expression`` of ``<stem>.cu`` on device ``device_id``."""
     import cupy
 
-    return _module(stem, HELPERS[stem], False, cupy.cuda.Device().id).get_function(expression)
+    with cupy.cuda.Device(device_id):
+        return module(stem, expressions, bool(ldg), device_id).get_function(expression)
+
+
+#: Sources that ship with the kernels and are not SpMV kernels themselves: stem -> expressions.
+#: ``scale_y`` runs ahead of the COO kernels; ``spin`` is the benchmark harness's busy wait.
+HELPERS = {"scale_y": ("scale_y<float>", "scale_y<double>"), "spin": ("spin",)}
+
+
+def helper(stem: str, expression: str, device_id: int | None = None):
+    """A compiled helper kernel of :data:`HELPERS` on device ``device_id`` (default: the current one)."""
+    if device_id is None:
+        import cupy
+
+        device_id = cupy.cuda.Device().id
+    return function(stem, HELPERS[stem], expression, False, device_id)

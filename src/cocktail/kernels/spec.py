@@ -24,13 +24,21 @@ def index_type_name(dtype) -> str:
     return INDEX_TYPES[np.dtype(dtype)]
 
 
+def type_names(fmt) -> tuple[str, str]:
+    """``(value, index)`` C++ type names of a stored matrix."""
+    return value_type_name(fmt.dtype), index_type_name(fmt.index_dtype)
+
+
 @dataclass(frozen=True)
 class KernelSpec:
-    """One kernel: its source file, the formats it multiplies, its instantiations and launcher.
+    """One kernel: its source file, the formats it multiplies, its instantiations and its binder.
 
     ``expressions(value, index)`` lists the template instantiations (CuPy name expressions)
-    of the ``.cu`` file for one value and index type; ``launch(plan, x, y, alpha, beta)``
-    runs ``y = alpha*A@x + beta*y`` for 1-D device arrays.  ``defaults`` are the kernel
+    of the ``.cu`` file for one value and index type.  ``bind(storage, config, props,
+    accumulate)`` returns the :class:`~cocktail.kernels.launch.Launch` sequence of one product
+    ``y = alpha*A@x + beta*y`` (with ``accumulate``: ``y += alpha*A@x``, beta fixed at 1) for a
+    matrix with at least one row; ``config`` holds every kernel parameter resolved to a
+    concrete value (``cocktail.tuning.launch`` resolves them).  ``defaults`` are the
     parameters a user may pass as ``SparseMatrix(..., kernel=name, **params)``; ``None``
     means "chosen by the rule in ``cocktail.tuning``".
     """
@@ -38,15 +46,21 @@ class KernelSpec:
     name: str
     formats: tuple[str, ...]
     expressions: Callable[[str, str], list[str]]
-    launch: Callable
+    bind: Callable
     defaults: dict = field(default_factory=dict)
     source: str | None = None          # .cu file stem; None for composed kernels (hyb)
     deterministic: bool = True
     description: str = ""
 
-    def all_expressions(self) -> list[str]:
+    def all_expressions(self) -> tuple[str, ...]:
         """Every instantiation: all value types x index types."""
-        return [e for v in VALUE_TYPES.values() for i in INDEX_TYPES.values() for e in self.expressions(v, i)]
+        return tuple(e for v in VALUE_TYPES.values() for i in INDEX_TYPES.values() for e in self.expressions(v, i))
+
+    def compiled(self, expression: str, ldg: bool, device_id: int):
+        """The compiled ``__global__`` function ``expression`` of this kernel's source on ``device_id``."""
+        from . import source
+
+        return source.function(self.source, self.all_expressions(), expression, ldg, device_id)
 
     def resolve_params(self, given: dict) -> dict:
         """Merge ``given`` over the defaults; an unknown name is a ``TypeError``."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from importlib import import_module
 
-from .._operands import prepare
+from ..validate import product_operands
 
 _PRODUCTS = {}
 
@@ -39,7 +39,7 @@ def spmv(fmt, x, out=None, alpha=1, beta=0):
     With ``beta == 0`` the old contents of ``out`` are never read, so NaN or Inf there do
     not propagate.  ``x`` is never modified.
     """
-    ops = prepare(fmt, x, out, alpha, beta)
+    ops = product_operands(fmt.shape, fmt.dtype, fmt.xp, x, out, alpha, beta)
     Y = product_for(fmt)(fmt, ops.X)
     if ops.alpha != 1:
         Y *= ops.alpha

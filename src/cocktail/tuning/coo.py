@@ -9,10 +9,8 @@ from __future__ import annotations
 
 import math
 import numbers
-import operator
 
-#: Lanes per warp: the kernels read one entry per lane per step.
-WARP_SIZE = 32
+from ..kernels.device import WARP_SIZE  # the kernels read one entry per lane per step
 
 
 def units(nnz: int) -> int:
@@ -79,18 +77,3 @@ def check_omega(omega) -> float:
             math.isfinite(omega) and omega > 0):
         raise ValueError(f"coo_atomic: omega must be a positive number, got {omega!r}")
     return float(omega)
-
-
-def check_block_threads(kernel: str, block: int, max_threads_per_block: int) -> int:
-    """``block`` threads per block for a warp-per-task kernel: a positive multiple of ``WARP_SIZE``
-    no larger than the device allows; ``ValueError`` otherwise."""
-    try:
-        if isinstance(block, bool):
-            raise TypeError
-        block = operator.index(block)
-    except TypeError:
-        raise ValueError(f"{kernel}: block_threads must be an integer, got {block!r}") from None
-    if block <= 0 or block % WARP_SIZE or block > max_threads_per_block:
-        raise ValueError(f"{kernel}: block_threads must be a positive multiple of {WARP_SIZE} "
-                         f"up to {max_threads_per_block}, got {block}")
-    return block

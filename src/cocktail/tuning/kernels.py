@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 
-#: Threads per block of the one-thread-per-row and grid-stride kernels.
+#: Threads per block of every kernel unless the user names one (see ``tuning.launch.block_threads``).
 BLOCK_THREADS = 256
 #: csr_vector: the smallest power of two covering the mean row length, within these bounds.
 VECTOR_MIN_THREADS, VECTOR_MAX_THREADS = 2, 32
@@ -22,11 +22,6 @@ MERGE_ITEMS_PER_THREAD = 7
 OMEGA_STEPS = ((1e5, 8), (1e6, 32), (math.inf, 128))
 #: FP32 cores per SM by compute capability major version (Flegar & Anzt count threads per core).
 CORES_PER_SM = {7: 64, 8: 64, 9: 128, 10: 128, 12: 128}
-
-
-def block_threads() -> int:
-    """Threads per block for the row-parallel kernels."""
-    return BLOCK_THREADS
 
 
 def csr_vector_threads(mean_row_length: float) -> int:

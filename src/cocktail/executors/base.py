@@ -1,0 +1,30 @@
+"""What every executor provides: a product on 1-D operands and one on blocks of vectors."""
+
+from __future__ import annotations
+
+
+class Executor:
+    """Base class: ``run(x, y, alpha, beta)`` for vectors; ``run_block`` loops over columns unless overridden.
+
+    ``name`` is the executor's name and ``kernel`` what computes the product (a kernel name,
+    ``"scipy"`` or ``"reference"``); ``config`` the resolved kernel parameters (possibly empty).
+    """
+
+    name = ""
+    kernel = ""
+    config: dict = {}
+
+    def run(self, x, y, alpha, beta) -> None:  # pragma: no cover - abstract
+        """``y = alpha*A@x + beta*y`` for contiguous 1-D ``x`` (n,) and ``y`` (m,) in the matrix dtype."""
+        raise NotImplementedError
+
+    def run_block(self, X, Y, alpha, beta) -> None:
+        """``Y = alpha*A@X + beta*Y`` for 2-D ``X`` (n, k) and ``Y`` (m, k): one product per column."""
+        from .._xp import get_xp
+
+        xp = get_xp(X)
+        Xt = xp.ascontiguousarray(X.T)
+        Yt = xp.ascontiguousarray(Y.T) if beta != 0 else xp.empty((Y.shape[1], Y.shape[0]), dtype=Y.dtype)
+        for j in range(Xt.shape[0]):
+            self.run(Xt[j], Yt[j], alpha, beta)
+        Y[...] = Yt.T

@@ -1,0 +1,33 @@
+"""The ``cpu`` executor: SciPy's compiled product where SciPy has the format's layout, else the reference."""
+
+from __future__ import annotations
+
+from ..reference.scipy_layout import scipy_matrix
+from .base import Executor
+from .reference import HostReference, combine
+
+
+class CpuExecutor(Executor):
+    """``S @ x`` with the SciPy matrix built once from the format (csr, coo, dia, bcsr); the reference otherwise."""
+
+    name = "cpu"
+
+    def __init__(self, storage):
+        self.storage = storage
+        self._scipy = scipy_matrix(storage)
+        self._fallback = HostReference(storage) if self._scipy is None else None
+        self.kernel = "reference" if self._scipy is None else "scipy"
+
+    def run(self, x, y, alpha, beta) -> None:
+        """``y = alpha*A@x + beta*y`` with SciPy's matvec (or the reference product)."""
+        if self._fallback is not None:
+            self._fallback.run(x, y, alpha, beta)
+        else:
+            combine(y, (self._scipy @ x).reshape(y.shape), alpha, beta)  # a 1-row COO answers a scalar
+
+    def run_block(self, X, Y, alpha, beta) -> None:
+        """The same for a block of vectors in one call."""
+        if self._fallback is not None:
+            self._fallback.run_block(X, Y, alpha, beta)
+        else:
+            combine(Y, self._scipy @ X, alpha, beta)

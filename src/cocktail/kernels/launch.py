@@ -1,0 +1,100 @@
+"""Bound launches: a compiled kernel with its grid, block, shared memory and argument list, resolved once.
+
+A product is a short sequence of :class:`Launch` objects built when a matrix is bound to a
+kernel.  Each launch keeps its argument list in ``ctypes`` storage laid out for
+``cuLaunchKernel``; the four values that change between products (the ``x`` and ``y``
+pointers, ``alpha`` and ``beta``) sit in slots written just before the call.  Nothing is
+allocated, converted or looked up per product, and ``cuLaunchKernel`` is captured by CUDA
+graphs like any other launch.
+"""
+
+from __future__ import annotations
+
+import ctypes
+
+import numpy as np
+
+
+class Slot:
+    """A per-product argument: the ``x`` or ``y`` pointer, ``alpha`` or ``beta``."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+X, Y, ALPHA, BETA = Slot("X"), Slot("Y"), Slot("ALPHA"), Slot("BETA")
+
+_CTYPES = {
+    np.dtype(np.int32): ctypes.c_int32,
+    np.dtype(np.int64): ctypes.c_int64,
+    np.dtype(np.float32): ctypes.c_float,
+    np.dtype(np.float64): ctypes.c_double,
+}
+
+
+def _fixed(value):
+    """``ctypes`` storage for one fixed argument: a device array's pointer or a typed NumPy scalar."""
+    if hasattr(value, "data") and hasattr(value.data, "ptr"):  # a CuPy array
+        return ctypes.c_void_p(value.data.ptr)
+    if isinstance(value, np.generic) and value.dtype in _CTYPES:
+        return _CTYPES[value.dtype](value.item())
+    raise TypeError(f"launch argument {value!r} must be a device array or an int32/int64/float32/float64 "
+                    "NumPy scalar (the kernel's C type must be explicit)")
+
+
+def function_pointer(function) -> int:
+    """The ``CUfunction`` handle of a compiled kernel (a ``cupy.RawKernel`` or a CuPy ``Function``)."""
+    inner = getattr(function, "kernel", function)  # RawModule.get_function returns a RawKernel
+    return int(inner.ptr)
+
+
+class Launch:
+    """One kernel launch with everything resolved: ``launch(x_ptr, y_ptr, alpha, beta, stream_ptr)``.
+
+    ``args`` lists the kernel's parameters in order: device arrays and typed NumPy scalars
+    (fixed), or the slots :data:`X`, :data:`Y`, :data:`ALPHA`, :data:`BETA`.  ``scalar_dtype``
+    is the C type of ``alpha`` and ``beta``.  ``keep`` holds objects that must outlive the
+    launch (the arrays whose pointers are fixed arguments, the compiled module).
+    """
+
+    __slots__ = ("function", "grid", "block", "shared_mem", "args", "_ptr", "_params", "_params_addr", "_x", "_y",
+                 "_alpha", "_beta", "_storage", "_keep", "_launch")
+
+    def __init__(self, function, grid: int, block: int, args, scalar_dtype, shared_mem: int = 0):
+        from cupy.cuda import driver
+
+        self.function = function
+        self.grid, self.block, self.shared_mem = int(grid), int(block), int(shared_mem)
+        if self.grid < 1 or self.block < 1:
+            raise ValueError(f"launch of {function!r}: grid {grid} and block {block} must be positive")
+        self.args = tuple(args)
+        scalar = _CTYPES[np.dtype(scalar_dtype)]
+        self._x, self._y = ctypes.c_void_p(0), ctypes.c_void_p(0)
+        self._alpha, self._beta = scalar(1), scalar(0)
+        slots = {X: self._x, Y: self._y, ALPHA: self._alpha, BETA: self._beta}
+        self._storage = [slots[a] if isinstance(a, Slot) else _fixed(a) for a in self.args]
+        self._params = (ctypes.c_void_p * max(1, len(self._storage)))(
+            *[ctypes.addressof(s) for s in self._storage])
+        self._params_addr = ctypes.addressof(self._params)
+        self._keep = [a for a in self.args if not isinstance(a, Slot)]
+        self._ptr = function_pointer(function)
+        self._launch = driver.launchKernel
+
+    def __call__(self, x_ptr: int, y_ptr: int, alpha, beta, stream_ptr: int) -> None:
+        self._x.value = x_ptr
+        self._y.value = y_ptr
+        self._alpha.value = alpha
+        self._beta.value = beta
+        self._launch(self._ptr, self.grid, 1, 1, self.block, 1, 1, self.shared_mem, stream_ptr,
+                     self._params_addr, 0)
+
+    def __repr__(self) -> str:
+        return f"<Launch grid={self.grid} block={self.block} shared={self.shared_mem} args={self.args!r}>"
+
+
+def beta_arg(fmt, accumulate: bool):
+    """The ``beta`` argument of a binder's launch: the per-product slot, or 1 when the product accumulates."""
+    return fmt.dtype.type(1) if accumulate else BETA

@@ -1,0 +1,20 @@
+"""scale_y: the launch that scales ``y`` by ``beta`` ahead of kernels that add into ``y`` (the COO kernels)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import source
+from .device import grid_for
+from .launch import BETA, Y, Launch
+from .spec import value_type_name
+
+#: Threads per block of the scaling pass (a memory-bound grid-stride loop; not a tuning choice).
+BLOCK = 256
+
+
+def bind(fmt, props) -> Launch:
+    """``y = beta * y`` over the matrix's rows (``beta == 0`` writes zeros; ``beta == 1`` returns at once)."""
+    m = fmt.shape[0]
+    fn = source.helper("scale_y", f"scale_y<{value_type_name(fmt.dtype)}>", props.id)
+    return Launch(fn, grid_for(m, BLOCK, props), BLOCK, (np.int64(m), Y, BETA), fmt.dtype)

@@ -1,0 +1,133 @@
+"""Launch configuration: every kernel parameter resolved to a concrete value, once, at construction.
+
+:func:`configure` turns the parameters a user gave (``None`` for "let the rule choose") into
+the complete configuration a kernel's binder needs: block size, threads per row, items per
+thread, the COO partition, and the configurations of a composed kernel's parts.  It is the
+only place that chooses a block size, and it validates every parameter before anything is
+launched.
+"""
+
+from __future__ import annotations
+
+import operator
+
+from .. import kernels
+from ..kernels import coo_segmented, csr_vector
+from ..kernels.device import WARP_SIZE
+from . import coo as coo_rules
+from . import kernels as rules
+
+
+def block_threads(kernel: str, given, props) -> int:
+    """Threads per block: ``given`` or the tuning rule; a positive multiple of the warp size within the device limit."""
+    block = rules.BLOCK_THREADS if given is None else given
+    try:
+        if isinstance(block, bool):
+            raise TypeError
+        block = operator.index(block)
+    except TypeError:
+        raise ValueError(f"{kernel}: block_threads must be an integer, got {block!r}") from None
+    if block <= 0 or block % WARP_SIZE or block > props.max_threads_per_block:
+        raise ValueError(f"{kernel}: block_threads must be a positive multiple of {WARP_SIZE} "
+                         f"up to {props.max_threads_per_block}, got {block}")
+    return block
+
+
+def _flag(kernel: str, name: str, value) -> bool:
+    if not isinstance(value, bool):
+        raise ValueError(f"{kernel}: {name} must be True or False, got {value!r}")
+    return value
+
+
+def _row_kernel(spec, fmt, p, props) -> dict:
+    return {"ldg": _flag(spec.name, "ldg", p["ldg"]), "block_threads": block_threads(spec.name, p["block_threads"], props)}
+
+
+def _csr_vector(spec, fmt, p, props) -> dict:
+    t = p["threads_per_row"]
+    if t is None:
+        m = fmt.shape[0]
+        t = rules.csr_vector_threads(fmt.nnz / m if m else 0.0)
+    if isinstance(t, bool) or t not in csr_vector.THREADS_PER_ROW:
+        raise ValueError(f"csr_vector: threads_per_row must be one of {csr_vector.THREADS_PER_ROW} or None, got {t!r}")
+    return {**_row_kernel(spec, fmt, p, props), "threads_per_row": int(t),
+            "aligned": _flag(spec.name, "aligned", p["aligned"])}
+
+
+def _csr_merge(spec, fmt, p, props) -> dict:
+    k = p["items_per_thread"]
+    if k is None:
+        k = rules.MERGE_ITEMS_PER_THREAD
+    if isinstance(k, bool) or not isinstance(k, (int, float)) or int(k) != k or k < 1:
+        raise ValueError(f"csr_merge: items_per_thread must be a positive integer or None, got {k!r}")
+    return {**_row_kernel(spec, fmt, p, props), "items_per_thread": int(k)}
+
+
+def _coo_segmented(spec, fmt, p, props) -> dict:
+    config = _row_kernel(spec, fmt, p, props)
+    nnz = int(fmt.row.shape[0])
+    interval, warps = 0, 0
+    if nnz:
+        per_sm = coo_segmented.occupancy(fmt, config["block_threads"], config["ldg"], props)
+        resident = coo_rules.resident_warps(props.sm_count, per_sm, config["block_threads"])
+        interval, warps = coo_rules.segmented_partition(nnz, resident)
+    return {**config, "interval": interval, "warps": warps}
+
+
+def _coo_atomic(spec, fmt, p, props) -> dict:
+    config = _row_kernel(spec, fmt, p, props)
+    nnz = int(fmt.row.shape[0])
+    omega = rules.coo_omega(nnz) if p["omega"] is None else p["omega"]
+    warps = coo_rules.atomic_warps(nnz, omega, props.sm_count, rules.cores_per_sm(props.compute_capability))
+    return {**config, "omega": coo_rules.check_omega(omega), "warps": warps}
+
+
+def _part(kernel_name: str, fmt, ldg, props, what: str):
+    """``(spec, config)`` of a composed kernel's part, with the parent's ``ldg``."""
+    spec = kernels.get(kernel_name)
+    if fmt.name not in spec.formats:
+        raise ValueError(f"{what} must be a kernel for {fmt.name} matrices "
+                         f"({', '.join(s.name for s in kernels.for_format(fmt.name))}), got {kernel_name!r}")
+    return spec, configure(spec, fmt, {"ldg": ldg}, props)
+
+
+def _hyb(spec, fmt, p, props) -> dict:
+    ldg = _flag(spec.name, "ldg", p["ldg"])
+    return {"ldg": ldg, "coo_kernel": p["coo_kernel"],
+            "parts": {"ell": _part("ell", fmt.ell, ldg, props, "hyb's ELL kernel"),
+                      "coo": _part(p["coo_kernel"], fmt.coo, ldg, props, "hyb: coo_kernel")}}
+
+
+def _pkt(spec, fmt, p, props) -> dict:
+    ldg = _flag(spec.name, "ldg", p["ldg"])
+    rest = _part(p["coo_kernel"], fmt.rest, ldg, props, "pkt: coo_kernel")
+    return {"ldg": ldg, "coo_kernel": p["coo_kernel"], "rest": rest if fmt.rest.nnz else None}
+
+
+_CONFIGURE = {
+    "csr_scalar": _row_kernel,
+    "csr_vector": _csr_vector,
+    "csr_merge": _csr_merge,
+    "coo_segmented": _coo_segmented,
+    "coo_atomic": _coo_atomic,
+    "dia": _row_kernel,
+    "ell": _row_kernel,
+    "hyb": _hyb,
+    "pkt": _pkt,
+}
+
+
+def configure(spec, storage, params: dict, props) -> dict:
+    """The complete configuration of kernel ``spec`` for ``storage`` on the device ``props`` describes.
+
+    ``params`` are the user's kernel parameters (unknown names are a ``TypeError``; bad values a
+    ``ValueError`` naming the parameter); every ``None`` is replaced by the rule's choice.
+    """
+    if storage.name not in spec.formats:
+        raise ValueError(f"kernel {spec.name!r} multiplies {', '.join(spec.formats)} matrices, not {storage.name!r}")
+    return _CONFIGURE[spec.name](spec, storage, spec.resolve_params(params), props)
+
+
+def user_view(config: dict) -> dict:
+    """The configuration as ``SparseMatrix.kernel_params`` shows it: every resolved value, parts left out."""
+    return {k: v for k, v in config.items() if k not in ("parts", "rest")}

@@ -1,0 +1,135 @@
+"""Executors chosen at construction, on the CPU: SciPy's compiled product, the reference, bound products."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from cocktail import CPUFallbackWarning, SparseMatrix, matrix
+from configs import CONFIGS, config_id
+from oracle import assert_product_close, unbounded
+
+SCIPY_LAYOUTS = ("csr", "coo", "dia", "bcsr")
+
+
+def _sample(m=60, n=45, seed=0, dtype=np.float64):
+    return sp.random_array((m, n), density=0.1, format="csr", random_state=seed, dtype=dtype)
+
+
+def _raw(S):
+    return S.data, S.indices, S.indptr, S.shape
+
+
+@pytest.mark.parametrize("config", CONFIGS, ids=config_id)
+@pytest.mark.parametrize("executor", [None, "cpu", "reference"])
+def test_cpu_executors_agree_with_scipy(config, executor):
+    name, params = config
+    S = _sample()
+    A = SparseMatrix(S, format=name, device="cpu", executor=executor, **unbounded(name, params))
+    assert A.executor == (executor or "cpu")
+    if A.executor == "cpu":
+        assert A.kernel == ("scipy" if name in SCIPY_LAYOUTS else "reference")
+    else:
+        assert A.kernel == "reference"
+    rng = np.random.default_rng(1)
+    x, y0 = rng.standard_normal(S.shape[1]), rng.standard_normal(S.shape[0])
+    assert_product_close(A @ x, *_raw(S), x)
+    out = y0.copy()
+    assert A.matvec(x, out=out, alpha=-2.0, beta=0.5) is out
+    assert_product_close(out, *_raw(S), x, alpha=-2.0, beta=0.5, y0=y0)
+    X = rng.standard_normal((S.shape[1], 3))
+    assert_product_close(A @ X, *_raw(S), X)
+
+
+@pytest.mark.parametrize("name", SCIPY_LAYOUTS)
+@pytest.mark.parametrize("dtype", [np.float32, np.complex128])
+def test_scipy_executor_dtypes(name, dtype):
+    S = _sample(dtype=np.float64).astype(dtype)
+    if np.dtype(dtype).kind == "c":
+        S = S + 1j * _sample(seed=3)
+    A = SparseMatrix(S, format=name, device="cpu", **unbounded(name, {}))
+    x = np.random.default_rng(2).standard_normal(S.shape[1]).astype(dtype)
+    y = A @ x
+    assert y.dtype == np.dtype(dtype)
+    assert_product_close(y, *_raw(sp.csr_array(S)), x)
+
+
+def test_beta_zero_never_reads_out_and_noncontiguous_out():
+    S = _sample()
+    A = SparseMatrix(S, device="cpu")
+    x = np.ones(S.shape[1])
+    out = np.full(S.shape[0], np.nan)
+    A.matvec(x, out=out, alpha=1.0, beta=0.0)
+    assert np.isfinite(out).all()
+    wide = np.zeros((S.shape[0], 2))
+    col = wide[:, 1]  # not contiguous
+    col[:] = 1.0
+    assert A.matvec(x, out=col, beta=2.0) is col
+    np.testing.assert_allclose(wide[:, 1], S @ x + 2.0)
+    assert (wide[:, 0] == 0).all()
+
+
+def test_matmat_zero_columns_every_format():
+    S = _sample()
+    for name, params in CONFIGS:
+        A = SparseMatrix(S, format=name, device="cpu", **unbounded(name, params))
+        Y = A @ np.ones((S.shape[1], 0))
+        assert Y.shape == (S.shape[0], 0)
+
+
+def test_executor_errors():
+    S = _sample()
+    with pytest.raises(ValueError, match="executor must be one of"):
+        SparseMatrix(S, device="cpu", executor="gpu")
+    with pytest.raises(ValueError, match="executor='cuda' does not run on device='cpu'"):
+        SparseMatrix(S, device="cpu", executor="cuda")
+
+
+def test_caller_arrays_untouched_by_products():
+    S = _sample()
+    A = SparseMatrix(S, format="dia", device="cpu", max_fill=None)
+    x = np.arange(S.shape[1], dtype=np.float64)
+    x_before = x.copy()
+    data_before = S.data.copy()
+    A @ x
+    A.matvec(x, out=np.zeros(S.shape[0]), alpha=3.0)
+    np.testing.assert_array_equal(x, x_before)
+    np.testing.assert_array_equal(S.data, data_before)
+
+
+def test_bind_on_the_cpu():
+    S = _sample()
+    A = SparseMatrix(S, device="cpu")
+    x = np.ones(S.shape[1])
+    y = np.zeros(S.shape[0])
+    p = A.bind(x, out=y, alpha=2.0, beta=1.0)
+    assert p() is y
+    np.testing.assert_allclose(y, 2.0 * (S @ x))
+    x[:] = 3.0  # new values, written in place
+    p()
+    np.testing.assert_allclose(y, 2.0 * (S @ np.ones(S.shape[1])) + 2.0 * (S @ x))
+    p.close()
+    with pytest.raises(RuntimeError, match="closed"):
+        p()
+
+
+def test_bind_refuses_copies():
+    S = _sample()
+    A = SparseMatrix(S, device="cpu")
+    with pytest.raises(ValueError, match="bind: x must have shape"):
+        A.bind(np.ones(S.shape[1], dtype=np.float32), out=np.zeros(S.shape[0]))
+    with pytest.raises(ValueError, match="bind: out must be contiguous"):
+        A.bind(np.ones(S.shape[1]), out=np.zeros((S.shape[0], 2))[:, 0])
+
+
+def test_cpu_fallback_warning_points_at_the_callers_line(monkeypatch):
+    monkeypatch.setattr(matrix, "cuda_available", lambda: False)
+    monkeypatch.setattr(matrix, "_warned_cpu_fallback", False)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        SparseMatrix(_sample())
+    [w] = [w for w in caught if issubclass(w.category, CPUFallbackWarning)]
+    assert w.filename == __file__

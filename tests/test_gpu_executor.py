@@ -1,0 +1,154 @@
+"""The GPU executors: first calls captured in CUDA graphs, no allocation with out=, bound products.
+
+Marked ``gpu``: skipped where CuPy sees no CUDA device.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import cocktail
+from cocktail import SparseMatrix
+from configs import CONFIGS, config_id
+from kernel_configs import KERNEL_CONFIGS, kernel_config_id
+from oracle import assert_product_close, unbounded
+
+pytestmark = pytest.mark.gpu
+
+cupy = pytest.importorskip("cupy") if cocktail._xp.cuda_available() else None
+
+
+def _matrix(m=700, n=500, seed=0):
+    """Rows of very different lengths (0 to 120), more rows than a block of threads."""
+    rng = np.random.default_rng(seed)
+    lengths = np.minimum(rng.zipf(1.6, size=m), 120)
+    lengths[::17] = 0
+    rows = np.repeat(np.arange(m), lengths)
+    cols = np.concatenate([rng.choice(n, size=k, replace=False) for k in lengths])
+    return sp.csr_array((rng.standard_normal(rows.size), (rows, cols)), shape=(m, n))
+
+
+def _first_call_captured(A, S, dtype, alpha=1.5, beta=-0.5):
+    """Capture A's very first product in a graph, replay it, and check the result and the pool."""
+    m, n = S.shape
+    rng = np.random.default_rng(3)
+    x_host = rng.standard_normal(n).astype(dtype)
+    y0 = rng.standard_normal(m).astype(dtype)
+    x, y = cupy.asarray(x_host), cupy.asarray(y0)
+    pool = cupy.get_default_memory_pool()
+    stream = cupy.cuda.Stream(non_blocking=True)
+    with stream:
+        used = pool.used_bytes()
+        stream.begin_capture()
+        A.matvec(x, out=y, alpha=alpha, beta=beta)
+        graph = stream.end_capture()
+        assert pool.used_bytes() == used, "the product allocated"
+        graph.launch(stream)
+    stream.synchronize()
+    S64 = sp.csr_array(S)
+    assert_product_close(y.get(), S64.data.astype(dtype), S64.indices, S64.indptr, S.shape, x_host,
+                         alpha=alpha, beta=beta, y0=y0)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "complex128"])
+@pytest.mark.parametrize("config", CONFIGS, ids=config_id)
+def test_first_call_of_every_format_is_capturable(config, dtype):
+    name, params = config
+    S = _matrix()
+    if np.dtype(dtype).kind == "c":
+        S = S + 0.5j * S
+    A = SparseMatrix(S.astype(dtype), format=name, device="cuda", **unbounded(name, params))
+    _first_call_captured(A, S.astype(dtype), dtype)
+
+
+@pytest.mark.parametrize("config", KERNEL_CONFIGS, ids=kernel_config_id)
+def test_first_call_of_every_kernel_is_capturable(config):
+    kernel, fmt, fparams, kparams = config
+    S = _matrix(seed=1)
+    A = SparseMatrix(S, format=fmt, device="cuda", kernel=kernel, **fparams, **kparams)
+    assert A.executor == "cuda" and A.kernel == kernel
+    assert None not in A.kernel_params.values()
+    _first_call_captured(A, S, "float64")
+
+
+@pytest.mark.parametrize("name", ["csr", "sell", "bcsr"])
+def test_reference_executor_on_the_gpu(name):
+    S = _matrix(seed=2)
+    A = SparseMatrix(S, format=name, device="cuda", executor="reference", **unbounded(name, {}))
+    assert A.executor == "reference" and A.kernel == "reference"
+    _first_call_captured(A, S, "float64")
+
+
+def test_formats_without_kernels_default_to_the_device_reference():
+    S = _matrix()
+    A = SparseMatrix(S, format="sell", device="cuda")
+    assert A.executor == "reference"
+    with pytest.raises(ValueError, match="no GPU kernel multiplies sell"):
+        SparseMatrix(S, format="sell", device="cuda", executor="cuda")
+
+
+def test_empty_matrix_has_no_launches():
+    A = SparseMatrix(sp.csr_array((0, 5)), device="cuda")
+    assert A._executor.launches == ()
+    assert (A @ cupy.ones(5)).shape == (0,)
+
+
+def test_bind_replays_on_its_stream():
+    S = _matrix()
+    A = SparseMatrix(S, device="cuda")
+    x = cupy.ones(S.shape[1])
+    y = cupy.zeros(S.shape[0])
+    stream = cupy.cuda.Stream(non_blocking=True)
+    p = A.bind(x, out=y, alpha=2.0, beta=1.0, stream=stream)
+    assert p.stream is stream
+    assert p() is y
+    x[...] = 3.0  # on the legacy stream: finished before the replay below is queued
+    cupy.cuda.Stream.null.synchronize()
+    p()
+    stream.synchronize()
+    want = 2.0 * (S @ np.ones(S.shape[1])) + 2.0 * (S @ np.full(S.shape[1], 3.0))
+    np.testing.assert_allclose(y.get(), want, rtol=1e-12)
+    p.close()
+    with pytest.raises(RuntimeError, match="closed"):
+        p()
+
+
+def test_bind_with_torch_buffers():
+    torch = pytest.importorskip("torch")
+    S = _matrix()
+    A = SparseMatrix(S, device="cuda")
+    x = torch.ones(S.shape[1], dtype=torch.float64, device="cuda")
+    out = torch.zeros(S.shape[0], dtype=torch.float64, device="cuda")
+    p = A.bind(x, out=out)
+    assert p() is out
+    torch.cuda.synchronize()
+    np.testing.assert_allclose(out.cpu().numpy(), S @ np.ones(S.shape[1]), rtol=1e-12)
+
+
+def test_bind_refuses_copies_on_the_gpu():
+    S = _matrix()
+    A = SparseMatrix(S, device="cuda")
+    with pytest.raises(ValueError, match="bind: x must have shape"):
+        A.bind(cupy.ones(S.shape[1], dtype=cupy.float32), out=cupy.zeros(S.shape[0]))
+    with pytest.raises(TypeError, match="host memory"):
+        A.bind(np.ones(S.shape[1]), out=cupy.zeros(S.shape[0]))
+
+
+def test_operand_conversions_at_the_boundary():
+    S = _matrix()
+    A = SparseMatrix(S, device="cuda")
+    x32 = cupy.ones(S.shape[1], dtype=cupy.float32)  # safe cast: converted (a copy)
+    np.testing.assert_allclose((A @ x32).get(), S @ np.ones(S.shape[1]), rtol=1e-12)
+    strided = cupy.ones(2 * S.shape[1])[::2]
+    np.testing.assert_allclose((A @ strided).get(), S @ np.ones(S.shape[1]), rtol=1e-12)
+    out = cupy.zeros((S.shape[0], 2))[:, 1]
+    A.matvec(cupy.ones(S.shape[1]), out=out)
+    np.testing.assert_allclose(out.get(), S @ np.ones(S.shape[1]), rtol=1e-12)
+    with pytest.raises(TypeError, match="does not cast safely"):
+        A @ cupy.ones(S.shape[1], dtype=cupy.complex128)
+    with pytest.raises(ValueError, match="x has 3 rows"):
+        A @ cupy.ones(3)
+    with pytest.raises(ValueError, match="beta != 0 needs out="):
+        A.matvec(cupy.ones(S.shape[1]), beta=1.0)
