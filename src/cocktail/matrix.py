@@ -13,6 +13,7 @@ from .kernels.plan import spmv as kernel_spmv
 from ._xp import cuda_available, is_cupy_array, to_numpy
 from .errors import CPUFallbackWarning
 from .formats.csr import CSR
+from .tuning.formats import format_params
 
 DEVICES = ("cpu", "cuda")
 _warned_cpu_fallback = False
@@ -127,7 +128,7 @@ class SparseMatrix:
             if params:
                 raise TypeError("format='auto' picks its own parameters; name a format to pass them")
             format = choose_format(csr)
-        self.storage = formats.get(format).from_csr(csr, **params)
+        self.storage = formats.get(format).from_csr(csr, **format_params(format, csr.dtype, params))
         self._plan = None
         if self.device == "cuda":
             self._plan = _plan_for(self.storage, spec, kernel_params)

@@ -12,6 +12,7 @@ Documented rule, in order:
 from __future__ import annotations
 
 from ..formats._fill import fill_estimates
+from .hyb import bell_garland_ell_width
 
 DIA_MAX_FILL = 1.5
 ELL_MAX_FILL = 1.5
@@ -22,7 +23,7 @@ def choose_format(csr) -> str:
     """Name of the format the simple rule above picks for the canonical CSR ``csr``."""
     if csr.nnz == 0:
         return "csr"
-    est = fill_estimates(csr)
+    est = fill_estimates(csr, width_rule=bell_garland_ell_width)
     for name, limit in (("dia", DIA_MAX_FILL), ("ell", ELL_MAX_FILL), ("hyb", HYB_MAX_FILL)):
         if est.get(name, float("inf")) <= limit:
             return name
