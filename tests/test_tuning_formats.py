@@ -1,4 +1,4 @@
-"""The rules the tuning layer hands to the formats: ``format_params``."""
+"""The rules the tuning layer hands to the formats: ``format_params`` and ``format="auto"``."""
 
 from __future__ import annotations
 
@@ -10,9 +10,11 @@ import scipy.sparse as sp
 
 from cocktail import formats
 from cocktail.formats import CSR
+from cocktail.tuning import auto
 from cocktail.tuning.formats import format_params
 from cocktail.tuning.hyb import bell_garland_ell_width
 from cocktail.tuning.pkt import default_packet_rows, default_threads_per_packet
+from zoo import ZOO_BY_NAME
 
 
 def own_rule(lengths):
@@ -76,13 +78,57 @@ def test_format_params_covers_every_format():
         np.testing.assert_array_equal(fmt.to_csr().to_scipy().toarray(), S.toarray())
 
 
+# --- format="auto" ----------------------------------------------------------------------
+
+def _csr(S):
+    S = sp.csr_array(S)
+    return CSR.from_arrays(S.data, S.indices, S.indptr, S.shape)
+
+
+def _skewed():
+    lengths = np.r_[np.full(99, 3), 90]
+    rows = np.repeat(np.arange(100), lengths)
+    cols = np.concatenate([np.arange(k) for k in lengths])
+    return sp.csr_array((np.ones(rows.size), (rows, cols)), shape=(100, 100))
+
+
+def _regular():
+    cols = np.random.default_rng(0).integers(0, 100, 400)
+    return sp.csr_array((np.ones(400), cols, np.arange(0, 401, 4)), shape=(100, 100))
+
+
+def _stencil():
+    zm = ZOO_BY_NAME["stencil"]
+    return sp.csr_array((zm.data, zm.indices, zm.indptr), shape=zm.shape)
+
+
+@pytest.mark.parametrize("make, gpu", [(_stencil, "dia"), (_regular, "ell"), (_skewed, "hyb"),
+                                       (lambda: sp.csr_array((4, 4)), "csr")])
+def test_auto_gpu_rule_unchanged(make, gpu):
+    csr = _csr(make())
+    assert auto.choose_format(csr) == gpu
+    assert auto.choose_format(csr, device="cuda") == gpu
+
+
+@pytest.mark.parametrize("make", [_stencil, _regular, _skewed, lambda: sp.csr_array((4, 4)),
+                                  lambda: sp.eye_array(50), lambda: sp.random_array((60, 40), density=0.1, rng=1)])
+def test_auto_cpu_picks_csr(make):
+    choice = auto.choose_format(_csr(make()), device="cpu")
+    assert choice == "csr" and choice in auto.CPU_FORMATS
+    assert set(auto.CPU_FORMATS) <= set(formats.names())
+
+
+def test_auto_refuses_an_unknown_device():
+    with pytest.raises(ValueError, match="device must be one of 'cuda', 'cpu', got 'gpu'"):
+        auto.choose_format(_csr(sp.eye_array(3)), device="gpu")
+    with pytest.raises(TypeError):
+        auto.choose_format(_csr(sp.eye_array(3)), "cpu")  # device is keyword-only
+
+
 def test_fill_estimates_hyb_only_with_a_rule():
     from cocktail.formats._fill import fill_estimates
 
-    lengths = np.r_[np.full(99, 3), 90]
-    S = sp.csr_array((np.ones(lengths.sum()), (np.repeat(np.arange(100), lengths),
-                      np.concatenate([np.arange(k) for k in lengths]))), shape=(100, 100))
-    csr = CSR.from_arrays(S.data, S.indices, S.indptr, S.shape)
+    csr = _csr(_skewed())
     assert "hyb" not in fill_estimates(csr)
     est = fill_estimates(csr, width_rule=bell_garland_ell_width)
     k = bell_garland_ell_width(csr.row_lengths())
