@@ -6,6 +6,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from cocktail.formats import get
+from cocktail.tuning.formats import format_params
 
 
 def unbounded(name: str, params: dict) -> dict:
@@ -13,6 +14,11 @@ def unbounded(name: str, params: dict) -> dict:
     if "max_fill" in get(name).defaults and "max_fill" not in params:
         return {**params, "max_fill": None}
     return params
+
+
+def build_params(name: str, params: dict, dtype) -> dict:
+    """``unbounded(name, params)`` completed with the tuning rules, as ``SparseMatrix`` does."""
+    return format_params(name, dtype, unbounded(name, params))
 
 
 def raw_arrays(zm, dtype, index_dtype):

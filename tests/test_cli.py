@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 import scipy.sparse as sp
@@ -69,6 +71,24 @@ def test_help_documents_options():
     for option in ("--formats", "--dtype", "--repeat", "--json", "--csv", "--plot", "--methods", "--suite",
                    "--all-kernels", "--cpu"):
         assert option in proc.stdout
+
+
+def run_module(*args):
+    """``python -m cocktail ARGS`` in a fresh interpreter that imports cocktail from this checkout's src/."""
+    src = str(Path(__file__).resolve().parent.parent / "src")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (src, os.environ.get("PYTHONPATH")) if p)}
+    return subprocess.run([sys.executable, "-m", "cocktail", *args], capture_output=True, text=True, timeout=300,
+                          env=env)
+
+
+def test_python_dash_m_cocktail():
+    proc = run_module("--help")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("usage: cocktail ") and "bench" in proc.stdout and "formats" in proc.stdout
+    proc = run_module("bench", "--formats", "csr,nope")  # main() returns 2: the exit status carries it
+    assert proc.returncode == 2 and "unknown format 'nope'" in proc.stderr
+    proc = run_module()  # no command: argparse's usage error
+    assert proc.returncode == 2 and "usage: cocktail" in proc.stderr
 
 
 def test_formats_command(capsys):

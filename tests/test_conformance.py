@@ -12,8 +12,8 @@ import pytest
 from cocktail import reference
 from cocktail.formats import CSR, get
 from configs import BLOCK_SIZES, CONFIGS, config_id
-from oracle import (assert_csr_identical, assert_product_close, canonical_scipy, random_operand, raw_arrays,
-                    unbounded)
+from oracle import (assert_csr_identical, assert_product_close, build_params, canonical_scipy, random_operand,
+                    raw_arrays)
 from zoo import ZOO, ZOO_BY_NAME
 
 DTYPES = ["float32", "float64", "complex64", "complex128"]
@@ -24,7 +24,7 @@ def check_format(name, params, zm, dtype, index_dtype, seed=0):
     data, indices, indptr = raw_arrays(zm, dtype, index_dtype)
     before = [a.copy() for a in (data, indices, indptr)]
     csr = CSR.from_arrays(data, indices, indptr, zm.shape, index_dtype=index_dtype)
-    fmt = get(name).from_csr(csr, **unbounded(name, params))
+    fmt = get(name).from_csr(csr, **build_params(name, params, csr.dtype))
     for a, b in zip((data, indices, indptr), before):
         np.testing.assert_array_equal(a, b)  # the caller's arrays are untouched
 
@@ -85,7 +85,7 @@ def test_beta_zero_ignores_nan_in_out(config):
     name, params = config
     zm = ZOO_BY_NAME["empty_rows"]
     data, indices, indptr = raw_arrays(zm, "float64", "int32")
-    fmt = get(name).from_csr(CSR.from_arrays(data, indices, indptr, zm.shape), **unbounded(name, params))
+    fmt = get(name).from_csr(CSR.from_arrays(data, indices, indptr, zm.shape), **build_params(name, params, data.dtype))
     x = random_operand(np.random.default_rng(1), (zm.shape[1],), "float64")
     out = np.full(zm.shape[0], np.nan)
     out[::2] = np.inf

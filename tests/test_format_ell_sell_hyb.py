@@ -15,6 +15,7 @@ from cocktail.formats.hyb import HYB
 from cocktail.formats._params import pointer_dtype
 from cocktail.formats.sell import SELL
 from cocktail.reference import spmv
+from cocktail.tuning.formats import format_params
 
 # Bell & Garland Fig. 7 matrix A, and clSpMV's matrix B (Eq. 1).
 A = np.array([[1, 7, 0, 0], [0, 2, 8, 0], [5, 0, 3, 9], [0, 6, 0, 4]], dtype=float)
@@ -221,7 +222,7 @@ def test_wide_slice_pointers():
 # --- HYB -----------------------------------------------------------------------------
 def test_hyb_bell_garland_split():
     csr = csr_of(B)
-    h = HYB.from_csr(csr, align=1)
+    h = HYB.from_csr(csr, **format_params("hyb", csr.dtype, {"align": 1}))
     assert h.ell_width == 2  # rows of 2, 2, 3, 2 entries: every row reaches 2
     assert isinstance(h.ell, ELL) and h.ell.params["width"] == 2 and h.ell.nnz == 8
     np.testing.assert_array_equal(h.ell.col, [[0, 1, 0, 1], [1, 2, 2, 3]])
@@ -264,6 +265,15 @@ def test_hyb_explicit_width_and_rule():
         HYB.from_csr(csr, max_fill=3)
 
 
+def test_hyb_needs_a_width_or_a_rule():
+    csr = csr_of(B)
+    for params in ({}, {"ell_width": None}, {"ell_width": None, "width_rule": None, "align": 1}):
+        with pytest.raises(TypeError, match=r"hyb needs ell_width= or width_rule=.*format_params") as info:
+            HYB.from_csr(csr, **params)
+        assert "SparseMatrix" in str(info.value)
+    assert HYB.defaults["width_rule"] is None and HYB.defaults["ell_width"] is None
+
+
 def test_hyb_explicit_width_fill_guard():
     csr = csr_of(B)
     with pytest.raises(FormatFillError, match=r"format 'hyb' would store 400 values.*smaller ell_width="):
@@ -274,7 +284,7 @@ def test_hyb_explicit_width_fill_guard():
 def test_hyb_skewed_rows():
     rng = np.random.default_rng(5)
     csr = random_csr(300, 200, 0.02, rng, skew=True)
-    h = HYB.from_csr(csr)
+    h = HYB.from_csr(csr, **format_params("hyb", csr.dtype, {}))
     lengths = np.diff(csr.indptr)
     k = h.ell_width
     assert (lengths >= k).sum() >= 100 and (lengths >= k + 1).sum() < 100
@@ -304,7 +314,8 @@ def test_products_and_round_trip(name, params, dtype, index_dtype):
     rng = np.random.default_rng(zlib.crc32(f"{name}{params}{np.dtype(dtype).name}".encode()))
     csr = random_csr(97, 61, 0.05, rng, dtype=dtype, index_dtype=index_dtype, skew=name != "ell")
     assert (csr.data == 0).any()  # explicit zeros are part of the test
-    fmt = get(name).from_csr(csr, **{"max_fill": None, **params} if name != "hyb" else params)
+    given = {"max_fill": None, **params} if name != "hyb" else params
+    fmt = get(name).from_csr(csr, **format_params(name, dtype, given))
     assert fmt.nnz == csr.nnz and fmt.dtype == np.dtype(dtype) and fmt.index_dtype == np.dtype(index_dtype)
     for arr in fmt.arrays().values():
         assert not arr.flags.writeable
@@ -325,7 +336,7 @@ def test_products_and_round_trip(name, params, dtype, index_dtype):
 @pytest.mark.parametrize("shape", [(0, 0), (0, 5), (5, 0), (6, 4)])
 def test_empty_shapes(name, shape):
     csr = CSR.from_triplets(np.zeros(0, int), np.zeros(0, int), np.zeros(0), shape, np.int32)
-    fmt = get(name).from_csr(csr)
+    fmt = get(name).from_csr(csr, **format_params(name, csr.dtype, {}))
     same_csr(fmt.to_csr(), csr)
     assert fmt.nnz == 0 and fmt.padding_ratio >= 0
     y = spmv(fmt, np.ones(shape[1]))
@@ -340,7 +351,7 @@ def test_padding_never_reads_x(name):
     # Column n-1 holds no entry; a padding slot that indexed x with -1 would pick up the NaN.
     csr = csr_of(np.hstack([B, np.zeros((4, 1))]))
     x = np.array([1.0, 2.0, 3.0, 4.0, np.nan])
-    np.testing.assert_array_equal(spmv(get(name).from_csr(csr), x), B @ x[:4])
+    np.testing.assert_array_equal(spmv(get(name).from_csr(csr, **format_params(name, csr.dtype, {})), x), B @ x[:4])
 
 
 @pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")
@@ -383,7 +394,7 @@ def test_large_build_is_vectorised():
     csr = CSR.from_arrays(rng.standard_normal(indptr[-1]), indices, indptr, (m, m))
     start = time.perf_counter()
     for name, params in (("ell", {}), ("sell", {"sort_window": 256}), ("hyb", {})):
-        get(name).from_csr(csr, **params).to_csr()
+        get(name).from_csr(csr, **format_params(name, csr.dtype, params)).to_csr()
     assert time.perf_counter() - start < 20
 
 

@@ -12,9 +12,10 @@ import scipy.sparse as sp
 from cocktail.errors import FormatFillError
 from cocktail.formats import get
 from cocktail.formats.csr import CSR
-from cocktail.formats.pkt import PKT, SENTINEL, pack_lanes
+from cocktail.formats.pkt import MAX_PACKET_ROWS, MAX_THREADS_PER_PACKET, PKT, SENTINEL, pack_lanes
 from cocktail.reference import product_for, spmv
 from cocktail.tuning import pkt as rules
+from cocktail.tuning.formats import format_params
 
 # The two diagonal submatrices of Bell & Garland Fig. 13, read off Fig. 14 (local row -> local cols).
 PKT0 = {0: [0, 1, 3, 4], 1: [0, 1, 2, 4, 5], 2: [1, 2, 5], 3: [0, 3, 4], 4: [0, 1, 3, 4, 5], 5: [1, 2, 4, 5]}
@@ -33,6 +34,11 @@ def fig13_csr():
     ent += CUT
     r, c = np.array(ent).T
     return csr_from(r, c, (100 * r + c).astype(float), (11, 11))
+
+
+def build(csr, **params):
+    """PKT with the tuning rules filling in what ``params`` leaves out, as ``SparseMatrix`` does."""
+    return PKT.from_csr(csr, **format_params("pkt", csr.dtype, params))
 
 
 def fake_pymetis(membership_fn, calls=None):
@@ -130,19 +136,39 @@ def test_default_rules():
     assert rules.default_threads_per_packet(3072) == 256
     assert rules.default_threads_per_packet(100) == 128
     assert rules.default_threads_per_packet(6) == 32
+    assert rules.PACKET_ROWS_CAP <= MAX_PACKET_ROWS and rules.THREADS_PER_PACKET_CAP <= MAX_THREADS_PER_PACKET
+    assert rules.default_threads_per_packet(MAX_PACKET_ROWS) <= MAX_THREADS_PER_PACKET
+
+
+def test_layout_limits():
+    assert MAX_PACKET_ROWS == 0xFFFF  # 16-bit local indices; 0xFFFFFFFF is the empty slot
+    assert MAX_THREADS_PER_PACKET == 1024  # one packet is one CUDA block
+
+
+@pytest.mark.parametrize("kwargs, missing", [
+    ({}, "packet_rows"),
+    ({"threads_per_packet": 32}, "packet_rows"),
+    ({"packet_rows": 8}, "threads_per_packet"),
+    ({"packet_rows": 8, "threads_per_packet": None}, "threads_per_packet"),
+])
+def test_sizes_without_a_rule_are_refused(kwargs, missing):
+    with pytest.raises(TypeError, match=rf"pkt needs {missing}=") as info:
+        PKT.from_csr(mesh_csr(3), **kwargs)
+    assert "SparseMatrix" in str(info.value) and "cocktail.tuning.formats.format_params" in str(info.value)
+    assert PKT.defaults["packet_rows"] is None and PKT.defaults["threads_per_packet"] is None
 
 
 def test_resolved_params_are_stored(no_pymetis):
-    fmt = PKT.from_csr(mesh_csr(5))
+    fmt = build(mesh_csr(5))
     assert fmt.params == {"packet_rows": 3072, "threads_per_packet": 256, "partitioner": "rcm", "max_fill": 20.0}
-    fmt = PKT.from_csr(mesh_csr(5, dtype=np.complex128), packet_rows=40)
+    fmt = build(mesh_csr(5, dtype=np.complex128), packet_rows=40)
     assert fmt.params["packet_rows"] == 40 and fmt.params["threads_per_packet"] == 64
-    assert PKT.from_csr(mesh_csr(5, dtype=np.float32)).params["packet_rows"] == 4096
+    assert build(mesh_csr(5, dtype=np.float32)).params["packet_rows"] == 4096
 
 
 def test_auto_prefers_metis_when_importable(monkeypatch):
     monkeypatch.setitem(sys.modules, "pymetis", fake_pymetis(lambda k, nv: np.arange(nv) % k))
-    assert PKT.from_csr(mesh_csr(6), packet_rows=8).params["partitioner"] == "metis"
+    assert build(mesh_csr(6), packet_rows=8).params["partitioner"] == "metis"
 
 
 @pytest.mark.parametrize("kwargs, exc, text", [
@@ -158,13 +184,13 @@ def test_auto_prefers_metis_when_importable(monkeypatch):
 ])
 def test_parameter_errors(kwargs, exc, text):
     with pytest.raises(exc) as info:
-        PKT.from_csr(mesh_csr(3), **kwargs)
+        build(mesh_csr(3), **kwargs)
     assert text in str(info.value)
 
 
 def test_metis_without_pymetis_names_the_extra(no_pymetis):
     with pytest.raises(ImportError, match=r"pip install 'cocktail\[pkt\]'"):
-        PKT.from_csr(mesh_csr(3), partitioner="metis")
+        build(mesh_csr(3), partitioner="metis")
 
 
 # --- Fig. 13/14: greedy least-occupied-lane packing --------------------------------------
@@ -235,7 +261,7 @@ def test_layout_matches_independent_greedy(no_pymetis):
 # --- 16-bit packing, budget, partitioners ----------------------------------------------
 
 def test_sixteen_bit_packing_at_the_largest_packet():
-    m = rules.MAX_PACKET_ROWS  # 65535 vertices in one packet, the 2-D Laplacian of a path
+    m = MAX_PACKET_ROWS  # 65535 vertices in one packet, the 2-D Laplacian of a path
     T = sp.diags_array([-np.ones(m - 1), 2 * np.ones(m), -np.ones(m - 1)], offsets=[-1, 0, 1]).tocsr()
     csr = CSR.from_arrays(T.data, T.indices, T.indptr, T.shape)
     fmt = PKT.from_csr(csr, packet_rows=m, threads_per_packet=1024, partitioner="rcm")
@@ -355,7 +381,7 @@ def test_round_trip_and_products(shape, dtype, index_dtype, no_pymetis):
     nnz = 0 if shape == (6, 9) else 4 * max(m, n)
     csr = random_csr(rng, m, n, nnz, dtype, index_dtype)
     for budget, lanes in ((None, None), (7, 3), (16, 32)):
-        fmt = PKT.from_csr(csr, packet_rows=budget, threads_per_packet=lanes, max_fill=None)
+        fmt = build(csr, packet_rows=budget, threads_per_packet=lanes, max_fill=None)
         assert fmt.dtype == np.dtype(dtype) and fmt.index_dtype == np.dtype(index_dtype)
         assert_same_csr(fmt.to_csr(), csr)
         A = dense_of(csr)
@@ -383,7 +409,7 @@ def test_products_on_a_mesh_with_metis_fake(monkeypatch):
     # contiguous blocks of the natural order, like a decent partition of a grid
     monkeypatch.setitem(sys.modules, "pymetis", fake_pymetis(lambda k, nv: np.arange(nv) * k // nv))
     csr = mesh_csr(25)
-    fmt = PKT.from_csr(csr, packet_rows=100)
+    fmt = build(csr, packet_rows=100)
     assert fmt.params["partitioner"] == "metis" and np.diff(fmt.packet_ptr).max() <= 100
     X = np.random.default_rng(0).standard_normal((625, 2))
     np.testing.assert_allclose(product_for(fmt)(fmt, X), dense_of(csr) @ X, rtol=1e-12)

@@ -9,7 +9,7 @@ import cocktail
 from cocktail import reference
 from cocktail.formats import CSR, get
 from configs import CONFIGS, config_id
-from oracle import assert_product_close, raw_arrays, unbounded
+from oracle import assert_product_close, build_params, raw_arrays
 from zoo import ZOO_BY_NAME
 
 pytestmark = pytest.mark.gpu
@@ -22,8 +22,9 @@ cupy = pytest.importorskip("cupy") if cocktail._xp.cuda_available() else None
 def test_builder_on_gpu_matches_host(config, zm):
     name, params = config
     raw = raw_arrays(zm, "float64", "int32")
-    host = get(name).from_csr(CSR.from_arrays(*raw, zm.shape), **unbounded(name, params))
-    dev = get(name).from_csr(CSR.from_arrays(*(cupy.asarray(a) for a in raw), zm.shape), **unbounded(name, params))
+    params = build_params(name, params, raw[0].dtype)
+    host = get(name).from_csr(CSR.from_arrays(*raw, zm.shape), **params)
+    dev = get(name).from_csr(CSR.from_arrays(*(cupy.asarray(a) for a in raw), zm.shape), **params)
     assert dev.xp is cupy
     for key, arr in host.arrays().items():
         np.testing.assert_array_equal(dev.arrays()[key].get(), arr, err_msg=key)

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from cocktail import reference
 from cocktail.formats import CSR, get
 from configs import CONFIGS
-from oracle import assert_csr_identical, assert_product_close, unbounded
+from oracle import assert_csr_identical, assert_product_close, build_params
 from zoo import raw_csr
 
 DISTINCT_CONFIGS = list({name: (name, params) for name, params in CONFIGS}.values())
@@ -39,7 +39,7 @@ def test_random_patterns(inputs, config_index, index_dtype, dtype):
     data = data.astype(dtype)
     name, params = DISTINCT_CONFIGS[config_index]
     csr = CSR.from_arrays(data, indices.astype(index_dtype), indptr.astype(index_dtype), shape)
-    fmt = get(name).from_csr(csr, **unbounded(name, params))
+    fmt = get(name).from_csr(csr, **build_params(name, params, csr.dtype))
     assert_csr_identical(fmt.to_csr(), csr)
     x = np.random.default_rng(seed).standard_normal(shape[1]).astype(dtype)
     assert_product_close(reference.spmv(fmt, x), data, indices, indptr, shape, x)

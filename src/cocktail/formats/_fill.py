@@ -62,10 +62,12 @@ def row_fill(lengths, nrows: int, slice_height: int = 0) -> int:
     return sliced_slots(slice_widths(lengths, slice_height), nrows, slice_height)
 
 
-def fill_estimates(csr) -> dict:
-    """Value slots per stored entry that the padded formats would need with default parameters."""
-    from ..tuning.hyb import bell_garland_ell_width
+def fill_estimates(csr, width_rule=None) -> dict:
+    """Value slots per stored entry that the padded formats would need with default parameters.
 
+    HYB has no default width: it is estimated only when ``width_rule`` (a HYB width rule,
+    called with the row lengths) is given, and left out otherwise.
+    """
     xp = get_xp(csr.indptr)
     nnz = max(csr.nnz, 1)
     m = csr.shape[0]
@@ -80,8 +82,9 @@ def fill_estimates(csr) -> dict:
     rows = csr.row_ids().astype(xp.int64)
     blocks_1x4 = xp.unique(rows * (csr.shape[1] // 4 + 1) + csr.indices.astype(xp.int64) // 4).shape[0]
     est["bcsr"] = 4 * int(blocks_1x4) / nnz
-    k = bell_garland_ell_width(lengths)
-    est["hyb"] = (k * m + int(xp.maximum(lengths - k, 0).sum())) / nnz
+    if width_rule is not None:
+        k = int(width_rule(lengths))
+        est["hyb"] = (k * m + int(xp.maximum(lengths - k, 0).sum())) / nnz
     return est
 
 

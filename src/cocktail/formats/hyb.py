@@ -1,14 +1,15 @@
 """HYB: the first K entries of every row in ELL, the rest in COO (Bell & Garland §3.5).
 
-K is ``ell_width`` when given, otherwise ``width_rule(row_lengths)`` (by default Bell &
-Garland's rule: the largest K that at least a third of the rows reach).
+K is ``ell_width`` when given, otherwise ``width_rule(row_lengths)``.  The format holds no
+rule of its own: ``SparseMatrix`` (through :func:`cocktail.tuning.formats.format_params`)
+passes Bell & Garland's, :func:`cocktail.tuning.hyb.bell_garland_ell_width` (the largest K
+that at least a third of the rows reach).
 """
 
 from __future__ import annotations
 
 from .._xp import pointers_from_ids
 from ..errors import FormatFillError
-from ..tuning.hyb import bell_garland_ell_width
 from ._fill import DEFAULT_MAX_FILL, check_fill
 from .base import SparseFormat
 from .coo import COO
@@ -22,14 +23,15 @@ class HYB(SparseFormat):
 
     name = "hyb"
     part_fields = ("ell", "coo")
-    defaults = {"ell_width": None, "width_rule": bell_garland_ell_width, "align": 32}
+    defaults = {"ell_width": None, "width_rule": None, "align": 32}
 
     @classmethod
     def from_csr(cls, csr: CSR, **params):
         """Split ``csr`` at K entries per row: positions ``< K`` to ELL, the rest to COO.
 
-        An explicit ``ell_width`` is refused (``FormatFillError``) when the ELL part alone
-        would store more than ``DEFAULT_MAX_FILL`` slots per entry.
+        K is ``ell_width`` when given, else ``width_rule(row_lengths)``; with neither it is a
+        ``TypeError``.  An explicit ``ell_width`` is refused (``FormatFillError``) when the ELL
+        part alone would store more than ``DEFAULT_MAX_FILL`` slots per entry.
         """
         params = cls.resolve_params(params)
         align = int_param("hyb", "align", params["align"])
@@ -39,9 +41,14 @@ class HYB(SparseFormat):
                 check_fill("hyb", k * csr.shape[0], csr, DEFAULT_MAX_FILL)
             except FormatFillError as exc:
                 msg = str(exc).replace("or pass a larger max_fill=", "or pass a smaller ell_width=")
-                raise FormatFillError(f"{msg} (ell_width=None picks K by width_rule)") from None
+                raise FormatFillError(f"{msg} (or leave ell_width out and let width_rule pick K)") from None
         else:
             rule = params["width_rule"]
+            if rule is None:
+                raise TypeError(
+                    "hyb needs ell_width= or width_rule=: the format holds no width rule; SparseMatrix and "
+                    "cocktail.tuning.formats.format_params pass cocktail.tuning.hyb.bell_garland_ell_width"
+                )
             if not callable(rule):
                 raise TypeError(f"hyb: width_rule must be a callable taking the row lengths, got {rule!r}")
             k = int_param("hyb", f"width_rule result ({getattr(rule, '__name__', rule)})",

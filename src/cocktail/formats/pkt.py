@@ -7,6 +7,11 @@ row and column lie in the same packet is "inside" it: it is stored in the packet
 its ``x`` value from the packet's shared-memory copy ``x_local``.  Every other entry goes
 to a COO remainder.  Each packet's rows are spread over ``threads_per_packet`` lanes by a
 greedy least-occupied-lane rule, and the lanes are stored column-major.
+
+``packet_rows`` and ``threads_per_packet`` have no defaults here: they come from rules
+(:mod:`cocktail.tuning.pkt`), which ``SparseMatrix`` applies through
+:func:`cocktail.tuning.formats.format_params`.  The format only enforces the limits of its
+layout, ``MAX_PACKET_ROWS`` and ``MAX_THREADS_PER_PACKET``.
 """
 
 from __future__ import annotations
@@ -14,7 +19,6 @@ from __future__ import annotations
 import numpy as np
 
 from .._xp import get_xp, row_ids, stable_argsort, to_numpy
-from ..tuning import pkt as rules
 from ._fill import DEFAULT_MAX_FILL, check_fill
 from ._params import int_param, max_fill_param, pointer_dtype
 from ._partition import partition, resolve_partitioner
@@ -26,19 +30,32 @@ from .csr import CSR
 SENTINEL = 0xFFFFFFFF
 LOCAL_BITS = 16
 LOCAL_MASK = (1 << LOCAL_BITS) - 1
+#: Local row and column share one 32-bit word (16 bits each) and 0xFFFFFFFF is the empty
+#: slot, so a packet holds at most 65535 vertices.
+MAX_PACKET_ROWS = LOCAL_MASK
+#: A packet is processed by one CUDA thread block, so it has at most this many lanes.
+MAX_THREADS_PER_PACKET = 1024
+
+_RULES = {
+    "packet_rows": "the shared-memory rule cocktail.tuning.pkt.default_packet_rows",
+    "threads_per_packet": "the rule cocktail.tuning.pkt.default_threads_per_packet",
+}
 
 
-def resolve_pkt_params(params: dict, dtype) -> dict:
-    """Fill in the defaults of ``packet_rows``, ``threads_per_packet`` and ``partitioner``."""
+def resolve_pkt_params(params: dict) -> dict:
+    """Check ``packet_rows`` and ``threads_per_packet`` (both required) and resolve ``partitioner``.
+
+    A missing ``packet_rows`` or ``threads_per_packet`` is a ``TypeError``: the format holds
+    no rule for them; ``SparseMatrix`` and ``cocktail.tuning.formats.format_params`` fill them in.
+    """
     out = dict(params)
-    rows = out["packet_rows"]
-    if rows is None:
-        rows = rules.default_packet_rows(np.dtype(dtype).itemsize)
-    out["packet_rows"] = int_param("pkt", "packet_rows", rows, 1, rules.MAX_PACKET_ROWS)
-    lanes = out["threads_per_packet"]
-    if lanes is None:
-        lanes = rules.default_threads_per_packet(out["packet_rows"])
-    out["threads_per_packet"] = int_param("pkt", "threads_per_packet", lanes, 1, rules.MAX_THREADS_PER_PACKET)
+    for key, limit in (("packet_rows", MAX_PACKET_ROWS), ("threads_per_packet", MAX_THREADS_PER_PACKET)):
+        if out[key] is None:
+            raise TypeError(
+                f"pkt needs {key}=: the format has no default; SparseMatrix and "
+                f"cocktail.tuning.formats.format_params fill it in from {_RULES[key]}"
+            )
+        out[key] = int_param("pkt", key, out[key], 1, limit)
     out["partitioner"] = resolve_partitioner(out["partitioner"])
     out["max_fill"] = max_fill_param("pkt", out["max_fill"])
     return out
@@ -114,7 +131,7 @@ class PKT(SparseFormat):
     @classmethod
     def from_csr(cls, csr: CSR, **params):
         """Partition the vertices, split the entries, and pack each packet's rows into lanes."""
-        params = resolve_pkt_params(cls.resolve_params(params), csr.dtype)
+        params = resolve_pkt_params(cls.resolve_params(params))
         budget, lanes = params["packet_rows"], params["threads_per_packet"]
         xp = csr.xp
         idt = csr.index_dtype

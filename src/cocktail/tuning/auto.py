@@ -1,28 +1,39 @@
 """The rule behind ``format="auto"`` until the Cocktail planner exists.
 
-Documented rule, in order:
+On the GPU (``device="cuda"``), in order:
 
 1. a matrix without entries uses ``csr``;
 2. ``dia`` when its diagonals would store at most ``DIA_MAX_FILL`` values per entry;
 3. ``ell`` when its padded rows would store at most ``ELL_MAX_FILL`` values per entry;
 4. ``hyb`` (Bell & Garland's ELL width) when it stores at most ``HYB_MAX_FILL`` per entry;
 5. ``csr`` otherwise.
+
+On the CPU (``device="cpu"``) the choice is limited to ``CPU_FORMATS``, the formats whose
+host product runs through SciPy's compiled sparse routines (csr, coo, dia and bcsr, as
+SciPy's CSR, COO, DIA and BSR).  Among them the rule is ``csr`` for every matrix: SciPy's
+CSR product is its fastest general routine.
 """
 
 from __future__ import annotations
 
 from ..formats._fill import fill_estimates
+from .hyb import bell_garland_ell_width
 
 DIA_MAX_FILL = 1.5
 ELL_MAX_FILL = 1.5
 HYB_MAX_FILL = 1.5
+#: Formats whose CPU product runs through SciPy's compiled routines.
+CPU_FORMATS = ("csr", "coo", "dia", "bcsr")
+DEVICES = ("cuda", "cpu")
 
 
-def choose_format(csr) -> str:
-    """Name of the format the simple rule above picks for the canonical CSR ``csr``."""
-    if csr.nnz == 0:
+def choose_format(csr, *, device: str = "cuda") -> str:
+    """Name of the format the rule above picks for the canonical CSR ``csr`` on ``device``."""
+    if device not in DEVICES:
+        raise ValueError(f"choose_format: device must be one of {', '.join(map(repr, DEVICES))}, got {device!r}")
+    if device == "cpu" or csr.nnz == 0:
         return "csr"
-    est = fill_estimates(csr)
+    est = fill_estimates(csr, width_rule=bell_garland_ell_width)
     for name, limit in (("dia", DIA_MAX_FILL), ("ell", ELL_MAX_FILL), ("hyb", HYB_MAX_FILL)):
         if est.get(name, float("inf")) <= limit:
             return name

@@ -3,6 +3,9 @@
 Bell & Garland §3.6 bound a packet by the local (shared) memory that caches its slice of
 ``x`` and ``y``; their footnote gives about 2,000 vertices in single precision on 16 KB.
 We budget the 48 KiB of shared memory a CUDA block may use without opting in.
+
+The limits of the layout itself (``MAX_PACKET_ROWS``, ``MAX_THREADS_PER_PACKET``) are facts
+of the format and live in :mod:`cocktail.formats.pkt`; the caps below stay inside them.
 """
 
 from __future__ import annotations
@@ -15,11 +18,6 @@ PACKET_ROWS_MULTIPLE = 32
 PACKET_ROWS_CAP = 4096
 #: Largest default number of threads (lanes) per packet.
 THREADS_PER_PACKET_CAP = 256
-#: A packet is processed by one CUDA thread block, so it has at most this many lanes.
-MAX_THREADS_PER_PACKET = 1024
-#: Local row and column share one 32-bit word (16 bits each) and 0xFFFFFFFF is the empty
-#: slot, so a packet holds at most 65535 vertices.
-MAX_PACKET_ROWS = 0xFFFF
 
 
 def default_packet_rows(itemsize: int) -> int:

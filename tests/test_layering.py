@@ -1,0 +1,78 @@
+"""The layering rule, read off the source: formats and reference never import the tuning layer."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parent.parent / "src"
+LOWEST_LAYERS = ("cocktail/formats", "cocktail/reference")
+FORBIDDEN = "cocktail.tuning"
+
+
+def module_name(path: Path) -> str:
+    """Dotted name of the module at ``path`` under ``SRC``."""
+    parts = list(path.relative_to(SRC).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def imported_modules(source: str, module: str, is_package: bool) -> set[str]:
+    """Absolute names of every module imported anywhere in ``source`` (relative imports resolved;
+    ``from X import y`` yields both ``X`` and ``X.y``, since ``y`` may be a submodule)."""
+    package = module if is_package else module.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[:len(base) - (node.level - 1)]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module
+            found.add(target)
+            found.update(f"{target}.{alias.name}" for alias in node.names)
+    return found
+
+
+def imports_tuning(names: set[str]) -> list[str]:
+    return sorted(n for n in names if n == FORBIDDEN or n.startswith(FORBIDDEN + "."))
+
+
+def lowest_layer_files():
+    return sorted(p for layer in LOWEST_LAYERS for p in (SRC / layer).rglob("*.py"))
+
+
+@pytest.mark.parametrize("snippet, module, bad", [
+    ("from ..tuning.hyb import rule", "cocktail.formats.hyb", True),
+    ("from .. import tuning", "cocktail.formats.hyb", True),
+    ("from ..tuning import pkt as rules", "cocktail.formats.pkt", True),
+    ("def f():\n    from ...tuning import hyb\n", "cocktail.formats.sub.x", True),
+    ("import cocktail.tuning.auto", "cocktail.reference.csr", True),
+    ("from cocktail import tuning", "cocktail.reference.csr", True),
+    ("from .._xp import get_xp", "cocktail.formats.hyb", False),
+    ("from . import register", "cocktail.reference.csr", False),
+    ("from .tuning_notes import x", "cocktail.formats.hyb", False),
+])
+def test_the_import_reader(snippet, module, bad):
+    assert bool(imports_tuning(imported_modules(snippet, module, False))) is bad
+
+
+def test_formats_and_reference_do_not_import_tuning():
+    files = lowest_layer_files()
+    assert len(files) > 20  # both packages were found
+    offenders = {}
+    for path in files:
+        module = module_name(path)
+        names = imported_modules(path.read_text(), module, path.name == "__init__.py")
+        if imports_tuning(names):
+            offenders[str(path.relative_to(SRC))] = imports_tuning(names)
+    assert not offenders, (
+        f"the formats and reference layers must not import {FORBIDDEN} (a format receives its rule "
+        f"from the layer above): {offenders}"
+    )
