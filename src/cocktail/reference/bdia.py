@@ -2,6 +2,7 @@
 
 from .._xp import get_xp, to_numpy
 from . import register
+from .entries import Entries, diagonal_entries
 
 
 @register("bdia")
@@ -23,3 +24,11 @@ def product(fmt, X):
             if lo < hi:
                 Y[lo:hi] += fmt.data[j, lo:hi, None] * X[lo + off:hi + off]
     return Y
+
+
+def entries(fmt) -> list[Entries]:
+    """As DIA, with the offset of data row ``j`` expanded from the bands (``fmt.diagonals()``).
+
+    Alignment slots, slots whose column falls outside the matrix and fill are left out.
+    """
+    return diagonal_entries(fmt)

@@ -2,6 +2,7 @@
 
 from .._xp import get_xp, scatter_add
 from . import register
+from .entries import Entries, make
 
 
 @register("coo")
@@ -10,3 +11,9 @@ def product(fmt, X):
     xp = get_xp(X)
     Y = xp.zeros((fmt.shape[0], X.shape[1]), dtype=fmt.dtype)
     return scatter_add(Y, fmt.row, fmt.data[:, None] * X[fmt.col])
+
+
+def entries(fmt) -> list[Entries]:
+    """Every triple: ``row[t]``, ``col[t]``, ``data[t]``."""
+    xp = fmt.xp
+    return [make(fmt.row, fmt.col, xp.arange(fmt.data.shape[0], dtype=xp.int64), fmt.data)]

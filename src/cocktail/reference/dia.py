@@ -2,6 +2,7 @@
 
 from .._xp import get_xp, to_numpy
 from . import register
+from .entries import Entries, diagonal_entries
 
 
 @register("dia")
@@ -19,3 +20,12 @@ def product(fmt, X):
         if lo < hi:
             Y[lo:hi] += fmt.data[d, lo:hi, None] * X[lo + off:hi + off]
     return Y
+
+
+def entries(fmt) -> list[Entries]:
+    """Slot ``[d, i]`` (flat ``d*stride + i``) is row ``i``, column ``i + offsets[d]``.
+
+    Alignment slots (``i >= rows``), slots whose column falls outside the matrix and fill
+    (zero slots that are not an explicit zero of the input) are left out.
+    """
+    return diagonal_entries(fmt)

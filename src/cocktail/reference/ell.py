@@ -2,6 +2,7 @@
 
 from .._xp import get_xp, scatter_add
 from . import register
+from .entries import Entries, make
 
 
 @register("ell")
@@ -19,3 +20,16 @@ def product(fmt, X):
     rows = xp.broadcast_to(xp.arange(m), (width, m))[real]
     Y = xp.zeros((m, X.shape[1]), dtype=fmt.dtype)
     return scatter_add(Y, rows, fmt.data[:, :m][real][:, None] * X[col[real]])
+
+
+def entries(fmt) -> list[Entries]:
+    """Slot ``[k, i]`` (flat ``k*stride + i``) of a real row ``i < rows`` with ``col != -1``.
+
+    Listed row by row, each row's slots in order (k = 0, 1, ...).  Padding (``col == -1``)
+    and the alignment rows ``i >= rows`` are left out.
+    """
+    xp = fmt.xp
+    m = fmt.shape[0]
+    stride = fmt.stride
+    i, k = xp.nonzero(fmt.col[:, :m].T >= 0)
+    return [make(i, fmt.col[k, i], k * stride + i, fmt.data)]

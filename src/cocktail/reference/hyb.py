@@ -1,6 +1,7 @@
 """Reference HYB product: the ELL part's product plus the COO part's product."""
 
 from . import product_for, register
+from .entries import Entries, entries_of
 
 
 @register("hyb")
@@ -9,3 +10,8 @@ def product(fmt, X):
     Y = product_for(fmt.ell)(fmt.ell, X)
     Y += product_for(fmt.coo)(fmt.coo, X)
     return Y
+
+
+def entries(fmt) -> list[Entries]:
+    """The ELL part's entries followed by the COO part's."""
+    return entries_of(fmt.ell) + entries_of(fmt.coo)

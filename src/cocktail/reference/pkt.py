@@ -3,6 +3,7 @@
 from .._xp import get_xp, row_ids, scatter_add
 from ..formats.pkt import LOCAL_BITS, LOCAL_MASK, SENTINEL
 from . import product_for, register
+from .entries import Entries, entries_of, make
 
 
 @register("pkt")
@@ -35,3 +36,21 @@ def product(fmt, X):
     Y[perm[has_y]] = y_local[has_y]
     Y += product_for(fmt.rest)(fmt.rest, X)
     return Y
+
+
+def entries(fmt) -> list[Entries]:
+    """The filled packet slots (``index != SENTINEL``) in original indices, then the remainder's.
+
+    Slot ``t`` of packet ``p`` (``packet_offset[p] <= t < packet_offset[p+1]``) holds local row
+    ``index[t] >> 16`` and local column ``index[t] & 0xFFFF``; local ``v`` is vertex
+    ``perm[packet_ptr[p] + v]``.  Empty slots are left out.
+    """
+    xp = fmt.xp
+    slot = xp.nonzero(fmt.index != SENTINEL)[0].astype(xp.int64)
+    owner = row_ids(fmt.packet_offset, fmt.index.shape[0]).astype(xp.int64)[slot]
+    packed = fmt.index[slot].astype(xp.int64)
+    base = fmt.packet_ptr.astype(xp.int64)[owner]
+    perm = fmt.perm.astype(xp.int64)
+    rows = perm[base + (packed >> LOCAL_BITS)]
+    cols = perm[base + (packed & LOCAL_MASK)]
+    return [make(rows, cols, slot, fmt.data)] + entries_of(fmt.rest)

@@ -2,6 +2,7 @@
 
 from .._xp import get_xp, scatter_add
 from . import register
+from .entries import Entries, make
 
 
 @register("sell")
@@ -30,3 +31,20 @@ def product(fmt, X):
     Y = xp.zeros_like(Yp)
     Y[fmt.perm.astype(xp.int64)] = Yp
     return Y
+
+
+def entries(fmt) -> list[Entries]:
+    """Slot ``t = slice_ptr[s] + k*C + r``: permuted row ``s*C + r``, original row ``perm[s*C + r]``.
+
+    Padding (``col == -1``, which includes the missing rows of a partial last slice) is
+    left out; the permuted row must also lie inside the matrix.
+    """
+    xp = fmt.xp
+    m = fmt.shape[0]
+    c = fmt.slice_height
+    ptr = fmt.slice_ptr.astype(xp.int64)
+    slot = xp.nonzero(fmt.col >= 0)[0].astype(xp.int64)
+    s = xp.searchsorted(ptr, slot, side="right") - 1  # empty slices share their pointer: the last wins
+    p = s * c + (slot - ptr[s]) % c
+    slot, p = slot[p < m], p[p < m]
+    return [make(fmt.perm.astype(xp.int64)[p], fmt.col[slot], slot, fmt.data)]
