@@ -15,7 +15,8 @@ from oracle import assert_product_close, unbounded
 SCIPY_LAYOUTS = ("csr", "coo", "dia", "bcsr")
 
 
-def _sample(m=60, n=45, seed=0, dtype=np.float64):
+def _sample(m=64, n=48, seed=0, dtype=np.float64):
+    """A random matrix whose shape is a multiple of every block size in CONFIGS (SciPy BSR needs whole blocks)."""
     return sp.random_array((m, n), density=0.1, format="csr", random_state=seed, dtype=dtype)
 
 

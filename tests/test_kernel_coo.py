@@ -160,16 +160,16 @@ def _hyb(lengths, **params):
 
 
 def test_hyb_parts_configured():
+    # coo_atomic: its configuration needs no compiled kernel (coo_segmented's reads the occupancy).
     storage = _hyb([1, 5, 2, 9], ell_width=2)
-    config = launch_rules.configure(get("hyb"), storage, {"ldg": False}, _props())
+    config = launch_rules.configure(get("hyb"), storage, {"ldg": False, "coo_kernel": "coo_atomic"}, _props())
     (ell, ell_config), (coo, coo_config) = config["parts"]["ell"], config["parts"]["coo"]
     assert ell.name == "ell" and ell_config["ldg"] is False and ell_config["block_threads"] == rules.BLOCK_THREADS
-    assert coo.name == "coo_segmented" and coo_config["ldg"] is False
-    atomic = launch_rules.configure(get("hyb"), storage, {"coo_kernel": "coo_atomic"}, _props())["parts"]["coo"]
-    assert atomic[0].name == "coo_atomic" and atomic[1]["omega"] == rules.coo_omega(storage.coo.nnz)
+    assert coo.name == "coo_atomic" and coo_config["ldg"] is False
+    assert coo_config["omega"] == rules.coo_omega(storage.coo.nnz)
     with pytest.raises(ValueError, match="hyb: coo_kernel must be a kernel for coo matrices"):
         launch_rules.configure(get("hyb"), storage, {"coo_kernel": "ell"}, _props())
-    assert launch_rules.user_view(config) == {"ldg": False, "coo_kernel": "coo_segmented"}
+    assert launch_rules.user_view(config) == {"ldg": False, "coo_kernel": "coo_atomic"}
 
 
 class _Part:

@@ -221,7 +221,7 @@ class SparseMatrix:
             y = self._xp.empty(self._y_shape, dtype=self._dtype)
             self._run(x, y, alpha, beta)
             return y
-        if out.__class__ is self._array_type and self._ready(out, self._y_shape):
+        if out.__class__ is self._array_type and self._ready(out, self._y_shape) and self._writable(out):
             self._run(x, out, alpha, beta)
             return out
         y = self._output(out, None)
@@ -272,6 +272,8 @@ class SparseMatrix:
         y = out
         if not (out.__class__ is self._array_type and self._ready(out, self._y_shape)):
             y = self._exact(out, "out", self._y_shape)
+        if not self._writable(y):
+            raise ValueError("bind: out is read-only")
         alpha = validate.scalar(alpha, self._dtype, "alpha")
         beta = validate.scalar(beta, self._dtype, "beta")
         return BoundProduct(self, self._executor, x, y, out, alpha, beta, stream)
@@ -282,6 +284,10 @@ class SparseMatrix:
         if a.shape != shape or a.dtype != self._dtype or not a.flags.c_contiguous:
             return False
         return self._device_id is None or a.data.device_id == self._device_id
+
+    def _writable(self, a) -> bool:
+        """CuPy arrays are always writable; a NumPy array may be a read-only view."""
+        return self._device_id is not None or a.flags.writeable
 
     def _device_view(self, a, name: str):
         """``a`` as an array of the matrix's device, without copying; a clear error otherwise."""
