@@ -122,7 +122,7 @@ def main(argv=None) -> int:
     for stem, expressions in source.HELPERS.items():
         errors = check_helper(stem, chosen, args.arch)
         print(f"{stem:14s} {'FAIL' if errors else 'ok':4s} {len(expressions)} instantiations ({chosen}, {args.arch}; "
-              f"harness helper)")
+              f"helper)")
         for e in errors:
             print(e, file=sys.stderr)
         failed += bool(errors)
