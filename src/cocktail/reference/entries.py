@@ -8,8 +8,8 @@ padding slots, slots outside the matrix and fill (zero cells of a stored diagona
 that are not an explicit zero of the input) are left out.
 
 Computing the entries may synchronise with the host (boolean masks, ``nonzero``); it is
-done once, and :class:`~cocktail.reference.scatter.ScatterProduct` then multiplies with
-gathers and scatters alone.  The arrays live in the format's array module.
+done once, and the GPU reference executor (``cocktail.executors.reference``) then multiplies
+with one gather/scatter-add pass per value array.  The arrays live in the format's array module.
 """
 
 from __future__ import annotations
