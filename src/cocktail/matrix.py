@@ -150,6 +150,7 @@ class SparseMatrix:
 
             self._xp, self._array_type = cupy, cupy.ndarray
             self._device_id = cupy.cuda.Device().id
+            self._has_c_contiguous = hasattr(cupy.empty(0), "_c_contiguous")
         else:
             self._xp, self._array_type, self._device_id = np, np.ndarray, None
 
@@ -281,9 +282,13 @@ class SparseMatrix:
     # --- operand checks (the API boundary) ------------------------------------------
     def _ready(self, a, shape) -> bool:
         """True when ``a`` (already of the device's array type) needs no conversion: shape, dtype, layout, device."""
-        if a.shape != shape or a.dtype != self._dtype or not a.flags.c_contiguous:
+        if a.shape != shape or a.dtype != self._dtype:
             return False
-        return self._device_id is None or a.data.device_id == self._device_id
+        if self._device_id is None:
+            return a.flags.c_contiguous
+        # CuPy's ``flags`` builds an object per access; ``_c_contiguous`` is the attribute behind it.
+        contiguous = a._c_contiguous if self._has_c_contiguous else a.flags.c_contiguous
+        return contiguous and a.data.device_id == self._device_id
 
     def _writable(self, a) -> bool:
         """CuPy arrays are always writable; a NumPy array may be a read-only view."""
