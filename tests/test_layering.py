@@ -76,3 +76,27 @@ def test_formats_and_reference_do_not_import_tuning():
         f"the formats and reference layers must not import {FORBIDDEN} (a format receives its rule "
         f"from the layer above): {offenders}"
     )
+
+
+#: Each package and the packages above it that it must never import (lowest layers first).
+ABOVE = {
+    "cocktail/formats": ("cocktail.kernels", "cocktail.tuning", "cocktail.executors", "cocktail.matrix",
+                         "cocktail.bound", "cocktail.bench", "cocktail.cli"),
+    "cocktail/reference": ("cocktail.kernels", "cocktail.tuning", "cocktail.executors", "cocktail.matrix",
+                           "cocktail.bound", "cocktail.bench", "cocktail.cli"),
+    "cocktail/kernels": ("cocktail.tuning", "cocktail.executors", "cocktail.matrix", "cocktail.bound",
+                         "cocktail.bench", "cocktail.cli"),
+    "cocktail/tuning": ("cocktail.executors", "cocktail.matrix", "cocktail.bound", "cocktail.bench", "cocktail.cli"),
+    "cocktail/executors": ("cocktail.matrix", "cocktail.bound", "cocktail.bench", "cocktail.cli"),
+}
+
+
+@pytest.mark.parametrize("package", sorted(ABOVE))
+def test_no_layer_imports_one_above_it(package):
+    offenders = {}
+    for path in sorted((SRC / package).rglob("*.py")):
+        names = imported_modules(path.read_text(), module_name(path), path.name == "__init__.py")
+        bad = sorted(n for n in names for top in ABOVE[package] if n == top or n.startswith(top + "."))
+        if bad:
+            offenders[str(path.relative_to(SRC))] = bad
+    assert not offenders, f"{package} imports a layer above it: {offenders}"
