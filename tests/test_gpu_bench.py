@@ -108,9 +108,9 @@ def test_a_product_that_writes_nothing_is_flagged():
         name = "idle"
         needs_gpu = True
 
-        def prepare(self, ops):
-            calls = [lambda x=x: x.sum() for x in ops.x_dev]  # GPU work, but y is never written
-            return methods.Prepared("idle", calls, lambda: ops.y_dev, {}, 1)
+        def prepare(self, inputs):
+            calls = [lambda x=x: x.sum() for x in inputs.x_dev]  # GPU work, but y is never written
+            return methods.Prepared("idle", calls, lambda: inputs.y_dev, {}, 1)
 
     problem = Problem("generated", "laplace5_40", "test", laplacian(5, 40))
     chosen = [methods.KernelMethod("csr", "csr_scalar"), Idle()]  # the kernel leaves the right y behind
