@@ -155,8 +155,8 @@ def test_ratios_need_the_floors_of_the_same_matrix_and_dtype():
 
 
 def _ov(matrix, method, dtype="float64", **values):
-    return {"section": "overhead", "suite": "default", "matrix": matrix, "rows": 10, "nnz": 50, "dtype": dtype,
-            "method": method, "note": "", **values}
+    return {"section": "overhead", "suite": "default", "matrix": matrix, "rows": 10, "cols": 10, "nnz": 50,
+            "dtype": dtype, "method": method, "note": "", **values}
 
 
 def _spmv(matrix, method, call_us, kernel_timing="graph", dtype="float64", note=""):
