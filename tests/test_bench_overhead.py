@@ -253,3 +253,59 @@ def test_records_without_a_section_are_spmv_records():
     assert selection.section(old) == "spmv" and selection.spmv_records([old]) == [old]
     assert selection.overhead_records([old, _ov("a", "x")]) == [_ov("a", "x")]
     assert selection.summary_records([_spmv("a", "cusparse-csr-alg1", 1.0), old]) == [old]
+
+
+@pytest.fixture
+def fake_gpu(monkeypatch):
+    """``cocktail bench`` as if on a GPU: the sections' runs record what they were given and return fakes."""
+    import types
+
+    import cocktail._xp
+    import cocktail.cli
+    import cocktail.kernels.device
+    from cocktail.bench import provenance, runner, suites
+
+    calls = {}
+
+    def fake_overhead(problems, dtypes, **kwargs):
+        calls["overhead"] = [p.name for p in problems]
+        return [Record(p.suite, p.name, 1, 1, 1, d, overhead.EMPTY_LAUNCH, section="overhead", back_to_back_us=1.0,
+                       sync_call_us=2.0, over_empty_launch=1.0) for p in problems for d in dtypes]
+
+    def fake_spmv(problems, methods, dtypes, settings, on_gpu, progress=None):
+        calls["spmv"] = [p.name for p in problems]
+        return [Record(p.suite, p.name, 1, 1, 1, d, "cocktail-auto", kernel_us=1.0, call_us=3.0) for p in problems
+                for d in dtypes]
+
+    monkeypatch.setattr(cocktail._xp, "cuda_available", lambda: True)
+    monkeypatch.setattr(overhead, "run", fake_overhead)
+    monkeypatch.setattr(runner, "run", fake_spmv)
+    monkeypatch.setattr(suites, "load", lambda m: laplacian(5, 4))
+    monkeypatch.setattr(provenance, "provenance", lambda gpu: {"gpu": "fake GPU"})
+    monkeypatch.setattr(cocktail.cli, "_settings", lambda args, on_gpu: runner.Settings(copy_gbps=1.0))
+    monkeypatch.setattr(cocktail.kernels.device, "current", lambda: types.SimpleNamespace(name="fake", l2_bytes=1))
+    return calls
+
+
+def test_overhead_runs_after_the_default_suite_and_alone(fake_gpu, tmp_path, capsys):
+    from cocktail.bench import suites
+
+    default = [m.name for m in suites.DEFAULT]
+    out = tmp_path / "r.json"
+    assert main(["bench", "--json", str(out)]) == 0
+    assert fake_gpu == {"spmv": default, "overhead": [overhead.SMALL_NAME, *default]}
+    assert {r["section"] for r in json.loads(out.read_text())} == {"spmv", "overhead"}
+    assert "Call overhead, float64" in capsys.readouterr().out
+    fake_gpu.clear()
+    assert main(["bench", "--suite", "default", "--no-overhead"]) == 0
+    assert fake_gpu == {"spmv": default} and "Call overhead" not in capsys.readouterr().out
+    fake_gpu.clear()
+    assert main(["bench", "--overhead", "--dtype", "float32"]) == 0
+    assert fake_gpu == {"overhead": [overhead.SMALL_NAME, *default]}
+    assert "GPU SpMV on" not in capsys.readouterr().out
+    fake_gpu.clear()
+    assert main(["bench", "--overhead", "laplace5_6", "random10k"]) == 0
+    assert fake_gpu == {"overhead": ["laplace5_6", "random10k"]}
+    fake_gpu.clear()
+    assert main(["bench", "laplace5_6"]) == 0  # not the default suite: no overhead section
+    assert fake_gpu == {"spmv": ["laplace5_6"]}

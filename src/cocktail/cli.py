@@ -130,7 +130,8 @@ def _settings(args, on_gpu: bool):
     return Settings(repeat=args.repeat or 100, copy_gbps=copy_bandwidth(), l2_bytes=current().l2_bytes)
 
 
-def _check_dtypes(args) -> list[str]:
+def _check_options(args) -> list[str]:
+    """``--repeat`` and ``--dtype`` checked before any work; returns the dtypes."""
     if args.repeat is not None and args.repeat < 1:
         raise ValueError(f"--repeat must be at least 1, not {args.repeat}")
     dtypes = _split(args.dtype)
@@ -169,7 +170,7 @@ def _bench(args) -> int:
     from .bench.provenance import provenance
     from .bench.record import SPMV
 
-    dtypes = _check_dtypes(args)
+    dtypes = _check_options(args)
     on_gpu = cuda_available() and not args.cpu
     if args.overhead and not on_gpu:
         raise ValueError("--overhead times calls on the GPU: " + ("it does not run with --cpu" if args.cpu else
@@ -178,9 +179,8 @@ def _bench(args) -> int:
     methods = [] if args.overhead else _methods(args, on_gpu)
     if not on_gpu:
         why = "--cpu given" if args.cpu else "no GPU found"
-        print(f"cocktail bench: {why}; timing each format's CPU executor and reference executor, cocktail-auto and "
-              "SciPy" + ("" if args.matrices or args.suite else " on the default suite shrunk to CPU size"),
-              file=sys.stderr)
+        print(f"cocktail bench: {why}; timing each format's CPU executor, cocktail-auto and SciPy"
+              + ("" if args.matrices or args.suite else " on the default suite shrunk to CPU size"), file=sys.stderr)
     problems = _problems(args, on_gpu)
     records = []
     if methods:
@@ -202,7 +202,7 @@ def _bench(args) -> int:
             setattr(r, key, value)
     rows = [r.as_dict() for r in records]
     if methods:
-        where = f"GPU SpMV on {info['gpu']}" if on_gpu else "CPU SpMV (CPU executors, reference executors, SciPy)"
+        where = f"GPU SpMV on {info['gpu']}" if on_gpu else "CPU SpMV (CPU executors, cocktail-auto, SciPy)"
         report.print_table([r for r in records if r.section == SPMV], title=f"{where}, {', '.join(dtypes)}")
         report.print_summary(rows)
     report.print_call_tables(rows)

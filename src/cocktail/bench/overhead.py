@@ -94,12 +94,13 @@ def sync_call(call, sync, least: int = 100, budget_seconds: float = SYNC_BUDGET_
     (not under 10) once they add up to ``budget_seconds``."""
     call()
     sync()
-    samples = []
-    while len(samples) < least and (len(samples) < 10 or sum(samples) < budget_seconds):
+    samples, spent = [], 0.0
+    while len(samples) < least and (len(samples) < 10 or spent < budget_seconds):
         t0 = time.perf_counter()
         call()
         sync()
         samples.append(time.perf_counter() - t0)
+        spent += samples[-1]
     return statistics.median(samples) * 1e6, len(samples)
 
 
