@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from cocktail.bench import calltables, overhead, report, targets
+from cocktail.bench import overhead_methods as ways
 from cocktail.bench.generators import laplacian
 from cocktail.bench.methods import Prepared, Unavailable
 from cocktail.bench.record import OVERHEAD_KEYS, REQUIRED_KEYS, Record
@@ -108,8 +109,8 @@ class Wrong:
 
 @pytest.fixture(scope="module")
 def fake_run():
-    chosen = [Spinning(overhead.EMPTY_LAUNCH, 200, result=False), Spinning(overhead.EMPTY_GRAPH, 100, result=False),
-              Spinning(overhead.MATVEC, 300), Spinning(overhead.BOUND, 100),
+    chosen = [Spinning(ways.EMPTY_LAUNCH, 200, result=False), Spinning(ways.EMPTY_GRAPH, 100, result=False),
+              Spinning(ways.MATVEC, 300), Spinning(ways.BOUND, 100),
               Failing("torch", Unavailable("torch is not installed")), Failing("cupyx", RuntimeError("boom")), Wrong()]
     problems = [Problem("overhead", "small", "test", laplacian(5, 10)), Problem("default", "big", "test",
                                                                               laplacian(7, 5))]
@@ -130,12 +131,12 @@ def test_overhead_records_and_floor_ratios(fake_run):
         for key in ("over_empty_launch", "over_empty_graph", "sync_over_empty_launch", "sync_over_empty_graph"):
             assert r[key] > 0
     by = {(r.matrix, r.dtype, r.method): r for r in fake_run}
-    launch = by[("small", "float64", overhead.EMPTY_LAUNCH)]
+    launch = by[("small", "float64", ways.EMPTY_LAUNCH)]
     assert launch.over_empty_launch == 1.0 and launch.sync_over_empty_launch == 1.0
     assert launch.over_empty_graph == pytest.approx(2.0, rel=0.5)
-    assert by[("big", "float32", overhead.MATVEC)].over_empty_launch == pytest.approx(1.5, rel=0.5)
-    assert by[("big", "float32", overhead.BOUND)].over_empty_graph == pytest.approx(1.0, rel=0.5)
-    assert by[("small", "float64", overhead.MATVEC)].rel_err == 0.0 and launch.rel_err is None
+    assert by[("big", "float32", ways.MATVEC)].over_empty_launch == pytest.approx(1.5, rel=0.5)
+    assert by[("big", "float32", ways.BOUND)].over_empty_graph == pytest.approx(1.0, rel=0.5)
+    assert by[("small", "float64", ways.MATVEC)].rel_err == 0.0 and launch.rel_err is None
 
 
 def test_a_failing_method_becomes_a_record_with_its_reason(fake_run):
@@ -145,10 +146,10 @@ def test_a_failing_method_becomes_a_record_with_its_reason(fake_run):
 
 
 def test_ratios_need_the_floors_of_the_same_matrix_and_dtype():
-    records = [Record("s", "a", 1, 1, 1, "float64", overhead.EMPTY_LAUNCH, back_to_back_us=2.0, sync_call_us=10.0),
-               Record("s", "a", 1, 1, 1, "float64", overhead.MATVEC, back_to_back_us=5.0, sync_call_us=15.0),
-               Record("s", "a", 1, 1, 1, "float32", overhead.MATVEC, back_to_back_us=5.0, sync_call_us=15.0),
-               Record("s", "a", 1, 1, 1, "float64", overhead.EMPTY_GRAPH, note="error: no capture")]
+    records = [Record("s", "a", 1, 1, 1, "float64", ways.EMPTY_LAUNCH, back_to_back_us=2.0, sync_call_us=10.0),
+               Record("s", "a", 1, 1, 1, "float64", ways.MATVEC, back_to_back_us=5.0, sync_call_us=15.0),
+               Record("s", "a", 1, 1, 1, "float32", ways.MATVEC, back_to_back_us=5.0, sync_call_us=15.0),
+               Record("s", "a", 1, 1, 1, "float64", ways.EMPTY_GRAPH, note="error: no capture")]
     overhead.add_floor_ratios(records)
     assert records[1].over_empty_launch == 2.5 and records[1].sync_over_empty_launch == 1.5
     assert records[1].over_empty_graph is None and records[2].over_empty_launch is None
@@ -166,16 +167,16 @@ def _spmv(matrix, method, call_us, kernel_timing="graph", dtype="float64", note=
 
 
 def fake_records():
-    ov = [_ov(m, overhead.EMPTY_LAUNCH, back_to_back_us=2.0, sync_call_us=8.0, over_empty_launch=1.0,
+    ov = [_ov(m, ways.EMPTY_LAUNCH, back_to_back_us=2.0, sync_call_us=8.0, over_empty_launch=1.0,
               over_empty_graph=2.0) for m in ("a", "b")]
-    ov += [_ov(m, overhead.EMPTY_GRAPH, back_to_back_us=1.0, sync_call_us=7.0, over_empty_launch=0.5,
+    ov += [_ov(m, ways.EMPTY_GRAPH, back_to_back_us=1.0, sync_call_us=7.0, over_empty_launch=0.5,
                over_empty_graph=1.0) for m in ("a", "b")]
-    ov += [_ov("a", overhead.MATVEC, back_to_back_us=3.0, sync_call_us=9.0, over_empty_launch=1.5),
-           _ov("b", overhead.MATVEC, back_to_back_us=4.4, sync_call_us=9.0, over_empty_launch=2.2),
-           _ov("a", overhead.MATMUL, back_to_back_us=4.0, over_empty_launch=2.0),
-           _ov("b", overhead.MATMUL, back_to_back_us=4.5, over_empty_launch=2.25),
-           _ov("a", overhead.BOUND, back_to_back_us=1.1, over_empty_graph=1.1),
-           _ov("b", overhead.BOUND, note="error: AttributeError: no bind")]
+    ov += [_ov("a", ways.MATVEC, back_to_back_us=3.0, sync_call_us=9.0, over_empty_launch=1.5),
+           _ov("b", ways.MATVEC, back_to_back_us=4.4, sync_call_us=9.0, over_empty_launch=2.2),
+           _ov("a", ways.MATMUL, back_to_back_us=4.0, over_empty_launch=2.0),
+           _ov("b", ways.MATMUL, back_to_back_us=4.5, over_empty_launch=2.25),
+           _ov("a", ways.BOUND, back_to_back_us=1.1, over_empty_graph=1.1),
+           _ov("b", ways.BOUND, note="error: AttributeError: no bind")]
     spmv = [_spmv("a", "cocktail-auto", 10.0), _spmv("a", "cupyx", 40.0, "back-to-back"), _spmv("a", "torch", 12.0),
             _spmv("b", "cocktail-auto", 20.0), _spmv("b", "cupyx", 40.0, "back-to-back"), _spmv("b", "torch", 18.0),
             _spmv("a", "scipy", 50.0, "cpu"), _spmv("c", "cocktail-auto", 5.0, note="WRONG: relative error 1")]
@@ -269,7 +270,7 @@ def fake_gpu(monkeypatch):
 
     def fake_overhead(problems, dtypes, **kwargs):
         calls["overhead"] = [p.name for p in problems]
-        return [Record(p.suite, p.name, 1, 1, 1, d, overhead.EMPTY_LAUNCH, section="overhead", back_to_back_us=1.0,
+        return [Record(p.suite, p.name, 1, 1, 1, d, ways.EMPTY_LAUNCH, section="overhead", back_to_back_us=1.0,
                        sync_call_us=2.0, over_empty_launch=1.0) for p in problems for d in dtypes]
 
     def fake_spmv(problems, methods, dtypes, settings, on_gpu, progress=None):

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from cocktail.bench import baselines, methods, overhead, runner, timing
+from cocktail.bench import overhead_methods as ways
 from cocktail.bench.builtin import power_law
 from cocktail.bench.generators import laplacian
 from cocktail.bench.runner import Problem, Settings
@@ -133,7 +134,7 @@ RATIOS = ("over_empty_launch", "over_empty_graph", "sync_over_empty_launch", "sy
 
 def test_overhead_floors_and_baselines():
     problem = Problem("generated", "laplace5_40", "test", laplacian(5, 40))
-    chosen = [overhead.EmptyLaunch(), overhead.EmptyGraph(), overhead.Matvec(), overhead.Matmul(), baselines.Cupyx(),
+    chosen = [ways.EmptyLaunch(), ways.EmptyGraph(), ways.Matvec(), ways.Matmul(), baselines.Cupyx(),
               baselines.Cusparse("csr-alg1")]
     records = overhead.run([problem], ["float64"], chosen, repeat=10, target_seconds=0.005)
     assert [r.method for r in records] == [m.name for m in chosen]
@@ -150,11 +151,11 @@ def test_overhead_floors_and_baselines():
 def test_overhead_section_every_method():
     problem = Problem("generated", "laplace5_40", "test", laplacian(5, 40))
     records = overhead.run([problem], ["float32"], repeat=10, target_seconds=0.005)
-    assert [r.method for r in records] == [m.name for m in overhead.METHODS]
+    assert [r.method for r in records] == [m.name for m in ways.METHODS]
     for r in records:
         if r.method == "torch" and r.note == "torch is not installed":
             continue
         assert r.note == "", (r.method, r.note)
         assert all(getattr(r, key) > 0 for key in RATIOS), r.method
-    bound = records[[m.name for m in overhead.METHODS].index(overhead.BOUND)]
+    bound = records[[m.name for m in ways.METHODS].index(ways.BOUND)]
     assert bound.rel_err < 1e-5 and bound.params["call"] == "A.bind(x, out=y)()"

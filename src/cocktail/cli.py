@@ -151,6 +151,7 @@ def _default_suite_run(args) -> bool:
 def _overhead(args, problems, dtypes) -> list:
     """The call-overhead section on the small matrix and ``problems``, on the GPU."""
     from .bench import overhead
+    from .bench.overhead_methods import METHODS
     from .bench.progress import reporter
 
     if not any(p.name == overhead.SMALL_NAME for p in problems) and _default_suite_run(args):
@@ -159,7 +160,7 @@ def _overhead(args, problems, dtypes) -> list:
     print(f"cocktail bench: call overhead on {len(problems)} matrices: back to back (N calls, one stream sync; "
           f"N for about {overhead.TARGET_SECONDS * 1e3:.0f} ms, median of {overhead.LOOPS}) and one synchronous "
           f"call (median of at least {repeat})", file=sys.stderr)
-    with reporter(len(problems) * len(dtypes) * len(overhead.METHODS), args.verbose) as progress:
+    with reporter(len(problems) * len(dtypes) * len(METHODS), args.verbose) as progress:
         return overhead.run(problems, dtypes, repeat=repeat, progress=progress)
 
 
@@ -244,7 +245,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Benchmark SpMV on benchmark suites, Matrix Market (.mtx, .mtx.gz, .mtx.bz2) or SciPy .npz "
                     "files. With no matrices and no --suite it runs the default suite and, on the GPU, the "
                     "call-overhead section after it (on a machine without a GPU: the default suite shrunk to CPU "
-                    "size, timing each format's CPU and reference executors, cocktail-auto and SciPy).")
+                    "size, timing each format's default CPU executor, cocktail-auto and SciPy).")
     bench.add_argument("matrices", nargs="*",
                        help="matrix files, generated Laplacians named laplace<points>_<k> (points 3, 5, 9, 7, 27; "
                             "k grid points per side), or random10k (the call-overhead section's small matrix)")
@@ -258,8 +259,9 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--methods", default="all",
                        help="comma-separated methods or groups: ours (the --formats kernels; on the CPU each "
                             "format's default CPU executor), reference (each format's reference executor on the "
-                            "CPU; or one, e.g. reference:ell), cocktail-auto, cusparse (its four algorithms; cusparse-best is derived from them), baselines "
-                            "(cuSPARSE, cupyx, torch, scipy), or single baselines such as cusparse-csr-alg1, "
+                            "CPU; or one, e.g. reference:ell), cocktail-auto, cusparse (its four algorithms; "
+                            "cusparse-best is derived from them), baselines (cuSPARSE, cupyx, torch, scipy), or "
+                            "single baselines such as cusparse-csr-alg1, "
                             "cupyx, torch, scipy; all (the default) is ours, cocktail-auto and the baselines")
     bench.add_argument("--dtype", default="float64",
                        help="value dtypes, comma-separated: float32, float64 (default float64)")

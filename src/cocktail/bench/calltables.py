@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from . import metrics, targets
-from .overhead import BOUND, MATMUL, MATVEC, METHODS
+from .overhead_methods import BOUND, MATMUL, MATVEC, METHODS
 from .selection import overhead_records, spmv_records
 
 

@@ -4,12 +4,10 @@ For each matrix and dtype every *way of calling* a product is timed twice, on a 
 stream: **back to back** (N calls from a Python loop, then one stream synchronisation; the time
 over N, N chosen so that the loop lasts about 30 ms, the median of a few loops after a warm-up)
 and **one synchronous call** (the call and a stream synchronisation, the median of many).  The
-ways are Cocktail's ``A.matvec(x, out=y)``, ``A @ x`` and the bound product
-``A.bind(x, out=y)()`` of ``SparseMatrix(S, format="auto", device="cuda")``; cupyx ``A @ x``;
-``torch.mv`` on a sparse CSR tensor; ``cusparseSpMV`` through ctypes with its descriptors made
-once (the ``cusparse-csr-alg1`` baseline); and the floors: one empty ``RawKernel`` launch and
-one replay of a CUDA graph holding that launch.  Every record carries its times over the
-floors' of the same matrix and dtype.  :mod:`.targets` turns them into verdicts.
+ways of calling (:mod:`.overhead_methods`) are Cocktail's ``A.matvec(x, out=y)``, ``A @ x`` and the bound
+product ``A.bind(x, out=y)()``, cupyx, torch and cuSPARSE, and the floors: one empty kernel launch
+and one replay of a CUDA graph holding it.  Every record carries its times over the floors' of the
+same matrix and dtype; :mod:`.targets` turns them into verdicts.
 
 The timing takes any callable and a ``sync`` callable, so the logic runs on the CPU with
 stand-ins; only the methods' ``prepare`` touch CuPy.
@@ -17,16 +15,14 @@ stand-ins; only the methods' ``prepare`` touch CuPy.
 
 from __future__ import annotations
 
-import functools
 import statistics
 import time
-from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
 
-from . import baselines
-from .methods import Inputs, Prepared, Unavailable, matrix_params
+from .methods import Inputs, Unavailable
+from .overhead_methods import EMPTY_GRAPH, EMPTY_LAUNCH, METHODS
 from .record import OVERHEAD, Record
 from .runner import ERROR_FLAG, Problem, stream_for
 
@@ -35,15 +31,11 @@ SMALL_ROWS, SMALL_PER_ROW = 10_000, 5
 SMALL_NAME = "random10k"
 SMALL_KIND = "random: 10,000 rows, 5 nonzeros per row (host time dominates)"
 
-MATVEC, MATMUL, BOUND = "cocktail-matvec", "cocktail-matmul", "cocktail-bound"
-EMPTY_LAUNCH, EMPTY_GRAPH = "empty-launch", "empty-graph"
 #: Back to back: how long one timed loop should last, and how many loops give the median.
 TARGET_SECONDS, LOOPS = 0.03, 5
 MAX_CALLS = 200_000
 #: One synchronous call: the least samples, and the time after which fewer (not under 10) will do.
 SYNC_BUDGET_SECONDS = 0.5
-
-_EMPTY_SOURCE = 'extern "C" __global__ void cocktail_empty() {}'
 
 
 def small_matrix(rows: int = SMALL_ROWS, per_row: int = SMALL_PER_ROW, seed: int = 8) -> sp.csr_array:
@@ -104,114 +96,6 @@ def sync_call(call, sync, least: int = 100, budget_seconds: float = SYNC_BUDGET_
     return statistics.median(samples) * 1e6, len(samples)
 
 
-# --- the ways of calling (GPU) ------------------------------------------------------------------
-def _auto(inputs: Inputs):
-    from .. import SparseMatrix
-
-    return SparseMatrix(inputs.S, format="auto", device="cuda")
-
-
-@dataclass(frozen=True)
-class Matvec:
-    """``A.matvec(x, out=y)``: allocates nothing."""
-
-    name: str = MATVEC
-
-    def prepare(self, inputs: Inputs) -> Prepared:
-        """The auto-chosen matrix and one product into the fixed ``y``."""
-        A, x, y = _auto(inputs), inputs.x_dev[0], inputs.y_dev
-        return Prepared(self.name, [lambda: A.matvec(x, out=y)], lambda: A.matvec(x, out=y),
-                        {"call": "A.matvec(x, out=y)", **matrix_params(A)}, A.storage.spmv_bytes())
-
-
-@dataclass(frozen=True)
-class Matmul:
-    """``A @ x``: allocates its result every call."""
-
-    name: str = MATMUL
-
-    def prepare(self, inputs: Inputs) -> Prepared:
-        """The auto-chosen matrix and one allocating product."""
-        A, x = _auto(inputs), inputs.x_dev[0]
-        return Prepared(self.name, [lambda: A @ x], lambda: A @ x, {"call": "A @ x", **matrix_params(A)},
-                        A.storage.spmv_bytes())
-
-
-@dataclass(frozen=True)
-class Bound:
-    """The bound product ``p = A.bind(x, out=y)``; each call is ``p()`` (a CUDA graph replay)."""
-
-    name: str = BOUND
-
-    def prepare(self, inputs: Inputs) -> Prepared:
-        """Bind on the current (non-default) stream; ``close`` frees the bound product."""
-        A = _auto(inputs)
-        p = A.bind(inputs.x_dev[0], out=inputs.y_dev)  # replays on the stream current here
-        return Prepared(self.name, [p], p, {"call": "A.bind(x, out=y)()", **matrix_params(A)},
-                        A.storage.spmv_bytes(), close=p.close)
-
-
-@functools.lru_cache(maxsize=None)
-def _empty_kernel(device_id: int):
-    """The empty kernel for ``device_id`` (CuPy compiles it at its first launch)."""
-    import cupy
-
-    return cupy.RawKernel(_EMPTY_SOURCE, "cocktail_empty")
-
-
-def _empty():
-    import cupy
-
-    return _empty_kernel(cupy.cuda.Device().id)
-
-
-@dataclass(frozen=True)
-class EmptyLaunch:
-    """The floor of a kernel call from Python: ``cocktail_empty<<<1, 1>>>`` through ``cupy.RawKernel``."""
-
-    name: str = EMPTY_LAUNCH
-
-    def prepare(self, inputs: Inputs) -> Prepared:
-        """The compiled empty kernel; each call launches it on the current stream."""
-        kernel = _empty()
-
-        def launch():
-            kernel((1,), (1,), ())
-
-        return Prepared(self.name, [launch], lambda: None, {"call": "RawKernel cocktail_empty<<<1, 1>>>"}, 0)
-
-
-@dataclass(frozen=True)
-class EmptyGraph:
-    """The floor of a graph replay: that empty launch captured once, then ``graph.launch(stream)``."""
-
-    name: str = EMPTY_GRAPH
-
-    def prepare(self, inputs: Inputs) -> Prepared:
-        """Capture the empty launch on the current stream, which must not be the default one."""
-        import cupy
-
-        stream = cupy.cuda.get_current_stream()
-        if stream.ptr == 0:
-            raise Unavailable("graph capture needs a non-default stream")
-        kernel = _empty()
-        kernel((1,), (1,), (), stream=stream)  # compiled and loaded before the capture
-        stream.synchronize()
-        stream.begin_capture()
-        try:
-            kernel((1,), (1,), (), stream=stream)
-        finally:
-            graph = stream.end_capture()
-        return Prepared(self.name, [lambda: graph.launch(stream)], lambda: None,
-                        {"call": "graph.launch(stream) of one empty launch"}, 0)
-
-
-#: The ways of calling, in the order of the tables.
-METHODS = (EmptyLaunch(), EmptyGraph(), Matvec(), Matmul(), Bound(), baselines.Cupyx(), baselines.Torch(),
-           baselines.Cusparse("csr-alg1"))
-
-
-# --- running and ratios ----------------------------------------------------------------------------
 def measure(method, inputs: Inputs, rec: Record, sync, repeat: int = 100,
             target_seconds: float = TARGET_SECONDS) -> None:
     """Fill ``rec`` with ``method``'s back-to-back and synchronous per-call times on ``inputs``.

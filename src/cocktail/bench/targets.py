@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from . import metrics
-from .overhead import BOUND, MATMUL, MATVEC
+from .overhead_methods import BOUND, MATMUL, MATVEC
 from .selection import overhead_records, spmv_records
 
 AUTO = "cocktail-auto"
