@@ -11,6 +11,7 @@ from cocktail.bench import baselines, methods, runner, timing
 from cocktail.bench.generators import laplacian
 from cocktail.bench.record import REQUIRED_KEYS, Record
 from cocktail.bench.runner import Problem, Settings
+from landing import needs_executor
 
 
 def test_sample_count_is_adaptive_and_bounded():
@@ -28,22 +29,24 @@ def test_time_cpu_rotates_calls_and_takes_the_median():
     assert t.samples == 7 and t.kernel_timing == "cpu" and t.kernel_us == t.call_us > 0
 
 
-def test_operands_reference_and_error():
+def test_inputs_reference_and_error():
     S = laplacian(5, 6)
-    ops = methods.Operands.create(S, "float32", on_gpu=False)
-    assert len(ops.x_host) == methods.X_BUFFERS and ops.x_host[0].dtype == np.float32
-    assert not np.array_equal(ops.x_host[0], ops.x_host[1])
-    np.testing.assert_allclose(ops.want, S @ ops.x_host[0].astype(np.float64))
-    assert ops.rel_err(ops.want) == 0.0
-    assert ops.rel_err(2 * ops.want) == pytest.approx(1.0)
+    inputs = methods.Inputs.create(S, "float32", on_gpu=False)
+    assert len(inputs.x_host) == methods.X_BUFFERS and inputs.x_host[0].dtype == np.float32
+    assert not np.array_equal(inputs.x_host[0], inputs.x_host[1])
+    np.testing.assert_allclose(inputs.want, S @ inputs.x_host[0].astype(np.float64))
+    assert inputs.rel_err(inputs.want) == 0.0
+    assert inputs.rel_err(2 * inputs.want) == pytest.approx(1.0)
 
 
 def _cpu_records(dtypes=("float64",)):
     problems = [Problem("generated", "laplace5_8", "test", laplacian(5, 8))]
-    chosen = [methods.ReferenceMethod("csr"), methods.ReferenceMethod("ell"), baselines.Scipy()]
+    chosen = [methods.HostMethod("csr"), methods.ReferenceMethod("ell"), methods.AutoMethod(device="cpu"),
+              baselines.Scipy()]
     return runner.run(problems, chosen, list(dtypes), Settings(repeat=2), on_gpu=False)
 
 
+@needs_executor
 def test_records_follow_the_json_schema():
     records = [r.as_dict() for r in _cpu_records(("float32", "float64"))]
     text = json.dumps(records)  # every value is JSON-serialisable
@@ -55,11 +58,13 @@ def test_records_follow_the_json_schema():
         assert r["kernel_us"] > 0 and r["call_us"] > 0
         assert r["gflops"] == pytest.approx(2 * 288 / (r["kernel_us"] * 1e-6) / 1e9)
         assert r["gbps"] == pytest.approx(r["spmv_bytes"] / (r["kernel_us"] * 1e-6) / 1e9)
-        assert r["copy_gbps"] is None and r["note"] == ""
+        assert r["copy_gbps"] is None and r["note"] == "" and r["section"] == "spmv"
         assert r["rel_err"] < (1e-6 if r["dtype"] == "float32" else 1e-14)
-    assert [r["method"] for r in records] == ["reference:csr", "reference:ell", "scipy"] * 2
+    assert [r["method"] for r in records] == ["csr", "reference:ell", "cocktail-auto", "scipy"] * 2
+    assert [r["params"].get("executor") for r in records[:3]] == ["cpu", "reference", "cpu"]
 
 
+@needs_executor
 def test_refused_format_is_recorded_with_its_reason():
     import scipy.sparse as sp
 
@@ -75,7 +80,7 @@ def test_a_failing_method_is_recorded_not_raised():
         name = "broken"
         needs_gpu = False
 
-        def prepare(self, ops):
+        def prepare(self, inputs):
             raise RuntimeError("boom")
 
     records = runner.run([Problem("g", "l", "k", laplacian(5, 4))], [Broken()], ["float64"], Settings(repeat=1),
@@ -130,7 +135,7 @@ def test_close_runs_when_timing_fails():
         name = "failing"
         needs_gpu = False
 
-        def prepare(self, ops):
+        def prepare(self, inputs):
             def boom():
                 raise RuntimeError("no")
             return methods.Prepared("failing", [boom], boom, {}, 1, on_gpu=False, close=lambda: closed.append(1))
@@ -141,7 +146,10 @@ def test_close_runs_when_timing_fails():
 
 
 def test_refused_and_measured_records_share_a_label():
-    assert methods.ReferenceMethod("ell").name == "reference:ell"
+    assert methods.ReferenceMethod("ell").name == "reference:ell" and methods.HostMethod("ell").name == "ell"
+    assert methods.AutoMethod().needs_gpu and not methods.AutoMethod(device="cpu").needs_gpu
+    assert methods.AutoMethod(device="cpu").name == "cocktail-auto"
+    assert not methods.HostMethod("csr").needs_gpu and not methods.ReferenceMethod("csr").needs_gpu
     assert methods.KernelMethod("csr", "csr_merge").name == "csr_merge"
     assert methods.KernelMethod("sell").name == "reference:sell"  # no kernel: the reference executor runs
 

@@ -12,14 +12,17 @@ import pytest
 import scipy.sparse as sp
 
 from cocktail import write_matrix
+from cocktail._xp import cuda_available
 from cocktail.bench import suites
 from cocktail.cli import main
+from landing import needs_executor
 
 
 def run_cli(*args):
     return subprocess.run([sys.executable, "-m", "cocktail.cli", *args], capture_output=True, text=True, timeout=300)
 
 
+@needs_executor
 def test_bench_default_runs_and_prints_table(tmp_path):
     out = tmp_path / "r.json"
     proc = run_cli("bench", "--cpu", "--repeat", "2", "--json", str(out))
@@ -30,13 +33,16 @@ def test_bench_default_runs_and_prints_table(tmp_path):
     records = json.loads(out.read_text())
     assert {r["matrix"] for r in records} == set(names) and {r["suite"] for r in records} == {"default-cpu"}
     methods = {r["method"] for r in records}
-    assert {"reference:csr", "reference:ell", "reference:hyb", "reference:pkt", "reference:sbell", "scipy"} <= methods
-    assert all(m.startswith("reference:") or m == "scipy" for m in methods)  # refused ones too
+    assert {"csr", "coo", "ell", "hyb", "pkt", "sbell", "cocktail-auto", "scipy"} <= methods
+    assert not any(m.startswith("reference:") for m in methods)  # the reference executors run when named
     measured = [r for r in records if r["gflops"] is not None]
     assert measured and all(r["rel_err"] < 1e-12 for r in measured)
+    assert all(r["params"]["executor"] == "cpu" for r in measured if r["method"] != "scipy")
     refused = [r for r in records if r["gflops"] is None]
     assert all(r["note"].startswith("refused:") for r in refused)
+    assert {r["section"] for r in records} == {"spmv"}
     assert "GFLOP/s statistics" in proc.stdout
+    assert "CPU time: cocktail-auto against SciPy" in proc.stdout and "Targets (issue 8)" in proc.stdout
 
 
 def test_bench_matrix_file(tmp_path, capsys):
@@ -69,7 +75,7 @@ def test_help_documents_options():
     proc = run_cli("bench", "--help")
     assert proc.returncode == 0
     for option in ("--formats", "--dtype", "--repeat", "--json", "--csv", "--plot", "--methods", "--suite",
-                   "--all-kernels", "--cpu"):
+                   "--all-kernels", "--cpu", "--overhead", "--no-overhead"):
         assert option in proc.stdout
 
 
@@ -97,12 +103,24 @@ def test_formats_command(capsys):
     assert "sell" in text and "slice_height" in text
 
 
+@needs_executor
 def test_bench_generated_laplacian(capsys):
     assert main(["bench", "laplace7_6", "--formats", "dia", "--repeat", "1", "--cpu"]) == 0
     out = capsys.readouterr().out
-    assert "laplace7_6" in out and "reference:dia" in out
+    assert "laplace7_6" in out and "│ dia " in out and "cocktail-auto" in out and "reference:dia" not in out
 
 
+@needs_executor
+def test_reference_executors_run_when_named(tmp_path):
+    out = tmp_path / "r.json"
+    assert main(["bench", "laplace5_6", "--cpu", "--formats", "csr,ell", "--methods", "reference,reference:dia",
+                 "--repeat", "1", "--json", str(out)]) == 0
+    records = json.loads(out.read_text())
+    assert [r["method"] for r in records] == ["reference:csr", "reference:ell", "reference:dia"]
+    assert all(r["params"]["executor"] == "reference" and r["rel_err"] < 1e-14 for r in records)
+
+
+@needs_executor
 def test_markdown_report(tmp_path, capsys):
     from cocktail.bench import report
 
@@ -114,10 +132,16 @@ def test_markdown_report(tmp_path, capsys):
     assert text.startswith("# T\n\non a CPU\n")
     assert "## GFLOP/s: suite `generated`, float64" in text
     assert "| generated | laplace5_6 | generated Laplacian | 36 | 36 | 156 | 4.3 | - |" in text  # no L2 on a CPU
-    assert "| matrix | reference:csr | reference:ell | scipy |" in text and text.count("\n| laplace5_6 |") == 1
+    assert "| matrix | csr | ell | cocktail-auto | scipy |" in text and text.count("\n| laplace5_6 |") == 2
     assert "## GFLOP/s statistics (Flegar & Anzt Table 1), float64" in text
+    assert "## CPU time: cocktail-auto against SciPy, float64" in text
+    assert "| CPU time: cocktail-auto / SciPy | float64 | 1 |" in text
     records = json.loads(out.read_text())
-    assert {"gpu", "cuda", "cupy", "commit", "date"} <= set(records[0])
+    assert {"gpu", "cuda", "cupy", "commit", "date", "section"} <= set(records[0])
+    plots = tmp_path / "plots"
+    assert main(["report", str(out), "--title", "T", "--plots", str(plots), "--out", str(tmp_path / "r.md")]) == 0
+    md = (tmp_path / "r.md").read_text()
+    assert "![plots/profile_float64.png](plots/profile_float64.png)" in md and (plots / "profile_float64.png").exists()
 
 
 def test_bench_unknown_suite_is_one_line():
@@ -126,6 +150,7 @@ def test_bench_unknown_suite_is_one_line():
     assert "unknown suite 'nope'" in proc.stderr
 
 
+@needs_executor
 def test_csv_and_plots(tmp_path, capsys):
     import csv
 
@@ -133,8 +158,8 @@ def test_csv_and_plots(tmp_path, capsys):
     assert main(["bench", "laplace5_8", "laplace7_4", "--formats", "csr,ell,dia", "--repeat", "1", "--cpu",
                  "--csv", str(out_csv), "--plot", str(plot_dir)]) == 0
     rows = list(csv.DictReader(out_csv.open()))
-    assert len(rows) == 8 and {"matrix", "method", "gflops", "commit"} <= set(rows[0])
-    assert json.loads(rows[0]["params"]) == {"format": "csr"}
+    assert len(rows) == 10 and {"matrix", "method", "gflops", "commit", "section"} <= set(rows[0])
+    assert json.loads(rows[0]["params"]) == {"format": "csr", "executor": "cpu"}
     for name in ("gflops_generated_float64.png", "profile_float64.png", "bandwidth_float64.png"):
         png = (plot_dir / name).read_bytes()
         assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 5000
@@ -148,6 +173,9 @@ def test_csv_and_plots(tmp_path, capsys):
     (["bench", "laplace5_6", "--cpu", "--methods", "nope"], "unknown baseline 'nope'"),
     (["bench", "laplace5_6", "--cpu", "--dtype", "float16"], "unknown dtype 'float16'"),
     (["bench", "laplace5_6", "--cpu", "--repeat", "0"], "--repeat must be at least 1"),
+    (["bench", "--cpu", "--overhead"], "--overhead times calls on the GPU: it does not run with --cpu"),
+    (["bench", "laplace5_6", "--cpu", "--methods", "reference:nope"], "unknown format 'nope'"),
+    (["report", "/nonexistent/r.json"], "No such file or directory"),
 ])
 def test_bench_option_errors(args, message, capsys):
     assert main(args) == 2
@@ -155,13 +183,14 @@ def test_bench_option_errors(args, message, capsys):
     assert len(err) == 1 and message in err[0]
 
 
+@needs_executor
 def test_bench_both_dtypes_and_method_selection(tmp_path):
     out = tmp_path / "r.json"
     assert main(["bench", "laplace5_6", "--cpu", "--formats", "csr", "--methods", "ours,scipy",
                  "--dtype", "float32,float64", "--repeat", "1", "--json", str(out)]) == 0
     records = json.loads(out.read_text())
     assert sorted((r["dtype"], r["method"]) for r in records) == [
-        ("float32", "reference:csr"), ("float32", "scipy"), ("float64", "reference:csr"), ("float64", "scipy")]
+        ("float32", "csr"), ("float32", "scipy"), ("float64", "csr"), ("float64", "scipy")]
     assert all(r["rel_err"] < (1e-6 if r["dtype"] == "float32" else 1e-14) for r in records)
 
 
@@ -171,3 +200,32 @@ def test_plot_path_that_is_a_file_fails_before_the_run(tmp_path, capsys):
     assert main(["bench", "laplace5_6", "--cpu", "--plot", str(blocker)]) == 2
     captured = capsys.readouterr()
     assert "exists and is not a directory" in captured.err and "laplace5_6" not in captured.out
+
+
+@pytest.mark.skipif(cuda_available(), reason="checks the refusal without a GPU")
+def test_overhead_without_a_gpu_is_one_line():
+    proc = run_cli("bench", "--overhead")
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert lines == ["cocktail: error: --overhead times calls on the GPU: no GPU found (it needs CuPy and a CUDA "
+                     "device)"]
+
+
+def test_overhead_and_no_overhead_exclude_each_other(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["bench", "--overhead", "--no-overhead"])
+    assert exc.value.code == 2 and "not allowed with argument" in capsys.readouterr().err
+
+
+def test_report_and_plots_do_not_import_each_other():
+    import ast
+    from pathlib import Path
+
+    import cocktail.bench
+
+    folder = Path(cocktail.bench.__file__).parent
+    for name, other in (("report", "plots"), ("plots", "report")):
+        tree = ast.parse((folder / f"{name}.py").read_text())
+        imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) for a in n.names}
+        imported |= {n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+        assert not any(other == m.rpartition(".")[2] for m in imported), (name, other)

@@ -1,14 +1,17 @@
-"""The harness on the GPU: kernel and call time, copy bandwidth, every method against the reference."""
+"""The harness on the GPU: kernel and call time, copy bandwidth, every method against the reference, and
+the call-overhead section."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from cocktail.bench import baselines, methods, runner, timing
+from cocktail.bench import baselines, methods, overhead, runner, timing
+from cocktail.bench import overhead_methods as ways
 from cocktail.bench.builtin import power_law
 from cocktail.bench.generators import laplacian
 from cocktail.bench.runner import Problem, Settings
+from landing import needs_bind
 
 pytestmark = pytest.mark.gpu
 cupy = pytest.importorskip("cupy")
@@ -108,9 +111,9 @@ def test_a_product_that_writes_nothing_is_flagged():
         name = "idle"
         needs_gpu = True
 
-        def prepare(self, ops):
-            calls = [lambda x=x: x.sum() for x in ops.x_dev]  # GPU work, but y is never written
-            return methods.Prepared("idle", calls, lambda: ops.y_dev, {}, 1)
+        def prepare(self, inputs):
+            calls = [lambda x=x: x.sum() for x in inputs.x_dev]  # GPU work, but y is never written
+            return methods.Prepared("idle", calls, lambda: inputs.y_dev, {}, 1)
 
     problem = Problem("generated", "laplace5_40", "test", laplacian(5, 40))
     chosen = [methods.KernelMethod("csr", "csr_scalar"), Idle()]  # the kernel leaves the right y behind
@@ -124,3 +127,35 @@ def test_a_capture_that_breaks_falls_back():
     with cupy.cuda.Stream(non_blocking=True):
         t = timing.time_gpu([lambda: float(x.sum())], repeat=10)  # a host copy inside capture
     assert t.kernel_timing == "back-to-back" and t.kernel_us > 0
+
+
+RATIOS = ("over_empty_launch", "over_empty_graph", "sync_over_empty_launch", "sync_over_empty_graph")
+
+
+def test_overhead_floors_and_baselines():
+    problem = Problem("generated", "laplace5_40", "test", laplacian(5, 40))
+    chosen = [ways.EmptyLaunch(), ways.EmptyGraph(), ways.Matvec(), ways.Matmul(), baselines.Cupyx(),
+              baselines.Cusparse("csr-alg1")]
+    records = overhead.run([problem], ["float64"], chosen, repeat=10, target_seconds=0.005)
+    assert [r.method for r in records] == [m.name for m in chosen]
+    for r in records:
+        assert r.note == "" and r.section == "overhead", (r.method, r.note)
+        assert r.back_to_back_us > 0 and r.sync_call_us > 0 and r.back_to_back_calls >= 1
+        assert all(getattr(r, key) > 0 for key in RATIOS), r.method
+        assert r.rel_err is None if r.method.startswith("empty-") else r.rel_err < 1e-13
+    launch = records[0]
+    assert launch.over_empty_launch == 1.0 and launch.back_to_back_us < launch.sync_call_us
+
+
+@needs_bind
+def test_overhead_section_every_method():
+    problem = Problem("generated", "laplace5_40", "test", laplacian(5, 40))
+    records = overhead.run([problem], ["float32"], repeat=10, target_seconds=0.005)
+    assert [r.method for r in records] == [m.name for m in ways.METHODS]
+    for r in records:
+        if r.method == "torch" and r.note == "torch is not installed":
+            continue
+        assert r.note == "", (r.method, r.note)
+        assert all(getattr(r, key) > 0 for key in RATIOS), r.method
+    bound = records[[m.name for m in ways.METHODS].index(ways.BOUND)]
+    assert bound.rel_err < 1e-5 and bound.params["call"] == "A.bind(x, out=y)()"

@@ -1,4 +1,4 @@
-"""``cocktail bench`` on the GPU: kernel labels, provenance and outputs."""
+"""``cocktail bench`` on the GPU: kernel labels, provenance and outputs; ``--overhead``."""
 
 from __future__ import annotations
 
@@ -7,7 +7,9 @@ import json
 import pytest
 
 import cocktail
+from cocktail.bench.record import OVERHEAD_KEYS, REQUIRED_KEYS
 from cocktail.cli import main
+from landing import needs_bind
 
 pytestmark = pytest.mark.gpu
 
@@ -24,3 +26,23 @@ def test_bench_gpu_path(tmp_path, capsys):
         assert r["rel_err"] < 1e-12 and r["gflops"] > 0
     assert "GPU SpMV on" in capsys.readouterr().out
     assert cocktail._xp.cuda_available()
+
+
+@needs_bind
+def test_bench_overhead_on_the_small_matrix(tmp_path, capsys):
+    out = tmp_path / "o.json"
+    assert main(["bench", "--overhead", "random10k", "--dtype", "float32,float64", "--repeat", "5",
+                 "--json", str(out)]) == 0
+    records = json.loads(out.read_text())
+    assert {r["section"] for r in records} == {"overhead"} and {r["matrix"] for r in records} == {"random10k"}
+    assert {r["dtype"] for r in records} == {"float32", "float64"}
+    for r in records:
+        assert set(REQUIRED_KEYS) | set(OVERHEAD_KEYS) <= set(r)
+        if r["note"]:
+            assert r["method"] == "torch" and r["note"] == "torch is not installed"
+            continue
+        for key in ("back_to_back_us", "sync_call_us", "over_empty_launch", "over_empty_graph",
+                    "sync_over_empty_launch", "sync_over_empty_graph"):
+            assert r[key] > 0, (r["method"], key)
+    text = capsys.readouterr().out
+    assert "Call overhead, float64" in text and "Targets (issue 8)" in text and "GPU SpMV on" not in text

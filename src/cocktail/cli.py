@@ -1,4 +1,4 @@
-"""The ``cocktail`` command line: ``cocktail bench`` and ``cocktail formats``."""
+"""The ``cocktail`` command line: ``cocktail bench``, ``cocktail report`` and ``cocktail formats``."""
 
 from __future__ import annotations
 
@@ -10,9 +10,11 @@ from .errors import CocktailError
 
 
 def _load_matrices(specs):
-    """Problems named on the command line: files (.mtx, .npz) or generated names such as laplace7_100."""
+    """Problems named on the command line: files (.mtx, .npz), generated names such as laplace7_100, or
+    the overhead section's small matrix."""
     from pathlib import Path
 
+    from .bench import overhead
     from .bench.generators import by_name
     from .bench.runner import Problem
     from .io import read_matrix
@@ -20,7 +22,9 @@ def _load_matrices(specs):
     out = []
     for spec in specs:
         generated = by_name(spec)
-        if generated is not None:
+        if spec == overhead.SMALL_NAME:
+            out.append(overhead.small_problem())
+        elif generated is not None:
             out.append(Problem("generated", spec, "generated Laplacian", generated))
         else:
             out.append(Problem("file", Path(spec).name, "file", read_matrix(spec)))
@@ -44,7 +48,11 @@ def _split(text: str) -> list[str]:
 
 
 def _methods(args, on_gpu: bool) -> list:
-    """The methods to time, from ``--formats``, ``--all-kernels`` and ``--methods``."""
+    """The methods to time, from ``--formats``, ``--all-kernels`` and ``--methods``.
+
+    On the GPU, ``ours`` are the formats' kernels; on the CPU, each format's default CPU executor
+    (labelled by the format); ``reference`` is each format's reference executor on the CPU.
+    """
     from . import formats, kernels
     from .bench import baselines, methods
 
@@ -54,20 +62,26 @@ def _methods(args, on_gpu: bool) -> list:
         names = _split(args.formats)
     for name in names:
         formats.get(name)  # an unknown name fails before any work
-    ours = (methods.ours(names, args.all_kernels) if on_gpu else [methods.ReferenceMethod(f) for f in names])
-    groups = {"ours": ours, "auto": [methods.AutoMethod()], "cusparse": list(baselines.CUSPARSE),
-              "baselines": list(baselines.BASELINES)}
-    groups["all"] = groups["ours"] + groups["auto"] + groups["baselines"]
-    groups[methods.AutoMethod().name] = groups["auto"]
+    ours = (methods.ours(names, args.all_kernels) if on_gpu else [methods.HostMethod(f) for f in names])
+    auto = methods.AutoMethod(device="cuda" if on_gpu else "cpu")
+    groups = {"ours": ours, "reference": [methods.ReferenceMethod(f) for f in names], "auto": [auto],
+              "cusparse": list(baselines.CUSPARSE), "baselines": list(baselines.BASELINES)}
+    groups["all"] = groups["ours"] + groups["auto"] + groups["baselines"]  # the reference executors when named
+    groups[auto.name] = groups["auto"]
     groups[baselines.CUSPARSE_BEST] = groups["cusparse"]  # derived from the four algorithms
     chosen = []
     for name in _split(args.methods):
-        chosen += groups[name] if name in groups else [baselines.get(name)]
+        if name.startswith("reference:"):
+            fmt = name.partition(":")[2]
+            formats.get(fmt)
+            chosen.append(methods.ReferenceMethod(fmt))
+        else:
+            chosen += groups[name] if name in groups else [baselines.get(name)]
     if not on_gpu:
         gpu_only = [m.name for m in chosen if m.needs_gpu]
-        if gpu_only and args.methods != "all":
-            raise ValueError(f"{', '.join(gpu_only)}: GPU only; on the CPU the methods are the formats' "
-                             f"reference executors (ours) and scipy")
+        if gpu_only and "all" not in _split(args.methods):
+            raise ValueError(f"{', '.join(gpu_only)}: GPU only; on the CPU the methods are the formats' CPU "
+                             f"executors (ours), their reference executors (reference), cocktail-auto and scipy")
         chosen = [m for m in chosen if not m.needs_gpu]
     if not chosen:
         raise ValueError("no method to run: check --formats and --methods")
@@ -116,12 +130,8 @@ def _settings(args, on_gpu: bool):
     return Settings(repeat=args.repeat or 100, copy_gbps=copy_bandwidth(), l2_bytes=current().l2_bytes)
 
 
-def _bench(args) -> int:
-    from ._xp import cuda_available
-    from .bench import report, runner
-    from .bench.progress import reporter
-    from .bench.provenance import provenance
-
+def _check_options(args) -> list[str]:
+    """``--repeat`` and ``--dtype`` checked before any work; returns the dtypes."""
     if args.repeat is not None and args.repeat < 1:
         raise ValueError(f"--repeat must be at least 1, not {args.repeat}")
     dtypes = _split(args.dtype)
@@ -130,33 +140,89 @@ def _bench(args) -> int:
     for d in dtypes:
         if d not in ("float32", "float64"):
             raise ValueError(f"unknown dtype {d!r}; choose float32, float64 or both, comma-separated")
+    return dtypes
+
+
+def _default_suite_run(args) -> bool:
+    """True when the command line names no matrices and no suite but ``default``."""
+    return not args.matrices and list(args.suite) in ([], ["default"])
+
+
+def _overhead(args, problems, dtypes) -> list:
+    """The call-overhead section on the small matrix and ``problems``, on the GPU."""
+    from .bench import overhead
+    from .bench.overhead_methods import METHODS
+    from .bench.progress import reporter
+
+    if not any(p.name == overhead.SMALL_NAME for p in problems) and _default_suite_run(args):
+        problems = [overhead.small_problem(), *problems]
+    repeat = args.repeat or 100
+    print(f"cocktail bench: call overhead on {len(problems)} matrices: back to back (N calls, one stream sync; "
+          f"N for about {overhead.TARGET_SECONDS * 1e3:.0f} ms, median of {overhead.LOOPS}) and one synchronous "
+          f"call (median of at least {repeat})", file=sys.stderr)
+    with reporter(len(problems) * len(dtypes) * len(METHODS), args.verbose) as progress:
+        return overhead.run(problems, dtypes, repeat=repeat, progress=progress)
+
+
+def _bench(args) -> int:
+    from ._xp import cuda_available
+    from .bench import report, runner
+    from .bench.progress import reporter
+    from .bench.provenance import provenance
+    from .bench.record import SPMV
+
+    dtypes = _check_options(args)
     on_gpu = cuda_available() and not args.cpu
+    if args.overhead and not on_gpu:
+        raise ValueError("--overhead times calls on the GPU: " + ("it does not run with --cpu" if args.cpu else
+                         "no GPU found (it needs CuPy and a CUDA device)"))
     _check_outputs(args)
-    methods = _methods(args, on_gpu)
+    methods = [] if args.overhead else _methods(args, on_gpu)
     if not on_gpu:
         why = "--cpu given" if args.cpu else "no GPU found"
-        print(f"cocktail bench: {why}; timing the CPU reference executor and SciPy"
+        print(f"cocktail bench: {why}; timing each format's CPU executor, cocktail-auto and SciPy"
               + ("" if args.matrices or args.suite else " on the default suite shrunk to CPU size"), file=sys.stderr)
     problems = _problems(args, on_gpu)
-    settings = _settings(args, on_gpu)
-    if on_gpu:
-        from .kernels.device import current
+    records = []
+    if methods:
+        settings = _settings(args, on_gpu)
+        if on_gpu:
+            from .kernels.device import current
 
-        dev = current()
-        print(f"cocktail bench: {dev.name}; copy bandwidth {settings.copy_gbps:.0f} GB/s, L2 {dev.l2_bytes >> 20} MiB; "
-              f"kernel time: CUDA graph replay (back to back where capture is refused), call time: one "
-              f"synchronous call; medians of at least {settings.repeat}", file=sys.stderr)
-    with reporter(len(problems) * len(dtypes) * len(methods), args.verbose) as progress:
-        records = runner.run(problems, methods, dtypes, settings, on_gpu, progress=progress)
+            dev = current()
+            print(f"cocktail bench: {dev.name}; copy bandwidth {settings.copy_gbps:.0f} GB/s, L2 "
+                  f"{dev.l2_bytes >> 20} MiB; kernel time: CUDA graph replay (back to back where capture is "
+                  f"refused), call time: one synchronous call; medians of at least {settings.repeat}", file=sys.stderr)
+        with reporter(len(problems) * len(dtypes) * len(methods), args.verbose) as progress:
+            records = runner.run(problems, methods, dtypes, settings, on_gpu, progress=progress)
+    if args.overhead or (on_gpu and _default_suite_run(args) and not args.no_overhead):
+        records += _overhead(args, problems, dtypes)
     info = provenance(gpu=on_gpu)
     for r in records:
         for key, value in info.items():
             setattr(r, key, value)
-    where = f"GPU SpMV on {info['gpu']}" if on_gpu else "CPU SpMV (reference executor, SciPy)"
-    report.print_table(records, title=f"{where}, {', '.join(dtypes)}")
-    report.print_summary([r.as_dict() for r in records])
-    _write_outputs(args, [r.as_dict() for r in records])
+    rows = [r.as_dict() for r in records]
+    if methods:
+        where = f"GPU SpMV on {info['gpu']}" if on_gpu else "CPU SpMV (CPU executors, cocktail-auto, SciPy)"
+        report.print_table([r for r in records if r.section == SPMV], title=f"{where}, {', '.join(dtypes)}")
+        report.print_summary(rows)
+    report.print_call_tables(rows)
+    _write_outputs(args, rows)
     return 0
+
+
+def _report(args) -> int:
+    from pathlib import Path
+
+    from .bench import plots, report
+
+    records = report.load(args.json)
+    paths = []
+    if args.plots:
+        base = Path(args.out).parent if args.out else Path(".")
+        paths = [str(Path(p).relative_to(base)) if Path(p).is_relative_to(base) else str(p)
+                 for p in plots.write_all(records, args.plots)]
+    return report.write(args, records, paths)
 
 
 def _formats(args) -> int:
@@ -177,11 +243,12 @@ def build_parser() -> argparse.ArgumentParser:
     bench = sub.add_parser(
         "bench", help="benchmark SpMV: our kernels against cuSPARSE, cupyx, torch and SciPy",
         description="Benchmark SpMV on benchmark suites, Matrix Market (.mtx, .mtx.gz, .mtx.bz2) or SciPy .npz "
-                    "files. With no matrices and no --suite it runs the default suite (on a machine without a "
-                    "GPU: the default suite shrunk to CPU size, timing the CPU reference executor and SciPy).")
+                    "files. With no matrices and no --suite it runs the default suite and, on the GPU, the "
+                    "call-overhead section after it (on a machine without a GPU: the default suite shrunk to CPU "
+                    "size, timing each format's default CPU executor, cocktail-auto and SciPy).")
     bench.add_argument("matrices", nargs="*",
-                       help="matrix files, or generated Laplacians named laplace<points>_<k> (points 3, 5, 9, 7, 27; "
-                            "k grid points per side)")
+                       help="matrix files, generated Laplacians named laplace<points>_<k> (points 3, 5, 9, 7, 27; "
+                            "k grid points per side), or random10k (the call-overhead section's small matrix)")
     bench.add_argument("--suite", action="append", default=[], metavar="NAME",
                        help="add a suite's matrices (repeatable): structured, williams, cocktail, default, default-cpu")
     bench.add_argument("--formats", default="all",
@@ -190,10 +257,12 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--all-kernels", action="store_true",
                        help="time every kernel of each format, not only its default kernel")
     bench.add_argument("--methods", default="all",
-                       help="comma-separated methods or groups: ours (the --formats kernels), cocktail-auto, "
-                            "cusparse (its four algorithms; cusparse-best is derived from them), baselines "
-                            "(cuSPARSE, cupyx, torch, scipy), or single baselines such as cusparse-csr-alg1, "
-                            "cupyx, torch, scipy (default: all)")
+                       help="comma-separated methods or groups: ours (the --formats kernels; on the CPU each "
+                            "format's default CPU executor), reference (each format's reference executor on the "
+                            "CPU; or one, e.g. reference:ell), cocktail-auto, cusparse (its four algorithms; "
+                            "cusparse-best is derived from them), baselines (cuSPARSE, cupyx, torch, scipy), or "
+                            "single baselines such as cusparse-csr-alg1, "
+                            "cupyx, torch, scipy; all (the default) is ours, cocktail-auto and the baselines")
     bench.add_argument("--dtype", default="float64",
                        help="value dtypes, comma-separated: float32, float64 (default float64)")
     bench.add_argument("--repeat", type=int, default=None,
@@ -203,8 +272,23 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--json", metavar="PATH", help="also write the records as JSON (a list, one per measurement)")
     bench.add_argument("--csv", metavar="PATH", help="also write the records as CSV")
     bench.add_argument("--plot", metavar="DIR", help="write PNG plots (GFLOP/s bars, performance profile, bandwidth)")
+    section = bench.add_mutually_exclusive_group()
+    section.add_argument("--overhead", action="store_true",
+                         help="run only the call-overhead section (GPU): per-call time of A.matvec(x, out=y), A @ x, "
+                              "the bound product, cupyx, torch and cuSPARSE against an empty kernel launch and an "
+                              "empty graph replay, on the small matrix random10k and the default suite, or on the "
+                              "matrices and suites given")
+    section.add_argument("--no-overhead", action="store_true",
+                         help="leave out the call-overhead section that follows a GPU run of the default suite")
     bench.add_argument("-v", "--verbose", action="store_true", help="print a line per measurement")
     bench.set_defaults(func=_bench)
+    rep = sub.add_parser("report", help="render benchmark records (JSON) as a Markdown report, with plots",
+                         description="Render the records that cocktail bench --json wrote as a Markdown report.")
+    from .bench.report import add_arguments
+
+    add_arguments(rep)
+    rep.add_argument("--plots", metavar="DIR", help="also draw the plots into DIR and link them from the report")
+    rep.set_defaults(func=_report)
     fmts = sub.add_parser("formats", help="list the storage formats and their parameters")
     fmts.set_defaults(func=_formats)
     return parser

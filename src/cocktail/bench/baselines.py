@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .methods import Operands, Prepared, Unavailable, coo_bytes, csr_bytes
+from .methods import Inputs, Prepared, Unavailable, coo_bytes, csr_bytes
 
 CUSPARSE_BEST = "cusparse-best"
 CUPYX = "cupyx"
@@ -73,24 +73,24 @@ class Cusparse:
         """``cusparse-<alg>``."""
         return f"cusparse-{self.alg}"
 
-    def prepare(self, ops: Operands) -> Prepared:
+    def prepare(self, inputs: Inputs) -> Prepared:
         """Descriptors, handle (bound to the current stream), workspace and preprocessing, once."""
         from cupy_backends.cuda.libs import cusparse as cs
 
-        if ops.S.dtype not in _CUDA_R:
-            raise Unavailable(f"cuSPARSE baseline runs float32/float64, not {ops.S.dtype}")
+        if inputs.S.dtype not in _CUDA_R:
+            raise Unavailable(f"cuSPARSE baseline runs float32/float64, not {inputs.S.dtype}")
         made = []  # (destroy, descriptor) of everything created, for close() or a failure
         try:
-            return self._prepare(ops, cs, made)
+            return self._prepare(inputs, cs, made)
         except BaseException:
             for destroy, obj in reversed(made):
                 destroy(obj)
             raise
 
-    def _prepare(self, ops: Operands, cs, made: list) -> Prepared:
+    def _prepare(self, inputs: Inputs, cs, made: list) -> Prepared:
         import cupy
 
-        S, dtype, cuda_type = ops.S, ops.S.dtype, _CUDA_R[ops.S.dtype]
+        S, dtype, cuda_type = inputs.S, inputs.S.dtype, _CUDA_R[inputs.S.dtype]
         alg, storage = _ALGS[self.alg]
         wide = max(S.nnz, *S.shape) >= 2**31
         itype, index_dtype = (_INDEX_64I, np.int64) if wide else (_INDEX_32I, np.int32)
@@ -106,9 +106,9 @@ class Cusparse:
             mat = cs.createCoo(m, n, S.nnz, rows.data.ptr, cols.data.ptr, vals.data.ptr, itype, 0, cuda_type)
             arrays, nbytes = (vals, cols, rows), coo_bytes(S, index_dtype)
         made.append((cs.destroySpMat, mat))
-        y = ops.y_dev
+        y = inputs.y_dev
         xs = []
-        for x in ops.x_dev:
+        for x in inputs.x_dev:
             xs.append(cs.createDnVec(n, x.data.ptr, cuda_type))
             made.append((cs.destroyDnVec, xs[-1]))
         yd = cs.createDnVec(m, y.data.ptr, cuda_type)
@@ -160,15 +160,15 @@ class Cupyx:
     name: str = CUPYX
     needs_gpu = True
 
-    def prepare(self, ops: Operands) -> Prepared:
+    def prepare(self, inputs: Inputs) -> Prepared:
         """The cupyx matrix from device copies of the CSR arrays."""
         import cupy
         import cupyx.scipy.sparse as csp
 
-        S = ops.S
+        S = inputs.S
         A = csp.csr_matrix((cupy.asarray(S.data), cupy.asarray(S.indices), cupy.asarray(S.indptr)), shape=S.shape)
-        calls = [(lambda x=x: A @ x) for x in ops.x_dev]
-        return Prepared(self.name, calls, lambda: A @ ops.x_dev[0], {"call": "A @ x"}, csr_bytes(S))
+        calls = [(lambda x=x: A @ x) for x in inputs.x_dev]
+        return Prepared(self.name, calls, lambda: A @ inputs.x_dev[0], {"call": "A @ x"}, csr_bytes(S))
 
 
 @dataclass(frozen=True)
@@ -178,7 +178,7 @@ class Torch:
     name: str = "torch"
     needs_gpu = True
 
-    def prepare(self, ops: Operands) -> Prepared:
+    def prepare(self, inputs: Inputs) -> Prepared:
         """The torch CSR tensor; torch is pointed at CuPy's current stream until ``close``."""
         try:
             import torch
@@ -188,13 +188,13 @@ class Torch:
 
         if not torch.cuda.is_available():
             raise Unavailable("torch has no CUDA support here")
-        S = ops.S
+        S = inputs.S
         index = S.indices.dtype
         parts = [torch.from_dlpack(cupy.asarray(a)) for a in (S.indptr.astype(index), S.indices, S.data)]
         with warnings.catch_warnings():  # torch's notes that sparse CSR is beta and unchecked
             warnings.simplefilter("ignore", UserWarning)
             A = torch.sparse_csr_tensor(*parts, size=S.shape, check_invariants=False)
-        xs = [torch.from_dlpack(x) for x in ops.x_dev]
+        xs = [torch.from_dlpack(x) for x in inputs.x_dev]
         previous = torch.cuda.current_stream()
         torch.cuda.set_stream(torch.cuda.ExternalStream(cupy.cuda.get_current_stream().ptr))
         calls = [(lambda x=x: torch.mv(A, x)) for x in xs]
@@ -210,13 +210,13 @@ class Scipy:
     name: str = "scipy"
     needs_gpu = False
 
-    def prepare(self, ops: Operands) -> Prepared:
+    def prepare(self, inputs: Inputs) -> Prepared:
         """The SciPy CSR array itself; timed with the host clock."""
         import scipy
 
-        S = ops.S
-        calls = [(lambda x=x: S @ x) for x in ops.x_host]
-        return Prepared(self.name, calls, lambda: S @ ops.x_host[0], {"scipy": scipy.__version__}, csr_bytes(S),
+        S = inputs.S
+        calls = [(lambda x=x: S @ x) for x in inputs.x_host]
+        return Prepared(self.name, calls, lambda: S @ inputs.x_host[0], {"scipy": scipy.__version__}, csr_bytes(S),
                         on_gpu=False)
 
 

@@ -2,9 +2,11 @@
 
 A method's ``prepare`` does everything a user would do once (conversion, descriptors,
 workspaces) and returns a :class:`Prepared` whose ``calls`` each compute one product on one of
-the rotated input vectors; only the calls are timed.  Our methods are the GPU kernels
+the rotated input vectors; only the calls are timed.  Our GPU methods are the kernels
 (labelled by kernel name), the reference executor of formats without a kernel
-(``reference:<format>``) and ``cocktail-auto``; the baselines live in :mod:`.baselines`.
+(``reference:<format>``) and ``cocktail-auto``.  On the CPU they are each format's default CPU
+executor (labelled by the format), its reference executor (``reference:<format>``) and
+``cocktail-auto``.  The baselines live in :mod:`.baselines`.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ class Unavailable(Exception):
 
 
 @dataclass
-class Operands:
+class Inputs:
     """One benchmark problem: the matrix in one dtype, the rotated inputs, and the float64 answer."""
 
     S: sp.csr_array
@@ -34,19 +36,19 @@ class Operands:
     y_dev: object = None
 
     @classmethod
-    def create(cls, S, dtype, on_gpu: bool, buffers: int = X_BUFFERS, seed: int = 0) -> Operands:
-        """Operands of ``S`` in ``dtype``; inputs are standard normal with a fixed seed."""
+    def create(cls, S, dtype, on_gpu: bool, buffers: int = X_BUFFERS, seed: int = 0) -> Inputs:
+        """The problem ``S`` in ``dtype``; the ``x`` vectors are standard normal with a fixed seed."""
         S = sp.csr_array(S).astype(dtype)
         rng = np.random.default_rng(seed)
         x_host = [rng.standard_normal(S.shape[1]).astype(dtype) for _ in range(buffers)]
         want = S.astype(np.float64) @ x_host[0].astype(np.float64)
-        ops = cls(S, x_host, want)
+        inputs = cls(S, x_host, want)
         if on_gpu:
             import cupy
 
-            ops.x_dev = [cupy.asarray(x) for x in x_host]
-            ops.y_dev = cupy.zeros(S.shape[0], dtype=dtype)
-        return ops
+            inputs.x_dev = [cupy.asarray(x) for x in x_host]
+            inputs.y_dev = cupy.zeros(S.shape[0], dtype=dtype)
+        return inputs
 
     def rel_err(self, got) -> float:
         """``||got - want|| / ||want||`` in float64 (the absolute norm when the answer is zero)."""
@@ -87,7 +89,8 @@ def coo_bytes(S, index_dtype=np.int32) -> int:
                data=S.data).spmv_bytes()
 
 
-def _plain(value):
+def _json_value(value):
+    """``value`` itself when JSON writes it as is, else its string (dtypes, functions)."""
     return value if isinstance(value, (int, float, str, bool)) or value is None else str(value)
 
 
@@ -109,47 +112,67 @@ class KernelMethod:
             return self.kernel
         return self.format if kernels.for_format(self.format) else f"reference:{self.format}"
 
-    def prepare(self, ops: Operands) -> Prepared:
+    def prepare(self, inputs: Inputs) -> Prepared:
         """Build the format on the device and bind the kernel's plan."""
         from .. import kernels
 
-        A = _build(ops, self.format, "cuda", self.kernel)
+        A = _build(inputs, self.format, "cuda", self.kernel)
         ran_kernel = A.kernel in kernels.names()
-        return _prepared(A, ops, A.kernel if ran_kernel else f"reference:{A.format}")
+        return _prepared(A, inputs, A.kernel if ran_kernel else f"reference:{A.format}")
 
 
 @dataclass(frozen=True)
 class AutoMethod:
-    """``SparseMatrix(S, format="auto")``: the format and kernel Cocktail picks by itself."""
+    """``SparseMatrix(S, format="auto", device=...)``: the format (and kernel) Cocktail picks by itself."""
 
     name: str = "cocktail-auto"
-    needs_gpu = True
+    device: str = "cuda"
 
-    def prepare(self, ops: Operands) -> Prepared:
-        """Let the auto rule choose, then bind its plan."""
-        from .. import SparseMatrix
+    @property
+    def needs_gpu(self) -> bool:
+        """True for the GPU build (``device="cuda"``)."""
+        return self.device == "cuda"
 
-        return _prepared(SparseMatrix(ops.S, format="auto", device="cuda"), ops, self.name)
+    def prepare(self, inputs: Inputs) -> Prepared:
+        """Let the auto rule choose, then bind its plan (GPU) or take the default CPU executor."""
+        A = _build(inputs, "auto", self.device)
+        return _prepared(A, inputs, self.name) if self.needs_gpu else _host_prepared(A, inputs, self.name)
 
 
-def _build(ops: Operands, format: str, device: str, kernel: str | None = None):
-    """``SparseMatrix`` of the problem; a format that refuses the matrix makes the method unavailable."""
+def _build(inputs: Inputs, format: str, device: str, kernel: str | None = None, executor: str | None = None):
+    """``SparseMatrix`` of the problem; a format that refuses the matrix makes the method unavailable.
+
+    ``executor=None`` leaves the keyword out: the device's default executor runs.
+    """
     from .. import SparseMatrix
     from ..errors import FormatFillError
 
+    chosen = {} if executor is None else {"executor": executor}
     try:
-        return SparseMatrix(ops.S, format=format, device=device, kernel=kernel)
+        return SparseMatrix(inputs.S, format=format, device=device, kernel=kernel, **chosen)
     except FormatFillError as exc:
         raise Unavailable(f"refused: fill {exc.fill:.1f} > max_fill {exc.max_fill:g}") from None
 
 
-def _prepared(A, ops: Operands, label: str) -> Prepared:
-    y = ops.y_dev
-    calls = [(lambda x=x: A.matvec(x, out=y)) for x in ops.x_dev]
-    params = {"format": A.format, "kernel": A.kernel,
-              **{k: _plain(v) for k, v in A.params.items()}, **{k: _plain(v) for k, v in A.kernel_params.items()}}
-    return Prepared(label, calls, lambda: A.matvec(ops.x_dev[0], out=y), params, A.storage.spmv_bytes(),
-                    A.storage.padding_ratio)
+def matrix_params(A) -> dict:
+    """A GPU ``SparseMatrix``'s format, kernel and their parameters, as a record's ``params``."""
+    return {"format": A.format, "kernel": A.kernel, **{k: _json_value(v) for k, v in A.params.items()},
+            **{k: _json_value(v) for k, v in A.kernel_params.items()}}
+
+
+def _prepared(A, inputs: Inputs, label: str) -> Prepared:
+    y = inputs.y_dev
+    calls = [(lambda x=x: A.matvec(x, out=y)) for x in inputs.x_dev]
+    return Prepared(label, calls, lambda: A.matvec(inputs.x_dev[0], out=y), matrix_params(A),
+                    A.storage.spmv_bytes(), A.storage.padding_ratio)
+
+
+def _host_prepared(A, inputs: Inputs, label: str) -> Prepared:
+    """Products of a CPU ``SparseMatrix`` as a user writes them (each allocates its result, as SciPy's do)."""
+    calls = [(lambda x=x: A.matvec(x)) for x in inputs.x_host]
+    params = {"format": A.format, "executor": A.executor, **{k: _json_value(v) for k, v in A.params.items()}}
+    return Prepared(label, calls, lambda: A.matvec(inputs.x_host[0]), params, A.storage.spmv_bytes(),
+                    A.storage.padding_ratio, on_gpu=False)
 
 
 def ours(format_names, all_kernels: bool) -> list:
@@ -164,8 +187,25 @@ def ours(format_names, all_kernels: bool) -> list:
 
 
 @dataclass(frozen=True)
+class HostMethod:
+    """One format on the CPU with its default executor (SciPy's compiled routine where it has the layout)."""
+
+    format: str
+    needs_gpu = False
+
+    @property
+    def name(self) -> str:
+        """The format's name."""
+        return self.format
+
+    def prepare(self, inputs: Inputs) -> Prepared:
+        """Build the format on the host; ``params["executor"]`` says which executor runs."""
+        return _host_prepared(_build(inputs, self.format, "cpu"), inputs, self.name)
+
+
+@dataclass(frozen=True)
 class ReferenceMethod:
-    """The CPU reference executor of one format (the CPU path of ``cocktail bench``)."""
+    """The NumPy reference executor of one format, on the CPU (``executor="reference"``)."""
 
     format: str
     needs_gpu = False
@@ -175,10 +215,6 @@ class ReferenceMethod:
         """``reference:<format>``."""
         return f"reference:{self.format}"
 
-    def prepare(self, ops: Operands) -> Prepared:
-        """Build the format on the host."""
-        A = _build(ops, self.format, "cpu")
-        calls = [(lambda x=x: A.matvec(x)) for x in ops.x_host]
-        params = {"format": A.format, **{k: _plain(v) for k, v in A.params.items()}}
-        return Prepared(self.name, calls, lambda: A.matvec(ops.x_host[0]), params,
-                        A.storage.spmv_bytes(), A.storage.padding_ratio, on_gpu=False)
+    def prepare(self, inputs: Inputs) -> Prepared:
+        """Build the format on the host for the reference executor."""
+        return _host_prepared(_build(inputs, self.format, "cpu", executor="reference"), inputs, self.name)

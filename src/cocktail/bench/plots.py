@@ -11,7 +11,7 @@ from pathlib import Path
 
 from ..errors import CocktailError
 from . import metrics
-from .report import summary_records
+from .selection import summary_records
 
 
 def _pyplot():

@@ -1,17 +1,32 @@
-"""One benchmark measurement, as written to JSON and CSV."""
+"""One benchmark measurement, as written to JSON and CSV.
+
+A record belongs to a ``section``: ``"spmv"`` (a method's kernel and call time on one problem)
+or ``"overhead"`` (per-call host+GPU time of one way of calling a product, :mod:`.overhead`).
+Both kinds share this class, so a run's records are one JSON list with one set of keys.
+"""
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
+#: The sections a record belongs to.
+SPMV, OVERHEAD = "spmv", "overhead"
+
 #: Keys every record carries (the JSON schema the tests check).
-REQUIRED_KEYS = ("suite", "matrix", "rows", "cols", "nnz", "dtype", "method", "params", "kernel_us", "call_us",
-                 "gflops", "gbps", "copy_gbps", "rel_err", "gpu", "cuda", "cupy", "commit", "date")
+REQUIRED_KEYS = ("section", "suite", "matrix", "rows", "cols", "nnz", "dtype", "method", "params", "kernel_us",
+                 "call_us", "gflops", "gbps", "copy_gbps", "rel_err", "gpu", "cuda", "cupy", "commit", "date")
+#: Keys a call-overhead record fills (``section == "overhead"``) besides the ones above.
+OVERHEAD_KEYS = ("back_to_back_us", "back_to_back_calls", "sync_call_us", "samples", "over_empty_launch",
+                 "over_empty_graph", "sync_over_empty_launch", "sync_over_empty_graph")
 
 
 @dataclass
 class Record:
-    """One (matrix, dtype, method) measurement, or the reason the method did not run (``note``)."""
+    """One (matrix, dtype, method) measurement, or the reason the method did not run (``note``).
+
+    SpMV records fill ``kernel_us`` and ``call_us``; overhead records leave them empty and fill
+    ``back_to_back_us``, ``sync_call_us`` and the ratios to the floors of the same matrix and dtype.
+    """
 
     suite: str
     matrix: str
@@ -21,6 +36,7 @@ class Record:
     dtype: str
     method: str
     params: dict = field(default_factory=dict)
+    section: str = SPMV  # SPMV or OVERHEAD
     kernel_us: float | None = None  # graph replay or back-to-back calls: host cost amortised
     call_us: float | None = None  # one synchronous call from Python
     kernel_timing: str = ""  # "graph", "back-to-back" or "cpu"
@@ -36,6 +52,13 @@ class Record:
     rel_err: float | None = None
     speedup_cusparse_best: float | None = None
     speedup_cupyx: float | None = None
+    back_to_back_us: float | None = None  # overhead: N calls from a Python loop and one stream sync, over N
+    back_to_back_calls: int | None = None  # overhead: that N
+    sync_call_us: float | None = None  # overhead: one call and a stream sync
+    over_empty_launch: float | None = None  # back_to_back_us over the empty kernel launch's
+    over_empty_graph: float | None = None  # back_to_back_us over the empty graph replay's
+    sync_over_empty_launch: float | None = None  # sync_call_us over the empty kernel launch's
+    sync_over_empty_graph: float | None = None  # sync_call_us over the empty graph replay's
     kind: str = ""
     note: str = ""
     gpu: str = ""

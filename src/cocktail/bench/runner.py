@@ -11,7 +11,7 @@ import scipy.sparse as sp
 
 from . import metrics
 from .baselines import CUPYX, CUSPARSE_BEST, best_of_cusparse
-from .methods import Operands, Unavailable
+from .methods import Inputs, Unavailable
 from .record import Record
 from .timing import time_cpu, time_gpu
 
@@ -40,19 +40,19 @@ class Settings:
     l2_bytes: int | None = None
 
 
-def _measure(method, ops: Operands, rec: Record, settings: Settings) -> None:
+def _measure(method, inputs: Inputs, rec: Record, settings: Settings) -> None:
     t0 = time.perf_counter()
-    prep = method.prepare(ops)
+    prep = method.prepare(inputs)
     rec.setup_ms = (time.perf_counter() - t0) * 1e3
     try:
         rec.method = prep.label
         rec.params = prep.params
         if prep.on_gpu:
             t = time_gpu(prep.calls, repeat=settings.repeat, min_seconds=settings.min_seconds)
-            ops.y_dev.fill(np.nan)  # a product that writes nothing must not pass on an earlier answer
+            inputs.y_dev.fill(np.nan)  # a product that writes nothing must not pass on an earlier answer
         else:
             t = time_cpu(prep.calls, repeat=settings.repeat, budget_seconds=settings.cpu_budget_seconds)
-        rec.rel_err = ops.rel_err(prep.result())
+        rec.rel_err = inputs.rel_err(prep.result())
     finally:
         prep.close()
     seconds = t.kernel_us * 1e-6
@@ -70,8 +70,8 @@ def _measure(method, ops: Operands, rec: Record, settings: Settings) -> None:
         rec.note = f"WRONG: relative error {rec.rel_err:.2e}"
 
 
-def _stream(on_gpu: bool):
-    """A non-default stream for the run (graph capture needs one), or nothing on the CPU."""
+def stream_for(on_gpu: bool):
+    """A non-default stream for the run (graph capture needs one), or a context giving None on the CPU."""
     if not on_gpu:
         return contextlib.nullcontext()
     import cupy
@@ -86,15 +86,15 @@ def run(problems, methods, dtypes, settings: Settings, on_gpu: bool, progress=No
     a method is recorded the same way, so one failing baseline does not end a long run.
     """
     records = []
-    with _stream(on_gpu):
+    with stream_for(on_gpu):
         for p in problems:
             for dtype in dtypes:
-                ops = Operands.create(p.S, dtype, on_gpu)
+                inputs = Inputs.create(p.S, dtype, on_gpu)
                 for method in methods:
                     rec = Record(p.suite, p.name, p.S.shape[0], p.S.shape[1], int(p.S.nnz), np.dtype(dtype).name,
                                  method.name, kind=p.kind)
                     try:
-                        _measure(method, ops, rec, settings)
+                        _measure(method, inputs, rec, settings)
                     except Unavailable as exc:
                         rec.note = str(exc)
                     except Exception as exc:  # noqa: BLE001 - recorded, shown in the table and JSON
@@ -102,7 +102,7 @@ def run(problems, methods, dtypes, settings: Settings, on_gpu: bool, progress=No
                     records.append(rec)
                     if progress:
                         progress(rec)
-                del ops
+                del inputs
                 if on_gpu:
                     import cupy
 

@@ -1,0 +1,106 @@
+"""Tables of call time: ``cocktail-auto`` against cupyx, torch and SciPy, the call-overhead
+section, and the target verdicts of :mod:`.targets`; each table is (title, header, rows) of text.
+
+Records are dictionaries as written to JSON.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from . import metrics, targets
+from .overhead_methods import BOUND, MATMUL, MATVEC, METHODS
+from .selection import overhead_records, spmv_records
+
+
+def cell(value) -> str:
+    """A table cell: ``-`` for nothing, three significant digits for a float."""
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:.3g}"
+    return str(value)
+
+
+def _dtypes(records) -> list[str]:
+    return list(dict.fromkeys(r["dtype"] for r in records))
+
+
+def overhead_table(records, dtype: str) -> tuple[list[str], list[list[str]]]:
+    """Call overhead of one dtype: a row per matrix, each way of calling's back-to-back / synchronous
+    per-call µs, and the back-to-back ratios to the floors that the targets read (``cocktail-matvec``
+    and ``cocktail-matmul`` over ``empty-launch``, ``cocktail-bound`` over ``empty-graph``)."""
+    rows = [r for r in overhead_records(records) if r["dtype"] == dtype]
+    order = [m.name for m in METHODS]
+    methods = sorted(dict.fromkeys(r["method"] for r in rows),
+                     key=lambda m: order.index(m) if m in order else len(order))
+    by_matrix = defaultdict(dict)
+    for r in rows:
+        by_matrix[(r.get("suite", ""), r["matrix"])][r["method"]] = r
+    ratio_columns = ((MATVEC, "over_empty_launch", "matvec / launch"), (MATMUL, "over_empty_launch", "A @ x / launch"),
+                     (BOUND, "over_empty_graph", "bound / graph"))
+    body = []
+    for by_method in by_matrix.values():
+        first = next(iter(by_method.values()))
+        cells = []
+        for m in methods:
+            r = by_method.get(m, {})
+            b2b, sync = r.get("back_to_back_us"), r.get("sync_call_us")
+            cells.append("-" if b2b is None else f"{b2b:.3g} / {cell(sync)}")
+        ratios = [cell(by_method.get(m, {}).get(field)) for m, field, _ in ratio_columns]
+        body.append([first["matrix"], str(first["rows"]), str(first["nnz"]), *cells, *ratios])
+    return ["matrix", "rows", "nnz", *(f"{m} µs" for m in methods), *(h for _, _, h in ratio_columns)], body
+
+
+def comparison_table(records, dtype: str, cpu: bool = False) -> tuple[list[str], list[list[str]]]:
+    """``cocktail-auto`` beside cupyx and torch (GPU call time; ratio: theirs over ours), or on the CPU
+    beside SciPy (ratio: ours over SciPy's), a row per matrix where it and another ran."""
+    auto = targets.AUTO
+    if cpu:
+        others, time_of = ["scipy"], metrics.time_us
+    else:
+        others, time_of = ["cupyx", "torch"], (lambda r: r.get("call_us"))
+    by_matrix = defaultdict(dict)
+    for r in spmv_records(records):
+        on_cpu = r.get("kernel_timing") == "cpu"
+        if r["dtype"] == dtype and r["method"] in (auto, *others) and not r.get("note") and on_cpu == cpu \
+                and time_of(r):
+            by_matrix[(r.get("suite", ""), r["matrix"])][r["method"]] = time_of(r)
+    body = []
+    for (_, matrix), times in by_matrix.items():
+        if auto not in times or not set(others) & set(times):
+            continue
+        ratios = [None if o not in times else times[auto] / times[o] if cpu else times[o] / times[auto]
+                  for o in others]
+        body.append([matrix, cell(times[auto]), *(cell(times.get(o)) for o in others), *map(cell, ratios)])
+    ratio_headers = [f"{auto} / {o}" if cpu else f"{o} / {auto}" for o in others]
+    return ["matrix", f"{auto} µs", *(f"{o} µs" for o in others), *ratio_headers], body
+
+
+def call_tables(records) -> list[tuple[str, list[str], list[list[str]]]]:
+    """(title, header, rows) of the call-time comparisons, the call-overhead tables and the targets."""
+    tables = []
+    for cpu, what in ((False, "Call time (one synchronous call): cocktail-auto against cupyx and torch"),
+                      (True, "CPU time: cocktail-auto against SciPy")):
+        for dtype in _dtypes(spmv_records(records)):
+            header, rows = comparison_table(records, dtype, cpu)
+            if rows:
+                tables.append((f"{what}, {dtype}", header, rows))
+    for dtype in _dtypes(overhead_records(records)):
+        header, rows = overhead_table(records, dtype)
+        tables.append((f"Call overhead, {dtype}: per-call µs, back to back / one synchronous call", header, rows))
+    found = targets.verdicts(records)
+    if found:
+        tables.append(("Targets (issue 8)", *verdict_table(found)))
+    return tables
+
+
+def verdict_table(found) -> tuple[list[str], list[list[str]]]:
+    """(header, rows): a row per verdict with its matrices, geometric mean, worst matrix, limit and verdict."""
+    rows = []
+    for v in found:
+        worst = v.worst
+        rows.append([v.target.title, v.dtype, str(len(v.ratios) + len(v.missing)), cell(v.geomean),
+                     "-" if worst is None else f"{worst[1]:.3g} ({worst[0]})", v.target.limit_text(),
+                     v.verdict_text()])
+    return ["target", "dtype", "matrices", "geomean", "worst (matrix)", "limit", "verdict"], rows

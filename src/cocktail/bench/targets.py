@@ -1,0 +1,158 @@
+"""The call-time targets of issue 8, checked against records: each a ratio per matrix, its
+geometric mean and worst, and pass or miss.
+
+Call overhead (back to back, :mod:`.overhead`): ``A.matvec(x, out=y)`` within 2x an empty
+kernel launch, ``A @ x`` within 2.5x, the bound product within 1.2x an empty graph replay, on
+every matrix.  Call time of the SpMV records (one synchronous call): cupyx ``A @ x`` over
+``cocktail-auto`` at least 2.5x in geometric mean, ``torch.mv`` never faster than
+``cocktail-auto``.  On the CPU: ``cocktail-auto`` within 1.2x of SciPy's time on every matrix.
+Records are dictionaries as written to JSON; records with a ``note`` (refused, failed or
+flagged as wrong) count as not measured.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from . import metrics
+from .overhead_methods import BOUND, MATMUL, MATVEC
+from .selection import overhead_records, spmv_records
+
+AUTO = "cocktail-auto"
+
+
+@dataclass(frozen=True)
+class Target:
+    """A ratio per matrix and the limit its ``statistic`` (``"worst"`` or ``"geomean"``) must meet."""
+
+    title: str
+    limit: float
+    higher_is_better: bool  # speedups: higher is better; time ratios: lower is better
+    statistic: str = "worst"
+
+    def limit_text(self) -> str:
+        """The limit as people read it, e.g. ``worst <= 2`` or ``geomean >= 2.5``."""
+        return f"{self.statistic} {'>=' if self.higher_is_better else '<='} {self.limit:g}"
+
+
+MATVEC_TARGET = Target("back to back: A.matvec(x, out=y) / empty launch", 2.0, False)
+MATMUL_TARGET = Target("back to back: A @ x / empty launch", 2.5, False)
+BOUND_TARGET = Target("back to back: A.bind(x, out=y)() / empty graph replay", 1.2, False)
+CUPYX_TARGET = Target("call time: cupyx A @ x / cocktail-auto", 2.5, True, "geomean")
+TORCH_TARGET = Target("call time: torch.mv / cocktail-auto", 1.0, True)
+CPU_TARGET = Target("CPU time: cocktail-auto / SciPy", 1.2, False)
+
+#: Overhead target -> (method, record field): the ratio comes from the overhead records.
+OVERHEAD_TARGETS = {MATVEC_TARGET: (MATVEC, "over_empty_launch"), MATMUL_TARGET: (MATMUL, "over_empty_launch"),
+                    BOUND_TARGET: (BOUND, "over_empty_graph")}
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One target on one dtype: the ratio per matrix and what it comes to."""
+
+    target: Target
+    dtype: str
+    ratios: dict  # matrix -> ratio
+    missing: tuple = ()  # matrices where a side of the ratio was not measured
+
+    @property
+    def geomean(self) -> float | None:
+        """Geometric mean of the ratios (None without any)."""
+        return metrics.geomean(self.ratios.values()) if self.ratios else None
+
+    @property
+    def worst(self) -> tuple[str, float] | None:
+        """(matrix, ratio) of the worst matrix: the lowest speedup or the highest time ratio."""
+        if not self.ratios:
+            return None
+        pick = min if self.target.higher_is_better else max
+        return pick(self.ratios.items(), key=lambda item: item[1])
+
+    @property
+    def passed(self) -> bool | None:
+        """True or False where measured on every matrix; None where no matrix was measured."""
+        if not self.ratios:
+            return None
+        value = self.geomean if self.target.statistic == "geomean" else self.worst[1]
+        within = value >= self.target.limit if self.target.higher_is_better else value <= self.target.limit
+        return within and not self.missing
+
+    def verdict_text(self) -> str:
+        """``pass``, ``miss``, or why there is no verdict."""
+        if self.passed is None:
+            return "not measured"
+        if self.missing:
+            return f"miss ({len(self.missing)} not measured)"
+        return "pass" if self.passed else "miss"
+
+
+def _ratios(by_matrix: dict, numerator: str, denominator: str, field) -> tuple[dict, tuple]:
+    ratios, missing = {}, []
+    for matrix, methods in by_matrix.items():
+        a, b = methods.get(numerator), methods.get(denominator)
+        if a is None and b is None:
+            continue
+        va, vb = (None if r is None or r.get("note") else field(r) for r in (a, b))
+        if va and vb:
+            ratios[matrix] = va / vb
+        else:
+            missing.append(matrix)
+    return ratios, tuple(missing)
+
+
+def _by_matrix(records, dtype: str, keep=lambda r: True) -> dict:
+    """``{matrix label: {method: record}}`` of one dtype; the label adds the suite where matrices repeat."""
+    out = {}
+    for r in records:
+        if r["dtype"] == dtype and keep(r):
+            out.setdefault((r.get("suite", ""), r["matrix"]), {})[r["method"]] = r
+    names = [m for _, m in out]
+    return {(m if names.count(m) == 1 else f"{s}/{m}"): v for (s, m), v in out.items()}
+
+
+def overhead_verdicts(records) -> list[Verdict]:
+    """The three back-to-back targets per dtype of the overhead records."""
+    rows = overhead_records(records)
+    out = []
+    for dtype in dict.fromkeys(r["dtype"] for r in rows):
+        by_matrix = _by_matrix(rows, dtype)
+        for target, (method, field) in OVERHEAD_TARGETS.items():
+            ratios, missing = {}, []
+            for matrix, methods in by_matrix.items():
+                r = methods.get(method)
+                if r is not None and r.get(field) and not r.get("note"):
+                    ratios[matrix] = float(r[field])
+                elif r is not None:
+                    missing.append(matrix)
+            out.append(Verdict(target, dtype, ratios, tuple(missing)))
+    return out
+
+
+def call_time_verdicts(records) -> list[Verdict]:
+    """cupyx and torch call time over ``cocktail-auto``'s, per dtype of the GPU SpMV records where they ran."""
+    rows = [r for r in spmv_records(records) if r.get("kernel_timing") != "cpu" or r["method"] != AUTO]
+    out = []
+    for dtype in dict.fromkeys(r["dtype"] for r in rows):
+        by_matrix = _by_matrix(rows, dtype)
+        for target, other in ((CUPYX_TARGET, "cupyx"), (TORCH_TARGET, "torch")):
+            relevant = {m: v for m, v in by_matrix.items() if AUTO in v and other in v}
+            if relevant:
+                out.append(Verdict(target, dtype, *_ratios(relevant, other, AUTO, lambda r: r.get("call_us"))))
+    return out
+
+
+def cpu_verdicts(records) -> list[Verdict]:
+    """``cocktail-auto`` on the CPU over SciPy's time, per dtype of the CPU SpMV records."""
+    rows = [r for r in spmv_records(records) if r.get("kernel_timing") == "cpu"]
+    out = []
+    for dtype in dict.fromkeys(r["dtype"] for r in rows):
+        relevant = {m: v for m, v in _by_matrix(rows, dtype).items() if AUTO in v and "scipy" in v}
+        if relevant:
+            out.append(Verdict(CPU_TARGET, dtype, *_ratios(relevant, AUTO, "scipy", metrics.time_us)))
+    return out
+
+
+def verdicts(records) -> list[Verdict]:
+    """Every target the records allow checking."""
+    return overhead_verdicts(records) + call_time_verdicts(records) + cpu_verdicts(records)
