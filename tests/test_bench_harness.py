@@ -11,7 +11,6 @@ from cocktail.bench import baselines, methods, runner, timing
 from cocktail.bench.generators import laplacian
 from cocktail.bench.record import REQUIRED_KEYS, Record
 from cocktail.bench.runner import Problem, Settings
-from landing import needs_executor
 
 
 def test_sample_count_is_adaptive_and_bounded():
@@ -46,7 +45,6 @@ def _cpu_records(dtypes=("float64",)):
     return runner.run(problems, chosen, list(dtypes), Settings(repeat=2), on_gpu=False)
 
 
-@needs_executor
 def test_records_follow_the_json_schema():
     records = [r.as_dict() for r in _cpu_records(("float32", "float64"))]
     text = json.dumps(records)  # every value is JSON-serialisable
@@ -64,7 +62,6 @@ def test_records_follow_the_json_schema():
     assert [r["params"].get("executor") for r in records[:3]] == ["cpu", "reference", "cpu"]
 
 
-@needs_executor
 def test_refused_format_is_recorded_with_its_reason():
     import scipy.sparse as sp
 

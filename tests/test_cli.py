@@ -15,14 +15,12 @@ from cocktail import write_matrix
 from cocktail._xp import cuda_available
 from cocktail.bench import suites
 from cocktail.cli import main
-from landing import needs_executor
 
 
 def run_cli(*args):
     return subprocess.run([sys.executable, "-m", "cocktail.cli", *args], capture_output=True, text=True, timeout=300)
 
 
-@needs_executor
 def test_bench_default_runs_and_prints_table(tmp_path):
     out = tmp_path / "r.json"
     proc = run_cli("bench", "--cpu", "--repeat", "2", "--json", str(out))
@@ -103,14 +101,12 @@ def test_formats_command(capsys):
     assert "sell" in text and "slice_height" in text
 
 
-@needs_executor
 def test_bench_generated_laplacian(capsys):
     assert main(["bench", "laplace7_6", "--formats", "dia", "--repeat", "1", "--cpu"]) == 0
     out = capsys.readouterr().out
     assert "laplace7_6" in out and "│ dia " in out and "cocktail-auto" in out and "reference:dia" not in out
 
 
-@needs_executor
 def test_reference_executors_run_when_named(tmp_path):
     out = tmp_path / "r.json"
     assert main(["bench", "laplace5_6", "--cpu", "--formats", "csr,ell", "--methods", "reference,reference:dia",
@@ -120,7 +116,6 @@ def test_reference_executors_run_when_named(tmp_path):
     assert all(r["params"]["executor"] == "reference" and r["rel_err"] < 1e-14 for r in records)
 
 
-@needs_executor
 def test_markdown_report(tmp_path, capsys):
     from cocktail.bench import report
 
@@ -150,7 +145,6 @@ def test_bench_unknown_suite_is_one_line():
     assert "unknown suite 'nope'" in proc.stderr
 
 
-@needs_executor
 def test_csv_and_plots(tmp_path, capsys):
     import csv
 
@@ -183,7 +177,6 @@ def test_bench_option_errors(args, message, capsys):
     assert len(err) == 1 and message in err[0]
 
 
-@needs_executor
 def test_bench_both_dtypes_and_method_selection(tmp_path):
     out = tmp_path / "r.json"
     assert main(["bench", "laplace5_6", "--cpu", "--formats", "csr", "--methods", "ours,scipy",

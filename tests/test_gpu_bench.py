@@ -11,7 +11,6 @@ from cocktail.bench import overhead_methods as ways
 from cocktail.bench.builtin import power_law
 from cocktail.bench.generators import laplacian
 from cocktail.bench.runner import Problem, Settings
-from landing import needs_bind
 
 pytestmark = pytest.mark.gpu
 cupy = pytest.importorskip("cupy")
@@ -147,7 +146,6 @@ def test_overhead_floors_and_baselines():
     assert launch.over_empty_launch == 1.0 and launch.back_to_back_us < launch.sync_call_us
 
 
-@needs_bind
 def test_overhead_section_every_method():
     problem = Problem("generated", "laplace5_40", "test", laplacian(5, 40))
     records = overhead.run([problem], ["float32"], repeat=10, target_seconds=0.005)

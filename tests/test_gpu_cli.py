@@ -9,7 +9,6 @@ import pytest
 import cocktail
 from cocktail.bench.record import OVERHEAD_KEYS, REQUIRED_KEYS
 from cocktail.cli import main
-from landing import needs_bind
 
 pytestmark = pytest.mark.gpu
 
@@ -28,7 +27,6 @@ def test_bench_gpu_path(tmp_path, capsys):
     assert cocktail._xp.cuda_available()
 
 
-@needs_bind
 def test_bench_overhead_on_the_small_matrix(tmp_path, capsys):
     out = tmp_path / "o.json"
     assert main(["bench", "--overhead", "random10k", "--dtype", "float32,float64", "--repeat", "5",
