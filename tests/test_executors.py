@@ -120,10 +120,22 @@ def test_bind_on_the_cpu():
 def test_bind_refuses_copies():
     S = _sample()
     A = SparseMatrix(S, device="cpu")
-    with pytest.raises(ValueError, match="bind: x must have shape"):
+    with pytest.raises(TypeError, match="bind: x must have the matrix dtype float64"):
         A.bind(np.ones(S.shape[1], dtype=np.float32), out=np.zeros(S.shape[0]))
+    with pytest.raises(ValueError, match=r"bind: out must have shape \(64,\)"):
+        A.bind(np.ones(S.shape[1]), out=np.zeros(3))
+    with pytest.raises(ValueError, match="bind: out is read-only"):
+        A.bind(np.ones(S.shape[1]), out=_read_only(S))
+    with pytest.raises(ValueError, match="stream= is for matrices on the GPU"):
+        A.bind(np.ones(S.shape[1]), out=np.zeros(S.shape[0]), stream=object())
     with pytest.raises(ValueError, match="bind: out must be contiguous"):
         A.bind(np.ones(S.shape[1]), out=np.zeros((S.shape[0], 2))[:, 0])
+
+
+def _read_only(S):
+    out = np.zeros(S.shape[0])
+    out.flags.writeable = False
+    return out
 
 
 def test_cpu_fallback_warning_points_at_the_callers_line(monkeypatch):

@@ -130,7 +130,7 @@ def test_bind_with_torch_buffers():
 def test_bind_refuses_copies_on_the_gpu():
     S = _matrix()
     A = SparseMatrix(S, device="cuda")
-    with pytest.raises(ValueError, match="bind: x must have shape"):
+    with pytest.raises(TypeError, match="bind: x must have the matrix dtype"):
         A.bind(cupy.ones(S.shape[1], dtype=cupy.float32), out=cupy.zeros(S.shape[0]))
     with pytest.raises(TypeError, match="host memory"):
         A.bind(np.ones(S.shape[1]), out=cupy.zeros(S.shape[0]))
@@ -152,3 +152,27 @@ def test_operand_conversions_at_the_boundary():
         A @ cupy.ones(3)
     with pytest.raises(ValueError, match="beta != 0 needs out="):
         A.matvec(cupy.ones(S.shape[1]), beta=1.0)
+    with pytest.raises(TypeError, match="alpha is a 0-d array in GPU memory"):
+        A.matvec(cupy.ones(S.shape[1]), alpha=cupy.float64(2.0) * cupy.ones(()))
+
+
+def test_overlapping_x_and_out_refused():
+    S = sp.random_array((300, 300), density=0.05, format="csr", random_state=4)
+    A = SparseMatrix(S, device="cuda")
+    buf = cupy.ones(300)
+    with pytest.raises(ValueError, match="x and out overlap"):
+        A.matvec(buf, out=buf)
+    with pytest.raises(ValueError, match="x and out overlap"):
+        A.bind(buf, out=buf)
+    wide = cupy.ones(450)
+    with pytest.raises(ValueError, match="x and out overlap"):
+        A.matvec(wide[:300], out=wide[150:])
+
+
+def test_products_need_the_matrix_device_current():
+    if cupy.cuda.runtime.getDeviceCount() < 2:
+        pytest.skip("one GPU: no other device to make current")
+    A = SparseMatrix(sp.eye_array(8, format="csr"), device="cuda")
+    with cupy.cuda.Device(1):
+        with pytest.raises(ValueError, match="but GPU 1 is current"):
+            A.matvec(cupy.ones(8))

@@ -35,8 +35,13 @@ class BoundProduct:
             side.begin_capture()
             try:
                 executor.run(self.x, self.y, self.alpha, self.beta)
-            finally:
-                self._graph = side.end_capture()
+            except BaseException:
+                try:
+                    side.end_capture()
+                except Exception:  # noqa: BLE001 - an invalidated capture; the product's own error matters
+                    pass
+                raise
+            self._graph = side.end_capture()
         launch, where = self._graph.launch, self.stream
         self._run = lambda: launch(where)
 

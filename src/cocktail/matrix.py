@@ -151,8 +151,12 @@ class SparseMatrix:
             self._xp, self._array_type = cupy, cupy.ndarray
             self._device_id = cupy.cuda.Device().id
             self._has_c_contiguous = hasattr(cupy.empty(0), "_c_contiguous")
+            self._current_device = cupy.cuda.runtime.getDevice
+            self._x_bytes, self._y_bytes = n * self._dtype.itemsize, m * self._dtype.itemsize
+            self._guard = self._guard_gpu
         else:
             self._xp, self._array_type, self._device_id = np, np.ndarray, None
+            self._guard = _no_guard  # host executors compute into temporaries: overlap is harmless
 
     # --- attributes ---------------------------------------------------------------
     @property
@@ -208,7 +212,9 @@ class SparseMatrix:
         returns a new array on the matrix's device.  On the GPU, with ``x`` and ``out``
         contiguous arrays of the matrix's dtype on its device, a product allocates nothing,
         never synchronises with the host and can be captured in a CUDA graph, from the first
-        call; it runs on the current CuPy stream.
+        call; it runs on the current CuPy stream, with the matrix's device current.  ``out``
+        must not overlap ``x``.  A matrix is not meant to run products from several threads at
+        once (its launches hold the per-product arguments).
         """
         if not (x.__class__ is self._array_type and self._ready(x, self._x_shape)):
             x = self._vector(x, "x")
@@ -247,6 +253,7 @@ class SparseMatrix:
         else:
             Y = self._output(out, k)
         if k and self.shape[0]:
+            self._check_current_device()
             self._executor.run_block(X, Y, alpha, beta)
         return Y if out is None else out
 
@@ -266,7 +273,8 @@ class SparseMatrix:
         on ``stream`` (default: the stream current now).  Rules: ``x`` and ``out`` must be
         contiguous arrays of the matrix's dtype on its device (no copy is ever made, so new
         values must be written into them in place); ``alpha`` and ``beta`` are fixed; the
-        bound product keeps the matrix and both buffers alive until ``p.close()``.
+        bound product keeps the matrix and both buffers alive until ``p.close()`` (synchronise
+        its stream first if replays may still be running: freed buffers return to CuPy's pool).
         """
         if not (x.__class__ is self._array_type and self._ready(x, self._x_shape)):
             x = self._exact(x, "x", self._x_shape)
@@ -275,6 +283,9 @@ class SparseMatrix:
             y = self._exact(out, "out", self._y_shape)
         if not self._writable(y):
             raise ValueError("bind: out is read-only")
+        if self.device == "cpu" and stream is not None:
+            raise ValueError("bind: stream= is for matrices on the GPU")
+        self._guard(x, y)
         alpha = validate.scalar(alpha, self._dtype, "alpha")
         beta = validate.scalar(beta, self._dtype, "beta")
         return BoundProduct(self, self._executor, x, y, out, alpha, beta, stream)
@@ -289,6 +300,18 @@ class SparseMatrix:
         # CuPy's ``flags`` builds an object per access; ``_c_contiguous`` is the attribute behind it.
         contiguous = a._c_contiguous if self._has_c_contiguous else a.flags.c_contiguous
         return contiguous and a.data.device_id == self._device_id
+
+    def _guard_gpu(self, x, y) -> None:
+        """The product's device must be current, and ``x`` and ``y`` must not overlap (kernels read x while writing y)."""
+        self._check_current_device()
+        xp, yp = x.data.ptr, y.data.ptr
+        if xp < yp + self._y_bytes and yp < xp + self._x_bytes:
+            raise ValueError("x and out overlap in memory; the product needs out separate from x")
+
+    def _check_current_device(self) -> None:
+        if self._device_id is not None and self._current_device() != self._device_id:
+            raise ValueError(f"the matrix lives on GPU {self._device_id} but GPU {self._current_device()} is current; "
+                             f"run its products under cupy.cuda.Device({self._device_id})")
 
     def _writable(self, a) -> bool:
         """CuPy arrays are always writable; a NumPy array may be a read-only view."""
@@ -328,9 +351,11 @@ class SparseMatrix:
     def _exact(self, a, name: str, shape):
         """``a`` for a bound product: exactly the shape and dtype, contiguous, on the device (never copied)."""
         a = self._device_view(a, name)
-        if getattr(a, "shape", None) != shape or getattr(a, "dtype", None) != self._dtype:
-            raise ValueError(f"bind: {name} must have shape {shape} and dtype {self._dtype.name}, got "
-                             f"{getattr(a, 'shape', None)} and {getattr(getattr(a, 'dtype', None), 'name', None)}")
+        if getattr(a, "shape", None) != shape:
+            raise ValueError(f"bind: {name} must have shape {shape}, got {getattr(a, 'shape', None)}")
+        if getattr(a, "dtype", None) != self._dtype:
+            raise TypeError(f"bind: {name} must have the matrix dtype {self._dtype.name} (a bound product never "
+                            f"converts), got {getattr(getattr(a, 'dtype', None), 'name', None)}")
         if not a.flags.c_contiguous:
             raise ValueError(f"bind: {name} must be contiguous (a bound product never copies its buffers)")
         return a
@@ -365,6 +390,10 @@ class SparseMatrix:
         m, n = self.shape
         return (f"<cocktail.SparseMatrix {m}x{n} format={self.format} nnz={self.nnz} "
                 f"dtype={self.dtype.name} device={self.device} executor={self.executor}>")
+
+
+def _no_guard(x, y) -> None:
+    return None
 
 
 def _param_text(params: dict) -> str:

@@ -147,6 +147,9 @@ def scalar(value, dtype: np.dtype, name: str):
     if isinstance(value, bool) or not isinstance(value, numbers.Number):
         if not (hasattr(value, "dtype") and getattr(value, "ndim", 1) == 0):
             raise TypeError(f"{name} must be a scalar number, got {type(value).__name__}")
+        if hasattr(value, "__cuda_array_interface__"):
+            raise TypeError(f"{name} is a 0-d array in GPU memory: pass a host number (reading it would "
+                            "synchronise with the GPU)")
         value = value.item()
     if isinstance(value, complex) or np.iscomplexobj(value):
         if dtype.kind != "c" and complex(value).imag != 0:

@@ -113,7 +113,7 @@ class KernelMethod:
         return self.format if kernels.for_format(self.format) else f"reference:{self.format}"
 
     def prepare(self, inputs: Inputs) -> Prepared:
-        """Build the format on the device and bind the kernel's plan."""
+        """Build the format on the device; construction binds the kernel's launches."""
         from .. import kernels
 
         A = _build(inputs, self.format, "cuda", self.kernel)
@@ -134,7 +134,7 @@ class AutoMethod:
         return self.device == "cuda"
 
     def prepare(self, inputs: Inputs) -> Prepared:
-        """Let the auto rule choose, then bind its plan (GPU) or take the default CPU executor."""
+        """Let the auto rule choose the format; construction binds its kernel (GPU) or the default CPU executor."""
         A = _build(inputs, "auto", self.device)
         return _prepared(A, inputs, self.name) if self.needs_gpu else _host_prepared(A, inputs, self.name)
 

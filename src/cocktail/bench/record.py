@@ -41,7 +41,7 @@ class Record:
     call_us: float | None = None  # one synchronous call from Python
     kernel_timing: str = ""  # "graph", "back-to-back" or "cpu"
     samples: int | None = None
-    setup_ms: float | None = None  # prepare(): conversion, descriptors, plan (compilation on first use)
+    setup_ms: float | None = None  # prepare(): conversion, descriptors, bound launches (compilation included)
     gflops: float | None = None
     gbps: float | None = None
     copy_gbps: float | None = None

@@ -1,7 +1,7 @@
 """GPU kernels: CUDA C++ sources in this package, compiled at run time through CuPy.
 
 One name per kernel: ``<name>.cu`` holds ``__global__ <name>`` (and its helper kernels,
-prefixed ``<name>_``), ``<name>.py`` holds its :class:`KernelSpec` and launcher, the
+prefixed ``<name>_``), ``<name>.py`` holds its :class:`KernelSpec` and binder, the
 registry key is ``<name>`` and benchmarks label it ``<name>``.
 """
 

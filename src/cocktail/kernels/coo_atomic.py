@@ -24,7 +24,7 @@ def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
 
     ``config`` holds ``block_threads``, ``ldg`` and ``warps`` (from the oversubscription rule).
     """
-    launches = [] if accumulate else [scale_y.bind(fmt, props)]
+    launches = [] if accumulate else [scale_y.bind(fmt, config["scale_block"], props)]
     nnz, warps = int(fmt.row.shape[0]), config["warps"]
     if nnz == 0:
         return launches

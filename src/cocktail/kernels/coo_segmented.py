@@ -32,7 +32,7 @@ def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
     """
     import cupy
 
-    launches = [] if accumulate else [scale_y.bind(fmt, props)]
+    launches = [] if accumulate else [scale_y.bind(fmt, config["scale_block"], props)]
     nnz, warps = int(fmt.row.shape[0]), config["warps"]
     if nnz == 0:
         return launches

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .device import grid_for
-from .launch import ALPHA, BETA, X, Y, Launch, beta_arg
+from .launch import ALPHA, X, Y, Launch, beta_arg
 from .spec import KernelSpec, type_names
 
 #: Threads per row the source is instantiated for.

@@ -45,6 +45,10 @@ def _fixed(value):
                     "NumPy scalar (the kernel's C type must be explicit)")
 
 
+#: ``CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK``: the most threads a block of a compiled function may have.
+_MAX_THREADS_PER_BLOCK = 0
+
+
 def function_pointer(function) -> int:
     """The ``CUfunction`` handle of a compiled kernel (a ``cupy.RawKernel`` or a CuPy ``Function``)."""
     inner = getattr(function, "kernel", function)  # RawModule.get_function returns a RawKernel
@@ -56,8 +60,12 @@ class Launch:
 
     ``args`` lists the kernel's parameters in order: device arrays and typed NumPy scalars
     (fixed), or the slots :data:`X`, :data:`Y`, :data:`ALPHA`, :data:`BETA`.  ``scalar_dtype``
-    is the C type of ``alpha`` and ``beta``.  ``keep`` holds objects that must outlive the
-    launch (the arrays whose pointers are fixed arguments, the compiled module).
+    is the C type of ``alpha`` and ``beta``.  The launch keeps the arrays whose pointers are
+    fixed arguments, and the compiled function, alive.  The grid and block are checked against
+    the compiled function's limits here, so a launch that cannot run fails at construction.
+
+    Not thread-safe: a call writes the slots and then launches; two threads sharing a launch
+    must not call it at the same time.
     """
 
     __slots__ = ("function", "grid", "block", "shared_mem", "args", "_ptr", "_params", "_params_addr", "_x", "_y",
@@ -81,7 +89,14 @@ class Launch:
         self._params_addr = ctypes.addressof(self._params)
         self._keep = [a for a in self.args if not isinstance(a, Slot)]
         self._ptr = function_pointer(function)
+        self._check_limits(driver)
         self._launch = driver.launchKernel
+
+    def _check_limits(self, driver) -> None:
+        limit = driver.funcGetAttribute(_MAX_THREADS_PER_BLOCK, self._ptr)
+        if self.block > limit:
+            raise ValueError(f"{self.function!r}: {self.block} threads per block exceed the {limit} this compiled "
+                             "kernel allows (its registers); choose a smaller block_threads")
 
     def __call__(self, x_ptr: int, y_ptr: int, alpha, beta, stream_ptr: int) -> None:
         self._x.value = x_ptr

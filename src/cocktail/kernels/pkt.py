@@ -60,9 +60,6 @@ def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
 
     m, n = fmt.shape
     lanes = int(fmt.params["threads_per_packet"])
-    if lanes > props.max_threads_per_block:
-        raise ValueError(f"pkt: threads_per_packet={lanes} exceeds this device's {props.max_threads_per_block} "
-                         f"threads per block")
     ptr = cupy.asnumpy(fmt.packet_ptr).astype(np.int64)
     _check_cover(fmt, ptr)
     npackets = ptr.shape[0] - 1

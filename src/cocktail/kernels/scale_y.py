@@ -9,12 +9,8 @@ from .device import grid_for
 from .launch import BETA, Y, Launch
 from .spec import value_type_name
 
-#: Threads per block of the scaling pass (a memory-bound grid-stride loop; not a tuning choice).
-BLOCK = 256
-
-
-def bind(fmt, props) -> Launch:
+def bind(fmt, block: int, props) -> Launch:
     """``y = beta * y`` over the matrix's rows (``beta == 0`` writes zeros; ``beta == 1`` returns at once)."""
     m = fmt.shape[0]
     fn = source.helper("scale_y", f"scale_y<{value_type_name(fmt.dtype)}>", props.id)
-    return Launch(fn, grid_for(m, BLOCK, props), BLOCK, (np.int64(m), Y, BETA), fmt.dtype)
+    return Launch(fn, grid_for(m, block, props), block, (np.int64(m), Y, BETA), fmt.dtype)

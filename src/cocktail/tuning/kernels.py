@@ -1,6 +1,6 @@
 """Rules that pick a GPU kernel and its launch parameters for a stored matrix.
 
-Every threshold used by the kernel launchers lives here.
+Every threshold behind a kernel choice or a launch configuration lives here.
 """
 
 from __future__ import annotations

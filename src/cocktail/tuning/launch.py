@@ -58,9 +58,20 @@ def _csr_merge(spec, fmt, p, props) -> dict:
     k = p["items_per_thread"]
     if k is None:
         k = rules.MERGE_ITEMS_PER_THREAD
-    if isinstance(k, bool) or not isinstance(k, (int, float)) or int(k) != k or k < 1:
-        raise ValueError(f"csr_merge: items_per_thread must be a positive integer or None, got {k!r}")
-    return {**_row_kernel(spec, fmt, p, props), "items_per_thread": int(k)}
+    try:
+        if isinstance(k, bool):
+            raise TypeError
+        k = operator.index(k)
+    except TypeError:
+        k = None
+    if k is None or k < 1:
+        raise ValueError(f"csr_merge: items_per_thread must be a positive integer or None, got {p['items_per_thread']!r}")
+    return {**_row_kernel(spec, fmt, p, props), "items_per_thread": k}
+
+
+def _scale_block(props) -> int:
+    """Threads per block of the ``scale_y`` pass ahead of a COO kernel (a grid-stride loop over y)."""
+    return block_threads("scale_y", None, props)
 
 
 def _coo_segmented(spec, fmt, p, props) -> dict:
@@ -71,7 +82,7 @@ def _coo_segmented(spec, fmt, p, props) -> dict:
         per_sm = coo_segmented.occupancy(fmt, config["block_threads"], config["ldg"], props)
         resident = coo_rules.resident_warps(props.sm_count, per_sm, config["block_threads"])
         interval, warps = coo_rules.segmented_partition(nnz, resident)
-    return {**config, "interval": interval, "warps": warps}
+    return {**config, "interval": interval, "warps": warps, "scale_block": _scale_block(props)}
 
 
 def _coo_atomic(spec, fmt, p, props) -> dict:
@@ -79,7 +90,7 @@ def _coo_atomic(spec, fmt, p, props) -> dict:
     nnz = int(fmt.row.shape[0])
     omega = rules.coo_omega(nnz) if p["omega"] is None else p["omega"]
     warps = coo_rules.atomic_warps(nnz, omega, props.sm_count, rules.cores_per_sm(props.compute_capability))
-    return {**config, "omega": coo_rules.check_omega(omega), "warps": warps}
+    return {**config, "omega": coo_rules.check_omega(omega), "warps": warps, "scale_block": _scale_block(props)}
 
 
 def _part(kernel_name: str, fmt, ldg, props, what: str):
@@ -100,6 +111,10 @@ def _hyb(spec, fmt, p, props) -> dict:
 
 def _pkt(spec, fmt, p, props) -> dict:
     ldg = _flag(spec.name, "ldg", p["ldg"])
+    lanes = int(fmt.params["threads_per_packet"])  # one block of threads per packet
+    if lanes > props.max_threads_per_block:
+        raise ValueError(f"pkt: threads_per_packet={lanes} exceeds this device's {props.max_threads_per_block} "
+                         f"threads per block")
     rest = _part(p["coo_kernel"], fmt.rest, ldg, props, "pkt: coo_kernel")
     return {"ldg": ldg, "coo_kernel": p["coo_kernel"], "rest": rest if fmt.rest.nnz else None}
 
