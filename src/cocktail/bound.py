@@ -20,7 +20,7 @@ class BoundProduct:
         self.matrix, self.x, self.y, self.alpha, self.beta = matrix, x, y, alpha, beta
         self._out = out
         self.stream = None
-        self._graph = None
+        self._graph = None  # the captured CUDA graph (GPU); ``graph`` exposes it
         if matrix.device == "cuda":
             self._capture(executor, stream)
         else:
@@ -44,6 +44,11 @@ class BoundProduct:
             self._graph = side.end_capture()
         launch, where = self._graph.launch, self.stream
         self._run = lambda: launch(where)
+
+    @property
+    def graph(self):
+        """The captured ``cupy.cuda.graph.Graph`` (GPU), or None (CPU, or after ``close``)."""
+        return self._graph
 
     def __call__(self):
         """Run the product; returns the ``out`` given at binding."""

@@ -226,13 +226,16 @@ class SparseMatrix:
             if beta != 0:
                 raise ValueError("beta != 0 needs out= holding the y to scale and add to")
             y = self._xp.empty(self._y_shape, dtype=self._dtype)
+            self._guard(x, y)
             self._run(x, y, alpha, beta)
             return y
         if out.__class__ is self._array_type and self._ready(out, self._y_shape) and self._writable(out):
+            self._guard(x, out)
             self._run(x, out, alpha, beta)
             return out
         y = self._output(out, None)
         work = y if y.flags.c_contiguous else (y.copy() if beta != 0 else self._xp.empty_like(y))
+        self._guard(x, work)
         self._run(x, work, alpha, beta)
         if work is not y:
             y[...] = work
