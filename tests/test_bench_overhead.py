@@ -200,6 +200,17 @@ def test_overhead_verdicts_from_fake_records():
     assert bound.passed is False and bound.verdict_text() == "miss (1 not measured)"
 
 
+def test_overhead_targets_only_on_host_bound_matrices():
+    records = fake_records()
+    # "b": its own graph replays in 50 us, far above one empty launch (2 us): the kernels set the pace.
+    records += [_ov("a", ways.BOUND_GRAPH, back_to_back_us=1.0), _ov("b", ways.BOUND_GRAPH, back_to_back_us=50.0)]
+    found = targets.overhead_verdicts(records)
+    matvec = _verdict(found, targets.MATVEC_TARGET)
+    assert matvec.ratios == {"a": 1.5} and matvec.passed is True
+    host = _verdict(found, targets.BOUND_HOST_TARGET)
+    assert host.ratios == {"a": 1.1} and host.missing == ("b",)  # b's bound product failed
+
+
 def test_call_time_verdicts_from_fake_records():
     found = targets.call_time_verdicts(fake_records())
     cupyx = _verdict(found, targets.CUPYX_TARGET)
@@ -232,7 +243,7 @@ def test_tables_and_report_render_the_section(tmp_path, capsys):
                   "## Targets (issue 8)", "## Call time (one synchronous call): cocktail-auto against cupyx and "
                   "torch, float64", "## Methods that did not run"):
         assert title in text
-    assert "| back to back: A.matvec(x, out=y) / empty launch | float64 | 2 | 1.82 | 2.2 (b) | worst <= 2 | miss |" \
+    assert "| back to back, host-bound matrices: A.matvec(x, out=y) / empty launch | float64 | 2 | 1.82 | 2.2 (b) | worst <= 2 | miss |" \
         in text
     assert "| call time: cupyx A @ x / cocktail-auto | float64 | 2 | 2.83 | 2 (b) | geomean >= 2.5 | pass |" in text
     assert "| a | 10 | 40 | 12 | 4 | 1.2 |" in text  # auto, cupyx, torch call µs and the two ratios
