@@ -236,7 +236,7 @@ def test_tables_and_report_render_the_section(tmp_path, capsys):
     records = fake_records()
     header, rows = calltables.overhead_table(records, "float64")
     assert header[:5] == ["matrix", "rows", "nnz", "empty-launch µs", "empty-graph µs"]
-    assert header[-3:] == ["matvec / launch", "A @ x / launch", "bound / graph"]
+    assert header[-3:] == ["matvec / launch", "A @ x / launch", "bound / empty graph"]
     assert rows[1][:4] == ["b", "10", "50", "2 / 8"] and rows[1][-3:] == ["2.2", "2.25", "-"]
     text = report.markdown(records, "T")
     for title in ("## Call overhead, float64: per-call µs, back to back / one synchronous call",

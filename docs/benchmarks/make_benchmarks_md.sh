@@ -1,25 +1,52 @@
 #!/usr/bin/env bash
-# Regenerates docs/benchmarks.md and its plots from the committed JSON of a full GPU run.
-# The JSON came from `bash scripts/gpu_check.sh full` (per suite and dtype:
-# `cocktail bench --suite S --all-kernels --dtype D --json S_D.json`). The call-overhead section comes
-# from $RUN/overhead.json when that file is there (`cocktail bench --overhead --dtype float64,float32
-# --json overhead.json` on the same GPU). Never edit benchmarks.md by hand.
+# Regenerates the benchmark reports and their plots from the committed JSON of GPU runs; never edit
+# the reports by hand.
+#
+# 1. docs/benchmarks.md, the latest run: $NEW/default.json, the records of
+#    `cocktail bench --dtype float64,float32 --json default.json` (the default suite, then the
+#    call-overhead section on random10k and the default suite), plots in $NEW/plots.
+# 2. docs/benchmarks/2026-11-22-h100.md, the previous full run (commit 376f0d2, before the executor
+#    redesign): the JSON of `bash scripts/gpu_check.sh full` (per suite and dtype:
+#    `cocktail bench --suite S --all-kernels --dtype D --json S_D.json`) in $OLD, plots in $OLD/plots.
+#
+# Runs from any directory. Plots need matplotlib: the Python is $PYTHON, else the checkout's .venv,
+# else python3.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-RUN=docs/benchmarks/2026-11-22-h100
-OVERHEAD=() OVERHEAD_NOTE=()  # the JSON and a note on how it was measured, when there
-if [[ -f $RUN/overhead.json ]]; then
-  OVERHEAD=($RUN/overhead.json)
-  OVERHEAD_NOTE=(--note "Call overhead (\`cocktail bench --overhead\`): per-call host+GPU time on a non-default stream, *back to back* (N calls from a Python loop and one stream synchronisation, over N, N for about 30 ms, median of 5 loops) and *one synchronous call* (median of at least 100), for \`A.matvec(x, out=y)\`, \`A @ x\` and the bound product \`A.bind(x, out=y)()\` of \`SparseMatrix(S, format=\"auto\")\`, cupyx \`A @ x\`, \`torch.mv\` and \`cusparseSpMV\` (CSR_ALG1, ctypes, descriptors made once), against the floors: an empty \`RawKernel\` launch and the replay of a CUDA graph holding it. Matrices: random10k (10,000 rows, 5 random nonzeros per row) and the default suite.")
+if [[ -z ${PYTHON:-} ]]; then
+  if [[ -x .venv/bin/python ]]; then PYTHON=.venv/bin/python; else PYTHON=python3; fi
 fi
-PYTHONPATH=src python3 -m cocktail.cli report \
-  $RUN/structured_float64.json $RUN/williams_float64.json $RUN/cocktail_float64.json \
-  $RUN/structured_float32.json $RUN/williams_float32.json $RUN/cocktail_float32.json ${OVERHEAD[@]+"${OVERHEAD[@]}"} \
-  --plots $RUN/plots --out docs/benchmarks.md \
-  --title "Cocktail SpMV benchmark: NVIDIA H100, all suites, float32 and float64" \
-  --note "GPU: NVIDIA H100 80GB HBM3 (driver 580.159.04); CuPy 14.2.0, CUDA runtime 13.2, cuSPARSE 12.6.3 (12603), PyTorch 2.11.0+cu130, NumPy 2.5.2, SciPy 1.18.1 ($RUN/gpu.txt). Date 2026-11-22; commit 376f0d2 (every record carries gpu, cuda, cupy, commit and date)." \
+report() { PYTHONPATH=src "$PYTHON" -m cocktail.cli report "$@"; }
+
+NEW=docs/benchmarks/2026-11-22-h100-executor
+OLD=docs/benchmarks/2026-11-22-h100
+OLD_REPORT=docs/benchmarks/2026-11-22-h100.md
+
+# How the times are measured: shared by both reports.
+TIMES_NOTE="Times: *kernel time* replays a CUDA graph of four products (one per rotated x buffer) with CUDA events around each replay, median of at least 100 replays; cupyx refuses stream capture, so its products are issued back to back from Python behind a queued busy-wait kernel, which keeps the GPU from waiting on the host between the events. *Call time* (in the JSON, \`call_us\`) is one synchronous call from Python. cuSPARSE: descriptors, workspace and SpMV preprocessing made once outside the timing, each of CSR_ALG1, CSR_ALG2, COO_ALG1, COO_ALG2 timed, and \`cusparse-best\` the fastest of the four per problem. SciPy runs on the host CPU."
+RATES_NOTE="GFLOP/s is 2·nnz / kernel time. Effective GB/s uses each format's byte model (Bell & Garland's: one read of x per stored value), so it can exceed DRAM bandwidth when x is served from cache; the bandwidth maps show it in GB/s (the JSON's \`bandwidth_fraction\` is it over the measured device-to-device copy bandwidth, about 3,000 GB/s here, read plus write). L2 is 50 MiB; each record's \`l2_ratio\` is its byte model over the L2 size."
+
+# 1. The latest run: default suite and call overhead, commit b661d60.
+grep -q '^commit b661d608fb1bba6151d06d59b6734db614a71810$' $NEW/gpu.txt  # the notes below describe this run
+report $NEW/default.json \
+  --plots $NEW/plots --out docs/benchmarks.md \
+  --title "Cocktail SpMV benchmark: NVIDIA H100, default suite and call overhead, float32 and float64" \
+  --note "GPU: NVIDIA H100 80GB HBM3 (driver 580.159.04, 81,559 MiB); CuPy 14.2.0, CUDA runtime 13.2 (13020), PyTorch 2.11.0+cu130, NumPy 2.5.2, SciPy 1.18.1 ($NEW/gpu.txt). Date 2026-11-22; commit b661d60 (every record carries gpu, cuda, cupy, commit and date)." \
+  --note "Command: \`cocktail bench --dtype float64,float32 --json default.json\`, which runs the default suite (laplace7_100, laplace27_100, fem_spheres, circuit, webbase, lp, mip1, in2004, generated with fixed seeds: the same matrices as in the full run, FEM grid substitute included) with each format's default kernel (for CSR the kernel rule picks csr_vector on four matrices and csr_merge on the other four, hence the dashes in their columns), \`cocktail-auto\`, cuSPARSE per algorithm, cupyx, torch and SciPy, and then the call-overhead section (\`cocktail bench --overhead\` runs that section alone). The previous full run, all suites and all kernels at commit 376f0d2 (before the executor redesign), is in [benchmarks/2026-11-22-h100.md](benchmarks/2026-11-22-h100.md)." \
+  --note "$TIMES_NOTE" \
+  --note "$RATES_NOTE" \
+  --note "Call overhead: per-call host+GPU time on a non-default stream, *back to back* (N calls from a Python loop and one stream synchronisation, over N, N for about 30 ms, median of 5 loops) and *one synchronous call* (median of at least 100), for \`A.matvec(x, out=y)\`, \`A @ x\` and the bound product \`A.bind(x, out=y)()\` of \`SparseMatrix(S, format=\"auto\")\`, that bound product's own CUDA graph replayed raw (\`cocktail-graph\`: its floor, the kernels' GPU time included), cupyx \`A @ x\`, \`torch.mv\` and \`cusparseSpMV\` (CSR_ALG1, ctypes, descriptors made once), against the floors: an empty \`RawKernel\` launch and the replay of a CUDA graph holding it. Matrices: random10k (10,000 rows, 5 random nonzeros per row) and the default suite. The tables' last three columns are back-to-back ratios: \`A.matvec\` and \`A @ x\` over the empty launch, the bound product over the empty graph replay (\"bound / empty graph\")." \
+  --note "Targets: the three floor targets (\`A.matvec(x, out=y)\` within 2x an empty \`RawKernel\` launch, \`A @ x\` within 2.5x, the bound product within 1.2x an empty graph replay, all back to back) are judged on the host-bound matrices only, those where the product's own CUDA graph (\`cocktail-graph\`) replays faster than one empty launch from Python: here only random10k. On the larger matrices back-to-back calls run at the kernels' pace, so the floor ratios there measure the kernels, not the call; the target row \"A.bind(x, out=y)() / its own graph replayed raw\" (not an issue target) shows Cocktail's host cost on every matrix. The call-time targets against cupyx and torch (one synchronous call) depend on the kernel \`format=\"auto\"\` picks, which is still the placeholder rule of \`cocktail.tuning.auto\` (dia, ell, hyb by fill, else csr) until the planner exists." \
+  --note "Generated by docs/benchmarks/make_benchmarks_md.sh from $NEW/default.json."
+
+# 2. The previous full run: all suites, all kernels, commit 376f0d2.
+report \
+  $OLD/structured_float64.json $OLD/williams_float64.json $OLD/cocktail_float64.json \
+  $OLD/structured_float32.json $OLD/williams_float32.json $OLD/cocktail_float32.json \
+  --plots $OLD/plots --out $OLD_REPORT \
+  --title "Cocktail SpMV benchmark: NVIDIA H100, all suites, float32 and float64 (full run at commit 376f0d2, before the executor redesign)" \
+  --note "GPU: NVIDIA H100 80GB HBM3 (driver 580.159.04); CuPy 14.2.0, CUDA runtime 13.2, cuSPARSE 12.6.3 (12603), PyTorch 2.11.0+cu130, NumPy 2.5.2, SciPy 1.18.1 ($OLD/gpu.txt). Date 2026-11-22; commit 376f0d2 (every record carries gpu, cuda, cupy, commit and date)." \
   --note "Command: \`bash scripts/gpu_check.sh full\`, i.e. \`cocktail bench --suite structured|williams|cocktail --all-kernels --dtype float64|float32 --json ...\`. Suites: Bell & Garland's Table 3 Laplacians (structured), stand-ins of Williams et al.'s 14 matrices (williams) and of clSpMV's six (cocktail), generated with fixed seeds; the FEM matrices use the documented grid substitute (scikit-fem was not installed)." \
-  --note "Times: *kernel time* replays a CUDA graph of four products (one per rotated x buffer) with CUDA events around each replay, median of at least 100 replays; cupyx refuses stream capture, so its products are issued back to back from Python behind a queued busy-wait kernel, which keeps the GPU from waiting on the host between the events. *Call time* (in the JSON, \`call_us\`) is one synchronous call from Python. cuSPARSE: descriptors, workspace and SpMV preprocessing made once outside the timing, each of CSR_ALG1, CSR_ALG2, COO_ALG1, COO_ALG2 timed, and \`cusparse-best\` the fastest of the four per problem. SciPy runs on the host CPU." \
-  --note "GFLOP/s is 2·nnz / kernel time. Effective GB/s uses each format's byte model (Bell & Garland's: one read of x per stored value), so it can exceed DRAM bandwidth when x is served from cache; the bandwidth maps show it as a fraction of the measured device-to-device copy bandwidth (about 3,000 GB/s here, read plus write). L2 is 50 MiB; each record's \`l2_ratio\` is its byte model over the L2 size." \
-  --note "Generated by docs/benchmarks/make_benchmarks_md.sh from the JSON beside it." \
-  ${OVERHEAD_NOTE[@]+"${OVERHEAD_NOTE[@]}"}
+  --note "$TIMES_NOTE" \
+  --note "$RATES_NOTE" \
+  --note "Generated by docs/benchmarks/make_benchmarks_md.sh from the JSON beside it."

@@ -38,7 +38,7 @@ def overhead_table(records, dtype: str) -> tuple[list[str], list[list[str]]]:
     for r in rows:
         by_matrix[(r.get("suite", ""), r["matrix"])][r["method"]] = r
     ratio_columns = ((MATVEC, "over_empty_launch", "matvec / launch"), (MATMUL, "over_empty_launch", "A @ x / launch"),
-                     (BOUND, "over_empty_graph", "bound / graph"))
+                     (BOUND, "over_empty_graph", "bound / empty graph"))
     body = []
     for by_method in by_matrix.values():
         first = next(iter(by_method.values()))

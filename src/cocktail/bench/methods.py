@@ -90,8 +90,10 @@ def coo_bytes(S, index_dtype=np.int32) -> int:
 
 
 def _json_value(value):
-    """``value`` itself when JSON writes it as is, else its string (dtypes, functions)."""
-    return value if isinstance(value, (int, float, str, bool)) or value is None else str(value)
+    """``value`` itself when JSON writes it as is, else its name (functions, dtypes) or string."""
+    if isinstance(value, (int, float, str, bool)) or value is None:
+        return value
+    return getattr(value, "__name__", None) or str(value)  # a function's repr holds its address
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,8 @@ geometric mean and worst, and pass or miss.
 
 Call overhead (back to back, :mod:`.overhead`): ``A.matvec(x, out=y)`` within 2x an empty
 kernel launch, ``A @ x`` within 2.5x, the bound product within 1.2x an empty graph replay, on
-every matrix.  Call time of the SpMV records (one synchronous call): cupyx ``A @ x`` over
+every host-bound matrix (:func:`host_bound`); and, not an issue target, the bound product over a
+raw replay of its own graph on every matrix (Cocktail's host cost alone).  Call time of the SpMV records (one synchronous call): cupyx ``A @ x`` over
 ``cocktail-auto`` at least 2.5x in geometric mean, ``torch.mv`` never faster than
 ``cocktail-auto``.  On the CPU: ``cocktail-auto`` within 1.2x of SciPy's time on every matrix.
 Records are dictionaries as written to JSON; records with a ``note`` (refused, failed or
