@@ -144,7 +144,7 @@ class SparseMatrix:
         self._x_shape, self._y_shape = (n,), (m,)
         self._dtype = self.storage.dtype
         self._fast_scalars = _PLAIN_SCALARS if self._dtype.kind != "c" else ()
-        self._run = self._executor.run
+        self._run, self._fresh = self._executor.run, self._executor.fresh
         if self.device == "cuda":
             import cupy
 
@@ -227,8 +227,7 @@ class SparseMatrix:
                 raise ValueError("beta != 0 needs out= holding the y to scale and add to")
             y = self._xp.empty(self._y_shape, dtype=self._dtype)
             self._guard(x, y)
-            self._run(x, y, alpha, beta)
-            return y
+            return self._fresh(x, y, alpha)
         if out.__class__ is self._array_type and self._ready(out, self._y_shape) and self._writable(out):
             self._guard(x, out)
             self._run(x, out, alpha, beta)

@@ -18,6 +18,11 @@ class Executor:
         """``y = alpha*A@x + beta*y`` for contiguous 1-D ``x`` (n,) and ``y`` (m,) in the matrix dtype."""
         raise NotImplementedError
 
+    def fresh(self, x, y_empty, alpha):
+        """``alpha*A@x`` into a new array: by default the product into ``y_empty`` (allocated by the caller)."""
+        self.run(x, y_empty, alpha, 0)
+        return y_empty
+
     def run_block(self, X, Y, alpha, beta) -> None:
         """``Y = alpha*A@X + beta*Y`` for 2-D ``X`` (n, k) and ``Y`` (m, k): one product per column."""
         from .._xp import get_xp

@@ -25,6 +25,15 @@ class CpuExecutor(Executor):
         else:
             combine(y, (self._scipy @ x).reshape(y.shape), alpha, beta)  # a 1-row COO answers a scalar
 
+    def fresh(self, x, y_empty, alpha):
+        """SciPy's own result array, scaled in place (no copy into ``y_empty``)."""
+        if self._fallback is not None:
+            return super().fresh(x, y_empty, alpha)
+        y = (self._scipy @ x).reshape(y_empty.shape)
+        if alpha != 1:
+            y *= alpha
+        return y
+
     def run_block(self, X, Y, alpha, beta) -> None:
         """The same for a block of vectors in one call."""
         if self._fallback is not None:
