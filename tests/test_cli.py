@@ -100,6 +100,8 @@ def test_formats_command(capsys):
     assert main(["formats"]) == 0
     text = capsys.readouterr().out
     assert "sell" in text and "slice_height" in text
+    assert "width_rule=bell_garland_ell_width (tuning rule)" in text and "packet_rows=3072 (tuning rule)" in text
+    assert not [line for line in text.splitlines() if "=None" in line]  # resolved values, never placeholders
 
 
 def test_bench_generated_laplacian(capsys):

@@ -225,12 +225,22 @@ def _report(args) -> int:
     return report.write(args, records, paths)
 
 
+#: Parameters shown only when set: the alternative to a rule that is shown instead (hyb's ell_width).
+_RULE_ALTERNATIVES = {"hyb": ("ell_width",)}
+
+
 def _formats(args) -> int:
     from . import formats
 
+    from .tuning.formats import format_params
+
+    print("Parameters marked (tuning rule) are chosen by cocktail.tuning unless given (shown for float64 values).")
     for name in formats.names():
         cls = formats.get(name)
-        params = ", ".join(f"{k}={getattr(v, '__name__', v)!s}" for k, v in cls.defaults.items()) or "-"
+        ruled = format_params(name, "float64", {})  # what SparseMatrix passes: the tuning layer's rules
+        shown = {**cls.defaults, **ruled}
+        params = ", ".join(f"{k}={getattr(v, '__name__', v)!s}" + (" (tuning rule)" if k in ruled else "")
+                           for k, v in shown.items() if not (v is None and k in _RULE_ALTERNATIVES.get(name, ()))) or "-"
         doc = (cls.__doc__ or "").strip().splitlines()[0]
         print(f"{name:6s} {doc}\n       parameters: {params}")
     return 0
