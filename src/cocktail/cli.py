@@ -239,7 +239,8 @@ def _formats(args) -> int:
         cls = formats.get(name)
         ruled = format_params(name, "float64", {})  # what SparseMatrix passes: the tuning layer's rules
         shown = {**cls.defaults, **ruled}
-        params = ", ".join(f"{k}={getattr(v, '__name__', v)!s}" + (" (tuning rule)" if k in ruled else "")
+        params = ", ".join(f"{k}={'auto' if v is None else getattr(v, '__name__', v)!s}"
+                           + (" (tuning rule)" if k in ruled else "")
                            for k, v in shown.items() if not (v is None and k in _RULE_ALTERNATIVES.get(name, ()))) or "-"
         doc = (cls.__doc__ or "").strip().splitlines()[0]
         print(f"{name:6s} {doc}\n       parameters: {params}")
