@@ -42,7 +42,7 @@ def test_cache_round_trip(tmp_path, monkeypatch):
 
 def test_unknown_suite():
     with pytest.raises(ValueError, match="unknown suite 'nope'; suites: structured, williams, cocktail, default, "
-                                         "default-cpu$"):
+                                         "default-cpu, holdout, holdout-cpu$"):
         suites.get("nope")
 
 

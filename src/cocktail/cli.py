@@ -261,7 +261,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="matrix files, generated Laplacians named laplace<points>_<k> (points 3, 5, 9, 7, 27; "
                             "k grid points per side), or random10k (the call-overhead section's small matrix)")
     bench.add_argument("--suite", action="append", default=[], metavar="NAME",
-                       help="add a suite's matrices (repeatable): structured, williams, cocktail, default, default-cpu")
+                       help="add a suite's matrices (repeatable): structured, williams, cocktail, default, default-cpu, "
+                            "holdout, holdout-cpu")
     bench.add_argument("--formats", default="all",
                        help="comma-separated formats whose kernels are timed (default: every format with a GPU "
                             "kernel; on the CPU every format)")

@@ -14,7 +14,7 @@ from typing import Callable
 
 import scipy.sparse as sp
 
-from . import clspmv_matrices, williams
+from . import clspmv_matrices, holdout, williams
 from .generators import laplacian
 
 GENERATOR_VERSION = 1
@@ -87,12 +87,20 @@ DEFAULT_CPU = (
     _cpu("in2004", "in2004_small", lambda: clspmv_matrices.in2004(n=1_382_908 // CPU_SHRINK)),
 )
 
+#: Held out: classes the format planner is judged on and never tuned on (see :mod:`.holdout`).
+HOLDOUT = tuple(SuiteMatrix(name, kind, fn) for name, kind, fn in holdout.MATRICES)
+
+#: The held-out suite at CPU size (about 1/15 of the rows).
+HOLDOUT_CPU = tuple(SuiteMatrix(name, kind, fn) for name, kind, fn in holdout.matrices(CPU_SHRINK))
+
 SUITES: dict[str, tuple[SuiteMatrix, ...]] = {
     "structured": STRUCTURED,
     "williams": WILLIAMS,
     "cocktail": COCKTAIL,
     "default": DEFAULT,
     "default-cpu": DEFAULT_CPU,
+    "holdout": HOLDOUT,
+    "holdout-cpu": HOLDOUT_CPU,
 }
 
 
