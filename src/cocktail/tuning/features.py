@@ -1,0 +1,269 @@
+"""Structural features of a sparse matrix: what the clSpMV planner measures (Su & Keutzer §3-4).
+
+clSpMV decides a matrix's Cocktail partition from counts alone (§3.2, §4): the row-length
+distribution (flat formats ELL/SELL/CSR/COO), the number of nonzeros on every diagonal
+and which diagonals are dense (DIA/BDIA), and, for every candidate block size, the
+number of nonzero blocks per super-row and of dense blocks (BCSR/BELL/SBELL).
+:func:`compute` gathers those counts from a canonical :class:`~cocktail.formats.csr.CSR`
+with array operations only (NumPy or CuPy: sorts, ``bincount``, ``cumsum``,
+``searchsorted``; the only Python loop is over :data:`BLOCK_SIZES`) and returns them as
+host values in a frozen :class:`Features`.
+
+This module measures; it decides nothing.  The only fixed numbers here are layouts: the
+candidate block sizes and the power-of-two buckets of the histograms
+(:func:`length_buckets`).  Every threshold on these features belongs to the planner.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from types import MappingProxyType
+
+import numpy as np
+
+from .._xp import get_xp, stable_argsort, to_numpy
+
+#: Candidate block shapes ``(r, c)``: ``r`` rows by ``c`` columns, on the aligned block grid.
+BLOCK_SIZES = ((1, 4), (2, 4), (4, 4), (8, 4), (1, 8), (2, 8), (4, 8), (8, 8), (2, 2), (3, 3))
+
+_FINGERPRINT_VERSION = "features-v1"
+_KEY_LIMIT = 1 << 62  # block keys below it, doubled, fit in int64 (an overflow guard)
+
+
+def length_buckets(max_length: int) -> tuple:
+    """Bucket layout of the length histograms: inclusive upper bounds ``(0, 1, 2, 4, 8, ...)``.
+
+    Bucket ``i`` holds the lengths ``L`` with ``edges[i-1] < L <= edges[i]`` (bucket 0 holds
+    length 0): lengths 0, 1, 2, 3-4, 5-8, 9-16, ...  The last edge is the first power of two
+    at least ``max_length`` (``(0,)`` when ``max_length`` is 0).
+    """
+    edges = [0]
+    nxt = 1
+    while edges[-1] < max_length:
+        edges.append(nxt)
+        nxt *= 2
+    return tuple(edges)
+
+
+def _histogram(xp, lengths, edges: tuple) -> tuple:
+    """Counts of ``lengths`` per bucket of ``edges`` (see :func:`length_buckets`), on the host."""
+    if not lengths.shape[0]:
+        return (0,) * len(edges)
+    bucket = xp.searchsorted(xp.asarray(edges, dtype=xp.int64), lengths.astype(xp.int64), side="left")
+    counts = xp.bincount(bucket, minlength=len(edges))
+    return tuple(int(v) for v in to_numpy(counts))
+
+
+def _readonly(a):
+    a = np.ascontiguousarray(a)
+    a.setflags(write=False)
+    return a
+
+
+@dataclass(frozen=True, eq=False)
+class DiagonalCounts:
+    """Nonzeros on every occupied diagonal (clSpMV §4.2): host arrays sorted by offset.
+
+    ``offsets`` (int64): ``col - row`` of each diagonal holding at least one stored entry;
+    ``counts`` (int64): its stored entries (explicit zeros count).  ``shape`` is the
+    matrix shape, used for the diagonal lengths.
+    """
+
+    shape: tuple
+    offsets: np.ndarray
+    counts: np.ndarray
+
+    def lengths(self) -> np.ndarray:
+        """In-matrix cells of each occupied diagonal: ``min(m, n - k) - max(0, -k)``."""
+        m, n = self.shape
+        k = self.offsets
+        return np.minimum(m, n - k) - np.maximum(0, -k)
+
+    def fill(self) -> np.ndarray:
+        """``counts / lengths`` of each occupied diagonal (1.0: every cell stored)."""
+        return self.counts / self.lengths() if self.offsets.shape[0] else np.zeros(0)
+
+    def dense_diagonals(self, threshold: float) -> np.ndarray:
+        """Offsets (sorted) of the diagonals whose fill ``count / length`` is at least ``threshold``."""
+        return self.offsets[self.fill() >= threshold]
+
+    def __len__(self) -> int:
+        return int(self.offsets.shape[0])
+
+    def __eq__(self, other):
+        if not isinstance(other, DiagonalCounts):
+            return NotImplemented
+        return (tuple(self.shape) == tuple(other.shape) and np.array_equal(self.offsets, other.offsets)
+                and np.array_equal(self.counts, other.counts))
+
+    __hash__ = None
+
+
+@dataclass(frozen=True)
+class BlockStats:
+    """The ``r x c`` blocks of a matrix on the aligned block grid (clSpMV §4.4).
+
+    ``total``: blocks holding at least one stored entry; ``max_per_superrow``: the most such
+    blocks in one super-row (``r`` consecutive rows); ``dense``: blocks with all ``r*c``
+    cells stored (a block reaching past the matrix edge is never dense); ``fill``:
+    ``total*r*c / nnz``, value slots per stored entry (1.0 when ``nnz`` is 0);
+    ``superrow_histogram``: super-rows per bucket of their block count, bucket layout
+    :func:`length_buckets` of ``max_per_superrow``.
+    """
+
+    total: int
+    max_per_superrow: int
+    dense: int
+    fill: float
+    superrow_histogram: tuple = ()
+
+
+@dataclass(frozen=True)
+class Features:
+    """Structural features of one matrix, host values only (see :func:`compute`).
+
+    ``mean_row`` is ``nnz / m`` (0.0 without rows); ``max_row`` the longest row (0 without
+    rows).  ``row_length_edges`` is the bucket layout of ``row_length_histogram``
+    (:func:`length_buckets` of ``max_row``); the histogram sums to the row count.
+    ``blocks`` maps every ``(r, c)`` of :data:`BLOCK_SIZES` to its :class:`BlockStats`.
+    """
+
+    shape: tuple
+    nnz: int
+    mean_row: float
+    max_row: int
+    row_length_edges: tuple
+    row_length_histogram: tuple
+    diagonal_counts: DiagonalCounts
+    blocks: MappingProxyType
+
+    def dense_diagonals(self, threshold: float) -> np.ndarray:
+        """Offsets of the diagonals whose fill (count / in-matrix length) is at least ``threshold``."""
+        return self.diagonal_counts.dense_diagonals(threshold)
+
+    __hash__ = None
+
+
+def _row_blocks(xp, rows, cols, c: int):
+    """The distinct ``1 x c`` blocks, in CSR order: (row, block column, all ``c`` cells stored).
+
+    A canonical CSR is sorted by (row, col), so equal (row, col // c) entries are adjacent.
+    """
+    nnz = int(rows.shape[0])
+    bj = cols // c
+    first = xp.ones(nnz, dtype=bool)
+    if nnz > 1:
+        first[1:] = (rows[1:] != rows[:-1]) | (bj[1:] != bj[:-1])
+    starts = xp.nonzero(first)[0]
+    ends = xp.empty_like(starts)
+    ends[:-1] = starts[1:]
+    ends[-1:] = nnz
+    return rows[starts], bj[starts], (ends - starts) == c
+
+
+def _sorted_blocks(xp, bi, bj, full, block_cols: int, superrows: int):
+    """Sort row-blocks by (bi, bj, full).
+
+    Answers ``same(k)``, telling for each position ``i`` whether position ``i + k`` holds the
+    same block, ``bi_at(mask)``, the superrows of the masked positions, and the full flags.
+    """
+    if superrows * block_cols < _KEY_LIMIT:
+        key = xp.sort((bi * block_cols + bj) * 2 + full.astype(xp.int64))
+        block = key >> 1
+        sfull = (key & 1).astype(bool)
+
+        def same(k):
+            return block[k:] == block[:block.shape[0] - k]
+
+        def bi_at(mask):
+            return block[mask] // block_cols
+    else:  # a key would overflow int64: lexicographic stable sorts
+        order = stable_argsort(full.astype(xp.int64))
+        order = order[stable_argsort(bj[order])]
+        order = order[stable_argsort(bi[order])]
+        sbi, sbj, sfull = bi[order], bj[order], full[order]
+
+        def same(k):
+            size = sbi.shape[0] - k
+            return (sbi[k:] == sbi[:size]) & (sbj[k:] == sbj[:size])
+
+        def bi_at(mask):
+            return sbi[mask]
+    return same, bi_at, sfull
+
+
+def _block_stats(xp, row_blocks, r: int, c: int, shape, nnz: int) -> BlockStats:
+    m, n = shape
+    superrows, block_cols = -(-m // r), -(-n // c)
+    rows, bj, full = row_blocks
+    nrb = int(rows.shape[0])
+    if r == 1:  # the row-blocks are the blocks, already sorted
+        total, dense, block_bi = nrb, int(full.sum()), rows
+    else:
+        same, bi_at, sfull = _sorted_blocks(xp, rows // r, bj, full, block_cols, superrows)
+        first = xp.ones(nrb, dtype=bool)
+        first[1:] = ~same(1)
+        block_bi = bi_at(first)
+        total = int(block_bi.shape[0])
+        # A block holds at most r row-blocks, full ones sorted last: it is dense when the
+        # row-block r-1 places before its last one is the same block and full.
+        dense = int((same(r - 1) & sfull[:nrb - r + 1]).sum()) if nrb >= r else 0
+    per_superrow = xp.bincount(block_bi, minlength=superrows) if total else xp.zeros(superrows, xp.int64)
+    most = int(per_superrow.max()) if superrows else 0
+    fill = total * r * c / nnz if nnz else 1.0
+    return BlockStats(total, most, dense, fill, _histogram(xp, per_superrow, length_buckets(most)))
+
+
+def _diagonals(xp, rows, cols, shape) -> DiagonalCounts:
+    if not rows.shape[0]:
+        empty = _readonly(np.zeros(0, np.int64))
+        return DiagonalCounts(tuple(shape), empty, empty)
+    offsets, counts = xp.unique(cols - rows, return_counts=True)
+    return DiagonalCounts(tuple(shape), _readonly(to_numpy(offsets).astype(np.int64)),
+                          _readonly(to_numpy(counts).astype(np.int64)))
+
+
+def compute(csr) -> Features:
+    """Measure the structural features of a canonical CSR (NumPy or CuPy arrays).
+
+    Row lengths and their histogram, nonzeros per diagonal, and for every ``(r, c)`` of
+    :data:`BLOCK_SIZES` the nonzero and dense blocks (clSpMV §3-4).  Stored explicit zeros
+    count as entries throughout.  All results are host values.
+    """
+    xp = get_xp(csr.indptr)
+    m, n = (int(d) for d in csr.shape)
+    nnz = int(csr.nnz)
+    lengths = csr.row_lengths()
+    max_row = int(lengths.max()) if m else 0
+    edges = length_buckets(max_row)
+    rows = csr.row_ids().astype(xp.int64)
+    cols = csr.indices.astype(xp.int64)
+    row_blocks = {}
+    blocks = {}
+    for r, c in BLOCK_SIZES:
+        if c not in row_blocks:
+            row_blocks[c] = _row_blocks(xp, rows, cols, c)
+        blocks[(r, c)] = _block_stats(xp, row_blocks[c], r, c, (m, n), nnz)
+    return Features(
+        shape=(m, n),
+        nnz=nnz,
+        mean_row=nnz / m if m else 0.0,
+        max_row=max_row,
+        row_length_edges=edges,
+        row_length_histogram=_histogram(xp, lengths, edges),
+        diagonal_counts=_diagonals(xp, rows, cols, (m, n)),
+        blocks=MappingProxyType(blocks),
+    )
+
+
+def fingerprint(features: Features) -> str:
+    """A stable hash (32 hex digits) of the shape, ``nnz`` and row-length histogram.
+
+    Cheap and coarse: matrices differing only in values share it, and so can different
+    structures with the same shape, entry count and histogram.  Meant as a decision-cache key.
+    """
+    m, n = features.shape
+    text = "|".join([_FINGERPRINT_VERSION, f"{m}x{n}", str(features.nnz),
+                     ",".join(map(str, features.row_length_histogram))])
+    return hashlib.sha256(text.encode("ascii")).hexdigest()[:32]
