@@ -39,6 +39,11 @@ CONFIGS = [
     ("sbell", {"block": (2, 2), "slice_height": 2}),
     ("sbell", {"block": (4, 1), "slice_height": 3}),
     ("sbell", {"block": (8, 8), "slice_height": 1}),
+    ("cocktail", {"parts": [("dia", {"max_fill": None}, ("diagonals", [0])), ("csr", {}, ("rest",))]}),
+    ("cocktail", {"parts": [("ell", {"max_fill": None}, ("row_prefix", 2)),
+                            ("sell", {"max_fill": None, "slice_height": 4}, ("row_prefix", 3)),
+                            ("coo", {}, ("rest",))]}),
+    ("cocktail", {"parts": [("dia", {"max_fill": None}, ("diagonals", [-1, 0, 1])), ("hyb", {}, ("rest",))]}),
 ]
 
 BLOCK_SIZES = (1, 2, 3, 4, 8)
@@ -46,5 +51,7 @@ BLOCK_SIZES = (1, 2, 3, 4, 8)
 
 def config_id(config) -> str:
     name, params = config
+    if name == "cocktail":  # the parts by format and selector, not their whole repr
+        return name + "[" + "+".join(f"{f}:{s[0]}" for f, _, s in params["parts"]) + "]"
     parts = [f"{k}={getattr(v, '__name__', v)}".replace(" ", "") for k, v in params.items()]
     return name + ("[" + ",".join(parts) + "]" if parts else "")

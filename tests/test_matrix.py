@@ -22,7 +22,8 @@ def sample(m=40, n=30, seed=0):
 
 
 def test_every_format_is_registered():
-    assert cocktail.formats.names() == ALL_FORMATS
+    assert cocktail.formats.names() == ALL_FORMATS + ["cocktail"]  # the Cocktail is built from a plan
+    assert [n for n in cocktail.formats.names() if cocktail.formats.get(n).standalone] == ALL_FORMATS
 
 
 @pytest.mark.parametrize("kind", ["csr", "csc", "coo", "bsr", "lil", "dok"])

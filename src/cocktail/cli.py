@@ -57,7 +57,7 @@ def _methods(args, on_gpu: bool) -> list:
     from .bench import baselines, methods
 
     if args.formats == "all":
-        names = [f for f in formats.names() if not on_gpu or kernels.for_format(f)]
+        names = [f for f in formats.names() if formats.get(f).standalone and (not on_gpu or kernels.for_format(f))]
     else:
         names = _split(args.formats)
     for name in names:

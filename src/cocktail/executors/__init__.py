@@ -23,6 +23,14 @@ def create(name, storage, device: str, kernel=None, kernel_params=None):
     device reference path; ``kernel`` (a registry spec) forces a kernel.  ``ValueError`` for a
     name that does not fit the device, ``TypeError`` for kernel parameters the kernel lacks.
     """
+    from ..formats.cocktail import Cocktail
+
+    if isinstance(storage, Cocktail):
+        if kernel is not None or kernel_params:
+            raise ValueError("kernel= names one kernel; a cocktail's parts each get their own")
+        from .composed import Composed
+
+        return Composed([create(name, part, device) for part in storage.parts])
     if name is not None and name not in NAMES:
         raise ValueError(f"executor must be one of {NAMES} or None, got {name!r}")
     allowed = ("cuda", "reference") if device == "cuda" else ("cpu", "reference")

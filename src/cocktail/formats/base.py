@@ -26,6 +26,8 @@ class SparseFormat:
     array_fields: ClassVar[tuple[str, ...]] = ()
     part_fields: ClassVar[tuple[str, ...]] = ()
     defaults: ClassVar[dict] = {}
+    #: False for a format built from a plan rather than on its own (the Cocktail).
+    standalone: ClassVar[bool] = True
 
     def __init__(self, shape, dtype, index_dtype, nnz, params, **fields):
         self.shape = (int(shape[0]), int(shape[1]))

@@ -44,7 +44,16 @@ def _pkt(dtype, given: dict) -> dict:
     return out
 
 
-_RULES = {"hyb": _hyb, "pkt": _pkt}
+def _cocktail(dtype, given: dict) -> dict:
+    """Each part's parameters completed with its own format's rules."""
+    parts = given.get("parts")
+    if not parts or not all(isinstance(p, (tuple, list)) and len(p) == 3 for p in parts):
+        return {}  # nothing to complete; the format reports a missing or malformed parts=
+    return {"parts": [(name, format_params(name, dtype, dict(params or {})), selector)
+                      for name, params, selector in parts]}
+
+
+_RULES = {"hyb": _hyb, "pkt": _pkt, "cocktail": _cocktail}
 
 
 def format_params(name: str, dtype, given: dict) -> dict:

@@ -1,0 +1,36 @@
+"""A composed executor: the parts of a Cocktail, each with its own executor, into one ``y``."""
+
+from __future__ import annotations
+
+from .base import Executor
+
+
+class Composed(Executor):
+    """Runs the parts in order on the current stream: the first applies ``beta``, the others add (beta = 1).
+
+    Every part's executor runs on the same device without host synchronisation, so the whole
+    product can be captured in a CUDA graph like a single kernel's.
+    """
+
+    def __init__(self, parts):
+        if not parts:
+            raise ValueError("a composed executor needs at least one part")
+        self.parts = tuple(parts)
+        names = {p.name for p in self.parts}
+        self.name = names.pop() if len(names) == 1 else "+".join(p.name for p in self.parts)
+        self.kernel = "+".join(p.kernel for p in self.parts)
+        self.config = {f"part{i}.{k}": v for i, p in enumerate(self.parts) for k, v in p.config.items()}
+
+    def run(self, x, y, alpha, beta) -> None:
+        """``y = alpha*(A_0 + A_1 + ...)@x + beta*y``, part after part."""
+        first, *rest = self.parts
+        first.run(x, y, alpha, beta)
+        for part in rest:
+            part.run(x, y, alpha, 1)
+
+    def run_block(self, X, Y, alpha, beta) -> None:
+        """The same for a block of vectors."""
+        first, *rest = self.parts
+        first.run_block(X, Y, alpha, beta)
+        for part in rest:
+            part.run_block(X, Y, alpha, 1)

@@ -1,0 +1,143 @@
+"""The Cocktail: a matrix stored as the sum of parts, each in its own format (clSpMV §4).
+
+``parts`` lists ``(format, params, selector)`` in order.  Each selector takes, from the entries
+no earlier part took, the ones its part stores:
+
+- ``("diagonals", offsets)``: the entries on these diagonals (``col - row`` in ``offsets``);
+- ``("row_prefix", k)``: the first ``k`` remaining entries of every row (an ELL-like share);
+- ``("rest",)``: every remaining entry.
+
+Every entry must be taken by some part (end the list with ``("rest",)``).  The parts hold
+disjoint entries, so the product is the sum of the parts' products: the first part applies
+``beta``, the others add into the same ``y``.  The format holds no rule: the planner in
+:mod:`cocktail.tuning` chooses the parts.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._xp import get_xp, row_ids
+from .base import SparseFormat
+from .csr import CSR
+
+SELECTORS = ("diagonals", "row_prefix", "rest")
+
+
+def _subset(csr: CSR, keep) -> CSR:
+    """The canonical CSR of ``csr``'s entries where ``keep`` is True (same shape and dtypes)."""
+    xp = get_xp(csr.indptr)
+    rows = csr.row_ids()[keep]
+    from .._xp import pointers_from_ids
+
+    indptr = pointers_from_ids(rows.astype(xp.int64), csr.shape[0], csr.index_dtype)
+    return CSR(csr.shape, csr.dtype, csr.index_dtype, int(rows.shape[0]), {}, data=csr.data[keep],
+               indices=csr.indices[keep], indptr=indptr)
+
+
+def _selected(selector, csr: CSR, free):
+    """The entries (a boolean mask over ``csr``'s entries) that ``selector`` takes from the ``free`` ones."""
+    xp = get_xp(csr.indptr)
+    if not isinstance(selector, (tuple, list)) or not selector or selector[0] not in SELECTORS:
+        raise ValueError(f"cocktail: a part's selector must be one of ('diagonals', offsets), ('row_prefix', k) "
+                         f"or ('rest',), got {selector!r}")
+    kind = selector[0]
+    if kind == "rest":
+        return free
+    if len(selector) != 2:
+        raise ValueError(f"cocktail: selector {kind!r} takes one argument, got {selector!r}")
+    if kind == "diagonals":
+        offsets = xp.asarray(np.asarray(selector[1], dtype=np.int64).reshape(-1))
+        diagonal = csr.indices.astype(xp.int64) - csr.row_ids().astype(xp.int64)
+        return free & xp.isin(diagonal, offsets)
+    k = selector[1]
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 0:
+        raise ValueError(f"cocktail: row_prefix takes a non-negative integer, got {k!r}")
+    # Rank of each free entry among its row's free entries: a cumulative count restarted at each row.
+    counts = xp.cumsum(free.astype(xp.int64))
+    starts = xp.concatenate([xp.zeros(1, dtype=xp.int64), counts])[csr.indptr[:-1].astype(xp.int64)]
+    rank = counts - 1 - starts[row_ids(csr.indptr, csr.nnz).astype(xp.int64)]
+    return free & (rank < int(k))
+
+
+class Cocktail(SparseFormat):
+    """A sum of parts, each a format holding a disjoint share of the entries (see the module docstring)."""
+
+    name = "cocktail"
+    defaults = {"parts": None}
+    #: Built from a plan (its ``parts``), not on its own: benchmarks of single formats leave it out.
+    standalone = False
+
+    def __init__(self, shape, dtype, index_dtype, nnz, params, parts=()):
+        super().__init__(shape, dtype, index_dtype, nnz, params)
+        self.parts = tuple(parts)
+
+    @classmethod
+    def from_csr(cls, csr: CSR, **params):
+        """Split ``csr`` among ``parts``: each selector takes its entries from those still free, in order."""
+        from . import get
+
+        params = cls.resolve_params(params)
+        spec = params["parts"]
+        if not spec:
+            raise TypeError("cocktail needs parts=[(format, params, selector), ...]: the planner in "
+                            "cocktail.tuning chooses them (format='auto')")
+        xp = get_xp(csr.indptr)
+        free = xp.ones(csr.nnz, dtype=bool)
+        parts = []
+        for i, part in enumerate(spec):
+            try:
+                name, part_params, selector = part
+            except (TypeError, ValueError):
+                raise ValueError(f"cocktail: part {i} must be (format, params, selector), got {part!r}") from None
+            if name == cls.name:
+                raise ValueError("cocktail: a part cannot itself be a cocktail")
+            take = _selected(selector, csr, free)
+            parts.append(get(name).from_csr(_subset(csr, take), **dict(part_params or {})))
+            free = free & ~take
+        left = int(free.sum())
+        if left:
+            raise ValueError(f"cocktail: {left} entries are in no part; end the parts with a ('rest',) selector")
+        return cls(csr.shape, csr.dtype, csr.index_dtype, csr.nnz, params, parts=parts)
+
+    def to_csr(self) -> CSR:
+        """The parts' entries merged into one canonical CSR (they are disjoint, so nothing is summed)."""
+        xp = self.xp
+        pieces = [p.to_csr() for p in self.parts]
+        rows = xp.concatenate([c.row_ids().astype(xp.int64) for c in pieces])
+        cols = xp.concatenate([c.indices.astype(xp.int64) for c in pieces])
+        vals = xp.concatenate([c.data for c in pieces])
+        return CSR.from_triplets(rows, cols, vals, self.shape, self.index_dtype)
+
+    def _replace(self, fn):
+        return type(self)(self.shape, self.dtype, self.index_dtype, self.nnz, self.params,
+                          parts=[p._replace(fn) for p in self.parts])
+
+    @property
+    def xp(self):
+        return self.parts[0].xp if self.parts else np
+
+    def arrays(self) -> dict:
+        """Every part's arrays, named ``<i>.<format>.<array>``."""
+        return {f"{i}.{p.name}.{k}": v for i, p in enumerate(self.parts) for k, v in p.arrays().items()}
+
+    @property
+    def stored_slots(self) -> int:
+        return sum(p.stored_slots for p in self.parts)
+
+    def spmv_bytes(self, dtype=None) -> int:
+        """The parts' bytes, plus one read of ``y`` for every part after the first (they add into it)."""
+        val = np.dtype(self.dtype if dtype is None else dtype).itemsize
+        later = max(0, len(self.parts) - 1)
+        return sum(p.spmv_bytes(dtype) for p in self.parts) + later * self.shape[0] * val
+
+    def shares(self) -> str:
+        """Each part's format and share of the entries, e.g. ``dia(9%) sell(73%) coo(18%)``."""
+        total = max(self.nnz, 1)
+        return " ".join(f"{p.name}({100 * p.nnz / total:.0f}%)" for p in self.parts)
+
+    def describe(self) -> dict:
+        return {"parts": self.shares()}
+
+
+FORMAT = Cocktail

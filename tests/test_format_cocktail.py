@@ -1,0 +1,85 @@
+"""The Cocktail format: selectors, errors, byte model and the composed executor (CPU)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from cocktail import SparseMatrix
+from cocktail.formats import CSR, get
+from cocktail.tuning.formats import format_params
+
+
+def _csr(S):
+    S = sp.csr_array(S)
+    return CSR.from_arrays(S.data, S.indices, S.indptr, S.shape)
+
+
+def _build(S, parts):
+    csr = _csr(S)
+    return get("cocktail").from_csr(csr, **format_params("cocktail", csr.dtype, {"parts": parts}))
+
+
+def _dense(fmt):
+    return fmt.to_csr().to_scipy().toarray()
+
+
+def test_selectors_take_disjoint_shares_in_order():
+    A = np.arange(1, 26, dtype=float).reshape(5, 5)
+    A[A % 3 == 0] = 0
+    fmt = _build(A, [("dia", {"max_fill": None}, ("diagonals", [0])),
+                     ("ell", {"max_fill": None}, ("row_prefix", 1)),
+                     ("coo", {}, ("rest",))])
+    dia, ell, coo = fmt.parts
+    np.testing.assert_array_equal(_dense(dia), np.diag(np.diag(A)))
+    rest = A - np.diag(np.diag(A))
+    first = np.zeros_like(A)
+    for i, row in enumerate(rest):  # the first remaining entry of every row
+        nz = np.flatnonzero(row)
+        if nz.size:
+            first[i, nz[0]] = row[nz[0]]
+    np.testing.assert_array_equal(_dense(ell), first)
+    np.testing.assert_array_equal(_dense(coo), rest - first)
+    np.testing.assert_array_equal(_dense(fmt), A)
+    assert fmt.nnz == dia.nnz + ell.nnz + coo.nnz
+    assert fmt.shares() == " ".join(f"{p.name}({100 * p.nnz / fmt.nnz:.0f}%)" for p in fmt.parts)
+
+
+def test_byte_model_counts_y_once_more_per_later_part():
+    S = sp.random_array((40, 40), density=0.2, format="csr", random_state=3)
+    fmt = _build(S, [("ell", {"max_fill": None}, ("row_prefix", 2)), ("csr", {}, ("rest",))])
+    assert fmt.spmv_bytes() == sum(p.spmv_bytes() for p in fmt.parts) + 40 * 8
+    assert fmt.spmv_bytes("float32") == sum(p.spmv_bytes("float32") for p in fmt.parts) + 40 * 4
+
+
+@pytest.mark.parametrize("parts, error, match", [
+    (None, TypeError, "cocktail needs parts="),
+    ([("csr", {}, ("diagonals", [0]))], ValueError, "entries are in no part"),
+    ([("csr", {}, ("everything",))], ValueError, "selector must be one of"),
+    ([("csr", {}, ("row_prefix", -1)), ("coo", {}, ("rest",))], ValueError, "non-negative integer"),
+    ([("csr", {})], ValueError, r"part 0 must be \(format, params, selector\)"),
+    ([("cocktail", {}, ("rest",))], ValueError, "cannot itself be a cocktail"),
+])
+def test_bad_plans_are_refused(parts, error, match):
+    S = sp.random_array((20, 20), density=0.3, format="csr", random_state=1)
+    with pytest.raises(error, match=match):
+        SparseMatrix(S, format="cocktail", device="cpu", parts=parts)
+
+
+def test_composed_executor_and_kernel_refused():
+    S = sp.random_array((50, 60), density=0.1, format="csr", random_state=2) + sp.eye_array(50, 60)
+    parts = [("dia", {"max_fill": None}, ("diagonals", [0])), ("csr", {}, ("rest",))]
+    A = SparseMatrix(S, format="cocktail", device="cpu", parts=parts)
+    assert A.executor == "cpu" and A.kernel == "scipy+scipy"
+    assert "parts: dia(" in A.explain()
+    x, y0 = np.ones(60), np.arange(50, dtype=float)
+    out = y0.copy()
+    A.matvec(x, out=out, alpha=0.5, beta=-2.0)  # the first part applies beta, the second adds
+    np.testing.assert_allclose(out, 0.5 * (S @ x) - 2.0 * y0)
+    X = np.random.default_rng(0).standard_normal((60, 3))
+    np.testing.assert_allclose(A @ X, S @ X)
+    with pytest.raises(ValueError, match="kernel= names one kernel"):
+        from cocktail import executors
+
+        executors.create(None, A.storage, "cpu", kernel=object())
