@@ -83,3 +83,45 @@ def test_composed_executor_and_kernel_refused():
         from cocktail import executors
 
         executors.create(None, A.storage, "cpu", kernel=object())
+
+
+def test_parts_that_take_nothing_are_left_out():
+    S = sp.eye_array(30, format="csr") * 2.0
+    fmt = _build(S, [("dia", {"max_fill": None}, ("diagonals", [0])), ("csr", {}, ("rest",))])
+    assert [p.name for p in fmt.parts] == ["dia"]  # rest took nothing
+    empty = _build(sp.csr_array((4, 4)), [("dia", {"max_fill": None}, ("diagonals", [1])), ("csr", {}, ("rest",))])
+    assert len(empty.parts) == 1 and empty.nnz == 0
+    np.testing.assert_array_equal(_dense(empty), np.zeros((4, 4)))
+
+
+@pytest.mark.parametrize("offsets", [[0.5], ["a"]])
+def test_diagonal_offsets_must_be_integers(offsets):
+    with pytest.raises(ValueError, match="diagonal offsets must be integers"):
+        _build(sp.eye_array(5, format="csr"), [("dia", {}, ("diagonals", offsets)), ("csr", {}, ("rest",))])
+
+
+def test_a_parts_own_error_names_the_part():
+    S = sp.random_array((40, 40), density=0.05, format="csr", random_state=5)
+    with pytest.raises(ValueError, match=r"cocktail part 0 \(dia, rest\): .*dia"):
+        _build(S, [("dia", {"max_fill": 1.0}, ("rest",))])
+
+
+def test_format_params_completes_each_part_without_touching_the_plan():
+    plan = [("hyb", {}, ("row_prefix", 2)), ("pkt", {"max_fill": None}, ("rest",))]
+    given = {"parts": plan}
+    out = format_params("cocktail", np.float64, given)
+    assert given == {"parts": plan} and plan[0][1] == {}  # nothing mutated
+    (_, hyb, _), (_, pkt, _) = out["parts"]
+    assert hyb["width_rule"].__name__ == "bell_garland_ell_width"
+    assert pkt["packet_rows"] == 3072 and pkt["max_fill"] is None
+
+
+@pytest.mark.parametrize("executor", [None, "reference"])
+def test_composed_beta_zero_never_reads_out(executor):
+    S = sp.random_array((60, 60), density=0.1, format="csr", random_state=6) + sp.eye_array(60)
+    parts = [("ell", {"max_fill": None}, ("row_prefix", 1)), ("sell", {"max_fill": None}, ("row_prefix", 2)),
+             ("coo", {}, ("rest",))]
+    A = SparseMatrix(S, format="cocktail", device="cpu", executor=executor, parts=parts)
+    out = np.full(60, np.nan)
+    A.matvec(np.ones(60), out=out, alpha=3.0, beta=0.0)
+    np.testing.assert_allclose(out, 3.0 * (S @ np.ones(60)))

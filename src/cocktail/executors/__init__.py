@@ -16,12 +16,14 @@ from __future__ import annotations
 NAMES = ("cuda", "cpu", "reference")
 
 
-def create(name, storage, device: str, kernel=None, kernel_params=None):
+def create(name, storage, device: str, kernel=None, kernel_params=None, accumulate: bool = False):
     """The executor ``name`` (None: the device's default) for ``storage`` on ``device``.
 
     On the GPU the default is ``cuda`` when a kernel multiplies the format and dtype, else the
     device reference path; ``kernel`` (a registry spec) forces a kernel.  ``ValueError`` for a
     name that does not fit the device, ``TypeError`` for kernel parameters the kernel lacks.
+    ``accumulate``: the product only ever adds into ``y`` (beta = 1), as a Cocktail's later parts
+    do; a kernel then binds beta as the constant 1 and skips scaling ``y``.
     """
     from ..formats.cocktail import Cocktail
 
@@ -30,7 +32,7 @@ def create(name, storage, device: str, kernel=None, kernel_params=None):
             raise ValueError("kernel= names one kernel; a cocktail's parts each get their own")
         from .composed import Composed
 
-        return Composed([create(name, part, device) for part in storage.parts])
+        return Composed([create(name, part, device, accumulate=i > 0) for i, part in enumerate(storage.parts)])
     if name is not None and name not in NAMES:
         raise ValueError(f"executor must be one of {NAMES} or None, got {name!r}")
     allowed = ("cuda", "reference") if device == "cuda" else ("cpu", "reference")
@@ -45,7 +47,7 @@ def create(name, storage, device: str, kernel=None, kernel_params=None):
             from .reference import DeviceReference
 
             return DeviceReference(storage)
-        return cuda.create(storage, kernel, kernel_params or {}, required=name == "cuda")
+        return cuda.create(storage, kernel, kernel_params or {}, required=name == "cuda", accumulate=accumulate)
     if name == "reference":
         from .reference import HostReference
 

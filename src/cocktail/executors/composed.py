@@ -16,21 +16,21 @@ class Composed(Executor):
         if not parts:
             raise ValueError("a composed executor needs at least one part")
         self.parts = tuple(parts)
-        names = {p.name for p in self.parts}
-        self.name = names.pop() if len(names) == 1 else "+".join(p.name for p in self.parts)
+        self._first, self._rest = self.parts[0], self.parts[1:]
+        names = [p.name for p in self.parts]
+        # The device's executor when any part runs a kernel; parts without one run the reference path.
+        self.name = "cuda" if "cuda" in names else names[0]
         self.kernel = "+".join(p.kernel for p in self.parts)
         self.config = {f"part{i}.{k}": v for i, p in enumerate(self.parts) for k, v in p.config.items()}
 
     def run(self, x, y, alpha, beta) -> None:
         """``y = alpha*(A_0 + A_1 + ...)@x + beta*y``, part after part."""
-        first, *rest = self.parts
-        first.run(x, y, alpha, beta)
-        for part in rest:
+        self._first.run(x, y, alpha, beta)
+        for part in self._rest:
             part.run(x, y, alpha, 1)
 
     def run_block(self, X, Y, alpha, beta) -> None:
         """The same for a block of vectors."""
-        first, *rest = self.parts
-        first.run_block(X, Y, alpha, beta)
-        for part in rest:
+        self._first.run_block(X, Y, alpha, beta)
+        for part in self._rest:
             part.run_block(X, Y, alpha, 1)

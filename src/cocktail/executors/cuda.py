@@ -14,7 +14,7 @@ class CudaExecutor(Executor):
 
     name = "cuda"
 
-    def __init__(self, storage, spec, params: dict):
+    def __init__(self, storage, spec, params: dict, accumulate: bool = False):
         import cupy
 
         if storage.dtype.kind == "c":
@@ -25,7 +25,7 @@ class CudaExecutor(Executor):
         self.spec = spec
         full = configure(spec, storage, params, props)
         self.config = user_view(full)
-        self.launches = tuple(spec.bind(storage, full, props)) if storage.shape[0] else ()
+        self.launches = tuple(spec.bind(storage, full, props, accumulate)) if storage.shape[0] else ()
         self._current_stream = cupy.cuda.get_current_stream
 
     def run(self, x, y, alpha, beta) -> None:
@@ -36,7 +36,7 @@ class CudaExecutor(Executor):
             launch(xp, yp, alpha, beta, stream)
 
 
-def create(storage, spec, params: dict, required: bool):
+def create(storage, spec, params: dict, required: bool, accumulate: bool = False):
     """The cuda executor with ``spec`` (None: the kernel ``cocktail.tuning`` picks), or the device reference.
 
     Without a kernel for the format or dtype, the device reference path runs, unless
@@ -52,4 +52,4 @@ def create(storage, spec, params: dict, required: bool):
 
             return DeviceReference(storage)
         spec = kernels.get(name)
-    return CudaExecutor(storage, spec, params)
+    return CudaExecutor(storage, spec, params, accumulate)

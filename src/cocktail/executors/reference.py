@@ -24,7 +24,8 @@ def combine(y, t, alpha, beta) -> None:
     if beta == 0:
         y[...] = t
     else:
-        y *= beta
+        if beta != 1:
+            y *= beta
         y += t
 
 

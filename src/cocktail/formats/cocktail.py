@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._xp import get_xp, row_ids
+from .._xp import get_xp, pointers_from_ids, row_ids, to_numpy
 from .base import SparseFormat
 from .csr import CSR
 
@@ -28,8 +28,6 @@ def _subset(csr: CSR, keep) -> CSR:
     """The canonical CSR of ``csr``'s entries where ``keep`` is True (same shape and dtypes)."""
     xp = get_xp(csr.indptr)
     rows = csr.row_ids()[keep]
-    from .._xp import pointers_from_ids
-
     indptr = pointers_from_ids(rows.astype(xp.int64), csr.shape[0], csr.index_dtype)
     return CSR(csr.shape, csr.dtype, csr.index_dtype, int(rows.shape[0]), {}, data=csr.data[keep],
                indices=csr.indices[keep], indptr=indptr)
@@ -47,7 +45,10 @@ def _selected(selector, csr: CSR, free):
     if len(selector) != 2:
         raise ValueError(f"cocktail: selector {kind!r} takes one argument, got {selector!r}")
     if kind == "diagonals":
-        offsets = xp.asarray(np.asarray(selector[1], dtype=np.int64).reshape(-1))
+        given = np.asarray(to_numpy(selector[1])).reshape(-1)
+        if given.dtype.kind not in "iu" and given.size:
+            raise ValueError(f"cocktail: diagonal offsets must be integers, got {selector[1]!r}")
+        offsets = xp.asarray(given.astype(np.int64))
         diagonal = csr.indices.astype(xp.int64) - csr.row_ids().astype(xp.int64)
         return free & xp.isin(diagonal, offsets)
     k = selector[1]
@@ -71,6 +72,8 @@ class Cocktail(SparseFormat):
     def __init__(self, shape, dtype, index_dtype, nnz, params, parts=()):
         super().__init__(shape, dtype, index_dtype, nnz, params)
         self.parts = tuple(parts)
+        if not self.parts:
+            raise ValueError("cocktail: a cocktail holds at least one part")
 
     @classmethod
     def from_csr(cls, csr: CSR, **params):
@@ -93,11 +96,16 @@ class Cocktail(SparseFormat):
             if name == cls.name:
                 raise ValueError("cocktail: a part cannot itself be a cocktail")
             take = _selected(selector, csr, free)
-            parts.append(get(name).from_csr(_subset(csr, take), **dict(part_params or {})))
+            try:
+                parts.append(get(name).from_csr(_subset(csr, take), **dict(part_params or {})))
+            except (TypeError, ValueError) as exc:
+                raise type(exc)(f"cocktail part {i} ({name}, {selector[0]}): {exc}") from exc
             free = free & ~take
         left = int(free.sum())
         if left:
             raise ValueError(f"cocktail: {left} entries are in no part; end the parts with a ('rest',) selector")
+        # A part that took nothing would still read and write y at every product: it is left out.
+        parts = [p for p in parts if p.nnz] or parts[:1]
         return cls(csr.shape, csr.dtype, csr.index_dtype, csr.nnz, params, parts=parts)
 
     def to_csr(self) -> CSR:
