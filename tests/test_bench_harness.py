@@ -155,3 +155,23 @@ def test_flagged_results_never_become_cusparse_best():
     records = [_rec("a", "cusparse-csr-alg1", 1.0), _rec("a", "cusparse-csr-alg2", 3.0)]
     records[0].note = "WRONG: relative error 1.00e+00"
     assert baselines.best_of_cusparse(records)[0].kernel_us == 3.0
+
+
+def test_best_single_is_the_fastest_of_our_records():
+    from cocktail.bench.record import Record
+    from cocktail.bench.runner import BEST_SINGLE, best_single
+
+    def rec(matrix, method, us, note="", dtype="float64"):
+        r = Record("s", matrix, 10, 10, 50, dtype, method)
+        r.kernel_us, r.note, r.params = us, note, {"format": method}
+        return r
+
+    records = [rec("a", "csr_vector", 5.0), rec("a", "dia", 3.0), rec("a", "ell", 1.0, note="WRONG: relative error 1"),
+               rec("b", "coo_atomic", 7.0), rec("b", "hyb", None, note="refused: fill 30 > max_fill 20"),
+               rec("a", "dia", 9.0, dtype="float32")]
+    best = {(r.matrix, r.dtype): r for r in best_single(records)}
+    assert set(best) == {("a", "float64"), ("b", "float64"), ("a", "float32")}
+    a = best[("a", "float64")]
+    assert a.method == BEST_SINGLE and a.kernel_us == 3.0 and a.params["best_of"] == "dia"
+    assert best[("b", "float64")].params["best_of"] == "coo_atomic"
+    assert records[1].method == "dia"  # the originals are untouched (copies)

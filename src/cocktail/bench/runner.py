@@ -11,12 +11,14 @@ import scipy.sparse as sp
 
 from . import metrics
 from .baselines import CUPYX, CUSPARSE_BEST, best_of_cusparse
-from .methods import Inputs, Unavailable
+from .methods import Inputs, KernelMethod, Unavailable
 from .record import Record
 from .timing import time_cpu, time_gpu
 
 #: Relative error above which a record is flagged: far beyond rounding for the dtype.
 ERROR_FLAG = {"float32": 1e-3, "float64": 1e-9}
+#: The derived record of the fastest of our single formats and kernels on a problem.
+BEST_SINGLE = "best-single"
 
 
 @dataclass(frozen=True)
@@ -85,7 +87,7 @@ def run(problems, methods, dtypes, settings: Settings, on_gpu: bool, progress=No
     A method that cannot run on a problem gets a record whose ``note`` says why; an error inside
     a method is recorded the same way, so one failing baseline does not end a long run.
     """
-    records = []
+    records, singles = [], []
     with stream_for(on_gpu):
         for p in problems:
             for dtype in dtypes:
@@ -100,6 +102,8 @@ def run(problems, methods, dtypes, settings: Settings, on_gpu: bool, progress=No
                     except Exception as exc:  # noqa: BLE001 - recorded, shown in the table and JSON
                         rec.note = f"error: {type(exc).__name__}: {exc}"
                     records.append(rec)
+                    if isinstance(method, KernelMethod):
+                        singles.append(rec)
                     if progress:
                         progress(rec)
                 del inputs
@@ -108,8 +112,33 @@ def run(problems, methods, dtypes, settings: Settings, on_gpu: bool, progress=No
 
                     cupy.get_default_memory_pool().free_all_blocks()
     records += best_of_cusparse(records)
+    records += best_single(singles)
     add_speedups(records)
     return records
+
+
+def best_single(records: list) -> list:
+    """One ``best-single`` record per (matrix, dtype): a copy of the fastest of our single-format records.
+
+    ``records`` are those of our formats and kernels (not ``cocktail-auto``, not baselines); its
+    ``params["best_of"]`` names the winner.  Run with ``--all-kernels`` it is the best single
+    format and kernel found by trying every one on that matrix (issue 9's reference point).
+    """
+    import copy
+
+    best = {}
+    for r in records:
+        if r.kernel_us is not None and not r.note:  # never a refused, failed or flagged result
+            key = (r.suite, r.matrix, r.dtype)
+            if key not in best or r.kernel_us < best[key].kernel_us:
+                best[key] = r
+    out = []
+    for r in best.values():
+        b = copy.deepcopy(r)
+        b.method = BEST_SINGLE
+        b.params = {**r.params, "best_of": r.method}
+        out.append(b)
+    return out
 
 
 def add_speedups(records) -> None:
