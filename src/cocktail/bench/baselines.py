@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .methods import Inputs, Prepared, Unavailable, coo_bytes, csr_bytes
+from .record import fastest_per_problem
 
 CUSPARSE_BEST = "cusparse-best"
 CUPYX = "cupyx"
@@ -240,19 +241,6 @@ def get(name: str):
 
 def best_of_cusparse(records: list) -> list:
     """One ``cusparse-best`` record per (matrix, dtype): a copy of the fastest cuSPARSE algorithm's record."""
-    import copy
-
     algs = {b.name for b in CUSPARSE}
-    best = {}
-    for r in records:
-        if r.method in algs and r.kernel_us is not None and not r.note:  # never a flagged result
-            key = (r.suite, r.matrix, r.dtype)
-            if key not in best or r.kernel_us < best[key].kernel_us:
-                best[key] = r
-    out = []
-    for r in best.values():
-        b = copy.deepcopy(r)
-        b.method = CUSPARSE_BEST
-        b.params = {**r.params, "best_of": sorted(algs)}
-        out.append(b)
-    return out
+    return fastest_per_problem([r for r in records if r.method in algs], CUSPARSE_BEST,
+                               lambda r: {"best_of": sorted(algs)})

@@ -70,3 +70,26 @@ class Record:
     def as_dict(self) -> dict:
         """The record as a JSON-ready dictionary."""
         return asdict(self)
+
+
+def fastest_per_problem(records, label: str, extra_params) -> list:
+    """One record per (suite, matrix, dtype): a copy of the fastest of ``records``, relabelled ``label``.
+
+    Records without a kernel time or with a note (refused, failed, flagged as wrong) never win.
+    The copy's params are the winner's plus ``extra_params(winner)``; the originals are untouched.
+    """
+    import copy
+
+    best = {}
+    for r in records:
+        if r.kernel_us is not None and not r.note:
+            key = (r.suite, r.matrix, r.dtype)
+            if key not in best or r.kernel_us < best[key].kernel_us:
+                best[key] = r
+    out = []
+    for r in best.values():
+        b = copy.deepcopy(r)
+        b.method = label
+        b.params = {**r.params, **extra_params(r)}
+        out.append(b)
+    return out

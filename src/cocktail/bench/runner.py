@@ -12,7 +12,7 @@ import scipy.sparse as sp
 from . import metrics
 from .baselines import CUPYX, CUSPARSE_BEST, best_of_cusparse
 from .methods import Inputs, KernelMethod, Unavailable
-from .record import Record
+from .record import Record, fastest_per_problem
 from .timing import time_cpu, time_gpu
 
 #: Relative error above which a record is flagged: far beyond rounding for the dtype.
@@ -124,34 +124,4 @@ def best_single(records: list) -> list:
     ``params["best_of"]`` names the winner.  Run with ``--all-kernels`` it is the best single
     format and kernel found by trying every one on that matrix (issue 9's reference point).
     """
-    import copy
-
-    best = {}
-    for r in records:
-        if r.kernel_us is not None and not r.note:  # never a refused, failed or flagged result
-            key = (r.suite, r.matrix, r.dtype)
-            if key not in best or r.kernel_us < best[key].kernel_us:
-                best[key] = r
-    out = []
-    for r in best.values():
-        b = copy.deepcopy(r)
-        b.method = BEST_SINGLE
-        b.params = {**r.params, "best_of": r.method}
-        out.append(b)
-    return out
-
-
-def add_speedups(records) -> None:
-    """Fill ``speedup_cusparse_best`` and ``speedup_cupyx``: baseline kernel time over the record's."""
-    base = {}
-    for r in records:
-        if r.method in (CUSPARSE_BEST, CUPYX) and r.kernel_us and not r.note:
-            base[(r.suite, r.matrix, r.dtype, r.method)] = r.kernel_us
-    for r in records:
-        if not r.kernel_us:
-            continue
-        key = (r.suite, r.matrix, r.dtype)
-        if key + (CUSPARSE_BEST,) in base:
-            r.speedup_cusparse_best = base[key + (CUSPARSE_BEST,)] / r.kernel_us
-        if key + (CUPYX,) in base:
-            r.speedup_cupyx = base[key + (CUPYX,)] / r.kernel_us
+    return fastest_per_problem(records, BEST_SINGLE, lambda r: {"best_of": r.method})
