@@ -125,3 +125,19 @@ def best_single(records: list) -> list:
     format and kernel found by trying every one on that matrix (issue 9's reference point).
     """
     return fastest_per_problem(records, BEST_SINGLE, lambda r: {"best_of": r.method})
+
+
+def add_speedups(records) -> None:
+    """Fill ``speedup_cusparse_best`` and ``speedup_cupyx``: baseline kernel time over the record's."""
+    base = {}
+    for r in records:
+        if r.method in (CUSPARSE_BEST, CUPYX) and r.kernel_us and not r.note:
+            base[(r.suite, r.matrix, r.dtype, r.method)] = r.kernel_us
+    for r in records:
+        if not r.kernel_us:
+            continue
+        key = (r.suite, r.matrix, r.dtype)
+        if key + (CUSPARSE_BEST,) in base:
+            r.speedup_cusparse_best = base[key + (CUSPARSE_BEST,)] / r.kernel_us
+        if key + (CUPYX,) in base:
+            r.speedup_cupyx = base[key + (CUPYX,)] / r.kernel_us
