@@ -225,9 +225,8 @@ class SparseMatrix:
         if out is None:
             if beta != 0:
                 raise ValueError("beta != 0 needs out= holding the y to scale and add to")
-            y = self._xp.empty(self._y_shape, dtype=self._dtype)
-            self._guard(x, y)
-            return self._fresh(x, y, alpha)
+            self._check_current_device()  # a new y cannot overlap x: only the device is checked
+            return self._fresh(x, self._xp.empty(self._y_shape, dtype=self._dtype), alpha)
         if out.__class__ is self._array_type and self._ready(out, self._y_shape) and self._writable(out):
             self._guard(x, out)
             self._run(x, out, alpha, beta)

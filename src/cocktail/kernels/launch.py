@@ -69,7 +69,7 @@ class Launch:
     """
 
     __slots__ = ("function", "grid", "block", "shared_mem", "args", "_ptr", "_params", "_params_addr", "_x", "_y",
-                 "_alpha", "_beta", "_storage", "_keep", "_launch")
+                 "_alpha", "_beta", "_storage", "_launch")
 
     def __init__(self, function, grid: int, block: int, args, scalar_dtype, shared_mem: int = 0):
         from cupy.cuda import driver
@@ -87,7 +87,6 @@ class Launch:
         self._params = (ctypes.c_void_p * max(1, len(self._storage)))(
             *[ctypes.addressof(s) for s in self._storage])
         self._params_addr = ctypes.addressof(self._params)
-        self._keep = [a for a in self.args if not isinstance(a, Slot)]
         self._ptr = function_pointer(function)
         self._check_limits(driver)
         self._launch = driver.launchKernel
