@@ -65,7 +65,7 @@ def test_tridiagonal():
     assert f.dense_diagonals(1.0).tolist() == [-1, 0, 1]
     assert d.dense_diagonals(1.0).tolist() == [-1, 0, 1]
     # 2x2: the three diagonal blocks are full, four off-diagonal blocks hold one entry each.
-    assert f.blocks[(2, 2)] == F.BlockStats(7, 3, 3, 7 * 4 / (3 * m - 2), (0, 0, 2, 1))
+    assert f.blocks[(2, 2)] == F.BlockStats(7, 3, 3, 7 * 4 / (3 * m - 2), (0, 0, 2, 1), 3 * 32)
     # 3x3: the diagonal blocks miss their corners.
     assert (f.blocks[(3, 3)].total, f.blocks[(3, 3)].dense) == (4, 0)
 
@@ -75,9 +75,9 @@ def test_dense_8x8():
     A = csr_from_dense(rng.uniform(1, 2, (8, 8)))
     f = F.compute(A)
     assert f.nnz == 64 and f.max_row == 8 and f.row_length_histogram == (0, 0, 0, 0, 8)
-    assert f.blocks[(8, 8)] == F.BlockStats(1, 1, 1, 1.0, (0, 1))
-    assert f.blocks[(4, 4)] == F.BlockStats(4, 2, 4, 1.0, (0, 0, 2))
-    assert f.blocks[(1, 8)] == F.BlockStats(8, 1, 8, 1.0, (0, 8))
+    assert f.blocks[(8, 8)] == F.BlockStats(1, 1, 1, 1.0, (0, 1), 32)
+    assert f.blocks[(4, 4)] == F.BlockStats(4, 2, 4, 1.0, (0, 0, 2), 2 * 32)
+    assert f.blocks[(1, 8)] == F.BlockStats(8, 1, 8, 1.0, (0, 8), 32)
     assert f.blocks[(8, 4)].total == 2 and f.blocks[(8, 4)].dense == 2
     # 3x3 on an 8x8 grid: 9 blocks, only the four that lie inside the matrix are dense.
     assert f.blocks[(3, 3)].total == 9 and f.blocks[(3, 3)].dense == 4
@@ -91,7 +91,7 @@ def test_dense_8x8():
 def test_block_diagonal_2x2():
     A = csr_from_dense(np.kron(np.eye(4), np.ones((2, 2))))
     f = F.compute(A)
-    assert f.blocks[(2, 2)] == F.BlockStats(4, 1, 4, 1.0, (0, 4))
+    assert f.blocks[(2, 2)] == F.BlockStats(4, 1, 4, 1.0, (0, 4), 32)
     assert f.dense_diagonals(1.0).tolist() == [0]
     assert f.dense_diagonals(0.5).tolist() == [-1, 0, 1]
 

@@ -1,4 +1,4 @@
-"""The ``cocktail`` command line: ``cocktail bench``, ``cocktail report`` and ``cocktail formats``."""
+"""The ``cocktail`` command line: ``cocktail bench``, ``cocktail report``, ``cocktail calibrate`` and ``cocktail formats``."""
 
 from __future__ import annotations
 
@@ -301,9 +301,77 @@ def build_parser() -> argparse.ArgumentParser:
     add_arguments(rep)
     rep.add_argument("--plots", metavar="DIR", help="also draw the plots into DIR and link them from the report")
     rep.set_defaults(func=_report)
+    cal = sub.add_parser("calibrate", help="measure this GPU's device profile for format='auto' (clSpMV's "
+                                           "offline benchmarking stage)",
+                         description="Time every kernel variant on synthetic matrices (rows 2^10..2^21, entries per "
+                                     "row 1..64 and more for lane-shared kernels) and write the device profile to "
+                                     "the user cache directory. Resumes an interrupted run unless --restart.")
+    cal.add_argument("--quick", action="store_true", help="a coarser grid: a few minutes")
+    cal.add_argument("--dtype", default="float32,float64", help="value dtypes, comma-separated (default both)")
+    cal.add_argument("--variants", default=None,
+                     help="comma-separated variant keys to sample (default all), e.g. 'csr_scalar,ell'")
+    cal.add_argument("--restart", action="store_true", help="discard the samples of an interrupted run")
+    cal.add_argument("--out", metavar="PATH", help="write the profile here instead of the user cache directory")
+    cal.set_defaults(func=_calibrate)
     fmts = sub.add_parser("formats", help="list the storage formats and their parameters")
     fmts.set_defaults(func=_formats)
     return parser
+
+
+def _calibrate(args) -> int:
+    """``cocktail calibrate``: write this GPU's device profile."""
+    from pathlib import Path
+
+    from ._xp import cuda_available
+    from .bench import calibrate
+    from .tuning import variants
+
+    if not cuda_available():
+        print("cocktail: error: calibrate measures a GPU, and CuPy sees none", file=sys.stderr)
+        return 2
+    only = _split(args.variants) if args.variants else None
+    for key in only or ():
+        variants.get(key)  # ValueError names an unknown key
+    with _calibration_progress() as progress:
+        prof = calibrate.run("quick" if args.quick else "full", tuple(_split(args.dtype)), only, args.restart,
+                             progress, Path(args.out) if args.out else None)
+    count = sum(len(v) for d in prof.samples.values() for v in d.values())
+    print(f"profile of {prof.device['name']}: {count} samples, launch cost "
+          + ", ".join(f"{dt} {us:.2f} us" for dt, us in prof.launch_us.items()) + f"\nwritten to {prof.source}")
+    return 0
+
+
+def _calibration_progress():
+    """A progress callback ``(done, total, text)``: a rich bar when rich is installed, else a line every 5%."""
+    import contextlib
+
+    @contextlib.contextmanager
+    def plain():
+        shown = [-1]
+
+        def report(done, total, text):
+            pct = int(100 * done / max(total, 1))
+            if pct // 5 != shown[0] // 5:
+                shown[0] = pct
+                print(f"  calibrate: {done}/{total} ({pct}%) {text}", file=sys.stderr)
+
+        yield report
+
+    try:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    except ImportError:
+        return plain()
+
+    @contextlib.contextmanager
+    def bar():
+        from rich.console import Console
+
+        cols = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+        with Progress(*cols, console=Console(stderr=True), transient=True) as p:
+            task = p.add_task("calibrating", total=None)
+            yield lambda done, total, text: p.update(task, completed=done, total=total, description=text)
+
+    return bar()
 
 
 def main(argv=None) -> int:

@@ -92,8 +92,13 @@ class SparseMatrix:
     ----------
     S : scipy.sparse matrix or array, cupyx.scipy.sparse matrix, ``(data, indices, indptr)``
         tuple (with ``shape=``), or another ``SparseMatrix``.  Never modified.
-    format : a name from :func:`cocktail.formats.names`, or ``"auto"`` (see
-        :mod:`cocktail.tuning.auto` for the rule).
+    format : ``"auto"`` (default) or a name from :func:`cocktail.formats.names`.  On the GPU,
+        ``"auto"`` runs the planner (:mod:`cocktail.planning`): it measures the matrix's
+        features, costs candidate plans with the device profile and returns a single format
+        or a Cocktail of several; on the CPU it picks ``csr`` (:mod:`cocktail.tuning.auto`).
+    tune : with ``format="auto"`` on the GPU, ``"model"`` (default: the profile's predictions)
+        or ``"measure"`` (also time the best few candidates on this matrix and keep the
+        fastest; the decision is cached on disk by structure, device and dtype).
     device : ``"cpu"``, ``"cuda"`` or ``None`` (the GPU when CuPy sees one, else the CPU
         with one warning).
     executor : ``None`` (the device's default), ``"cuda"`` (a GPU kernel), ``"cpu"`` (SciPy's
@@ -110,8 +115,8 @@ class SparseMatrix:
         (``explain()`` lists them).
     """
 
-    def __init__(self, S, format="csr", device=None, *, executor=None, kernel=None, shape=None, dtype=None,
-                 index_dtype=None, **params):
+    def __init__(self, S, format="auto", device=None, *, executor=None, kernel=None, shape=None, dtype=None,
+                 index_dtype=None, tune="model", **params):
         from .tuning.formats import format_params
 
         data, indices, indptr, shape = _source_arrays(S, shape)
@@ -128,15 +133,29 @@ class SparseMatrix:
         csr = CSR.from_arrays(data, indices, indptr, shape, index_dtype=index_dtype, dtype=dtype)
         spec = kernels.get(kernel) if kernel is not None else None
         kernel_params = {k: params.pop(k) for k in list(params) if spec is not None and k in spec.defaults}
+        self.auto = None  # planning.AutoReport when format="auto" ran the planner
         if format == "auto":
+            if params or kernel is not None:
+                raise TypeError("format='auto' picks its own format, kernel and parameters; "
+                                "name a format to pass them")
+            if self._plans(csr, executor):
+                from . import planning
+
+                self.storage, self._executor, self.auto = planning.choose(csr, tune)
+                self._bind_operand_facts()
+                return
             from .tuning.auto import choose_format
 
-            if params:
-                raise TypeError("format='auto' picks its own parameters; name a format to pass them")
             format = choose_format(csr, device=self.device)
+        elif tune != "model":
+            raise ValueError(f"tune={tune!r} applies to format='auto' only")
         self.storage = formats.get(format).from_csr(csr, **format_params(format, csr.dtype, params))
         self._executor = executors.create(executor, self.storage, self.device, spec, kernel_params)
         self._bind_operand_facts()
+
+    def _plans(self, csr, executor) -> bool:
+        """Whether ``format="auto"`` runs the planner: real values with entries, on the GPU, GPU kernels."""
+        return self.device == "cuda" and executor in (None, "cuda") and csr.dtype.kind == "f" and csr.nnz > 0
 
     def _bind_operand_facts(self) -> None:
         """What the product-time checks compare against, computed once."""
@@ -385,6 +404,8 @@ class SparseMatrix:
             + (f" ({fmt.spmv_bytes() / flops:.2f} bytes per flop)" if flops else ""),
         ]
         lines += [f"  {k}: {v}" for k, v in fmt.describe().items()]
+        if self.auto is not None:
+            lines += _auto_lines(self.auto, self.nnz)
         return "\n".join(lines)
 
     def __repr__(self) -> str:
@@ -399,3 +420,30 @@ def _no_guard(x, y) -> None:
 
 def _param_text(params: dict) -> str:
     return ", ".join(f"{k}={getattr(v, '__name__', v)!s}" for k, v in params.items())
+
+
+def _auto_lines(report, nnz: int) -> list[str]:
+    """``explain()``'s account of format="auto": features, candidates and the chosen plan."""
+    plan = report.plan
+    gflops = (lambda us: f"{2 * nnz / (us * 1e3):.1f}" if us else "-")
+    lines = [f"  format='auto', tune={report.tune!r}: plan {plan.label(nnz)}  ({plan.detail()})"]
+    if report.notice:
+        lines.append(f"  notice: {report.notice}")
+    if report.cached:
+        lines.append(f"  decision: reused from the decision cache (conversion {report.convert_s * 1e3:.1f} ms)")
+        return lines
+    f = report.planning.features
+    dense = len(f.dense_diagonals(0.9))
+    best_block = min(f.blocks.items(), key=lambda kv: kv[1].fill)
+    lines += [f"  features: rows {f.shape[0]:,}, mean row {f.mean_row:.1f}, longest row {f.max_row:,}, "
+              f"{len(f.diagonal_counts):,} diagonals ({dense} at least 90% full), "
+              f"best block {best_block[0][0]}x{best_block[0][1]} at fill {best_block[1].fill:.2f}",
+              f"  time: analysis {report.analysis_s * 1e3:.1f} ms, conversion {report.convert_s * 1e3:.1f} ms"
+              + (f", measuring {report.measure_s * 1e3:.1f} ms" if report.measure_s else ""),
+              f"  profile: {report.planning.profile_source}",
+              "  candidates (predicted GFLOP/s, measured GFLOP/s):"]
+    for cand in report.planning.candidates[:8]:
+        mark = "*" if cand is plan else " "
+        lines.append(f"   {mark} {gflops(cand.predicted_us):>8} {gflops(cand.measured_us):>8}  {cand.label(nnz)}"
+                     + ("" if cand.single else f"  ({cand.detail()})"))
+    return lines

@@ -7,7 +7,6 @@ and ``GENERATOR_VERSION``, so changing a generator means bumping that number.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -118,8 +117,10 @@ def get(name: str) -> tuple[SuiteMatrix, ...]:
 
 
 def cache_dir() -> Path:
-    """Where generated matrices are cached."""
-    return Path(os.environ.get("COCKTAIL_CACHE", Path.home() / ".cache" / "cocktail"))
+    """Where generated matrices are cached (the user cache directory, see :mod:`cocktail._cache`)."""
+    from .._cache import cache_dir as user_cache
+
+    return user_cache()
 
 
 def load(matrix: SuiteMatrix) -> sp.csr_array:

@@ -22,17 +22,22 @@ def create(name, storage, device: str, kernel=None, kernel_params=None, accumula
     On the GPU the default is ``cuda`` when a kernel multiplies the format and dtype, else the
     device reference path; ``kernel`` (a registry spec) forces a kernel.  ``ValueError`` for a
     name that does not fit the device, ``TypeError`` for kernel parameters the kernel lacks.
-    ``accumulate``: the product only ever adds into ``y`` (beta = 1), as a Cocktail's later parts
+    For a Cocktail, ``kernel`` may list one ``(spec or None, params)`` per part (the planner's
+    choice).  ``accumulate``: the product only ever adds into ``y`` (beta = 1), as a Cocktail's later parts
     do; a kernel then binds beta as the constant 1 and skips scaling ``y``.
     """
     from ..formats.cocktail import Cocktail
 
     if isinstance(storage, Cocktail):
-        if kernel is not None or kernel_params:
+        if kernel_params or (kernel is not None and not isinstance(kernel, (list, tuple))):
             raise ValueError("kernel= names one kernel; a cocktail's parts each get their own")
         from .composed import Composed
 
-        return Composed([create(name, part, device, accumulate=i > 0) for i, part in enumerate(storage.parts)])
+        chosen = list(kernel) if kernel is not None else [(None, {})] * len(storage.parts)
+        if len(chosen) != len(storage.parts):
+            raise ValueError(f"a cocktail of {len(storage.parts)} parts needs as many kernels, got {len(chosen)}")
+        return Composed([create(name, part, device, spec, params, accumulate=i > 0)
+                         for i, (part, (spec, params)) in enumerate(zip(storage.parts, chosen))])
     if name is not None and name not in NAMES:
         raise ValueError(f"executor must be one of {NAMES} or None, got {name!r}")
     allowed = ("cuda", "reference") if device == "cuda" else ("cpu", "reference")

@@ -17,7 +17,7 @@ candidate block sizes and the power-of-two buckets of the histograms
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
 
 import numpy as np
@@ -26,6 +26,14 @@ from .._xp import get_xp, stable_argsort, to_numpy
 
 #: Candidate block shapes ``(r, c)``: ``r`` rows by ``c`` columns, on the aligned block grid.
 BLOCK_SIZES = ((1, 4), (2, 4), (4, 4), (8, 4), (1, 8), (2, 8), (4, 8), (8, 8), (2, 2), (3, 3))
+
+#: Sizes of the row groups whose widest row :class:`GroupWidths` counts: the slice heights of
+#: SELL (32..256) and the rows one warp covers in the CSR kernels (32 / lanes per row).
+GROUP_SIZES = (1, 2, 4, 8, 16, 32, 64, 128, 256)
+#: Widths above this are counted together (their sum kept): the count arrays stay small.
+WIDTH_CAP = 4096
+#: Super-rows per slice of SBELL, the layout whose block slots :class:`BlockStats` counts.
+SBELL_HEIGHT = 32
 
 _FINGERPRINT_VERSION = "features-v1"
 _KEY_LIMIT = 1 << 62  # block keys below it, doubled, fit in int64 (an overflow guard)
@@ -109,7 +117,8 @@ class BlockStats:
     cells stored (a block reaching past the matrix edge is never dense); ``fill``:
     ``total*r*c / nnz``, value slots per stored entry (1.0 when ``nnz`` is 0);
     ``superrow_histogram``: super-rows per bucket of their block count, bucket layout
-    :func:`length_buckets` of ``max_per_superrow``.
+    :func:`length_buckets` of ``max_per_superrow``; ``sliced_total``: block slots of SBELL with
+    :data:`SBELL_HEIGHT` super-rows per slice (each slice as wide as its fullest super-row).
     """
 
     total: int
@@ -117,6 +126,54 @@ class BlockStats:
     dense: int
     fill: float
     superrow_histogram: tuple = ()
+    sliced_total: int = 0
+
+
+@dataclass(frozen=True, eq=False)
+class GroupWidths:
+    """The widest row of every group of ``size`` consecutive rows (the last group may be partial).
+
+    ``counts[w]`` is the number of groups whose widest row holds ``w`` entries, for ``w`` up
+    to ``cap``; ``counts[cap+1]`` counts the wider groups and ``over_sum`` sums their widths.
+    With ``size`` = C this gives SELL's slots; with ``size`` = 32 / t the steps of a warp of a
+    CSR kernel with ``t`` lanes per row; with ``size`` = 1 the exact row-length distribution.
+    """
+
+    size: int
+    counts: np.ndarray
+    over_sum: int
+    cap: int
+
+    def padded_slots(self, lanes: int = 1, limit: int | None = None, skip: int = 0) -> int:
+        """Slots when every row of a group is padded to the group's widest row.
+
+        ``lanes`` rounds each width up to a multiple of it (lanes share a row); ``skip`` first
+        removes that many entries from every row (a part taken before) and ``limit`` keeps at
+        most that many (a part holding a row prefix).
+        """
+        w = np.arange(self.cap + 1, dtype=np.int64)
+        wide = np.maximum(w - skip, 0)
+        if limit is not None:
+            wide = np.minimum(wide, limit)
+        steps = -(-wide // lanes)
+        total = int((self.counts[:self.cap + 1] * steps).sum())
+        over = int(self.counts[self.cap + 1])
+        if over:  # widths past the cap: their mean width, lanes rounding neglected
+            mean = max(self.over_sum / over - skip, 0)
+            total += int(over * -(-(mean if limit is None else min(mean, limit)) // lanes))
+        return total * lanes * self.size
+
+    def __eq__(self, other):
+        if not isinstance(other, GroupWidths):
+            return NotImplemented
+        return ((self.size, self.over_sum, self.cap) == (other.size, other.over_sum, other.cap)
+                and np.array_equal(self.counts, other.counts))
+
+    __hash__ = None
+
+    def covered(self, limit: int) -> int:
+        """Entries of the rows' first ``limit`` positions (exact for ``size`` 1): ``sum(min(L, limit))``."""
+        return self.padded_slots(1, limit=limit) if self.size == 1 else 0
 
 
 @dataclass(frozen=True)
@@ -126,7 +183,8 @@ class Features:
     ``mean_row`` is ``nnz / m`` (0.0 without rows); ``max_row`` the longest row (0 without
     rows).  ``row_length_edges`` is the bucket layout of ``row_length_histogram``
     (:func:`length_buckets` of ``max_row``); the histogram sums to the row count.
-    ``blocks`` maps every ``(r, c)`` of :data:`BLOCK_SIZES` to its :class:`BlockStats`.
+    ``blocks`` maps every ``(r, c)`` of :data:`BLOCK_SIZES` to its :class:`BlockStats`;
+    ``groups`` maps every size of :data:`GROUP_SIZES` to its :class:`GroupWidths`.
     """
 
     shape: tuple
@@ -137,6 +195,7 @@ class Features:
     row_length_histogram: tuple
     diagonal_counts: DiagonalCounts
     blocks: MappingProxyType
+    groups: MappingProxyType = field(default_factory=lambda: MappingProxyType({}))
 
     def dense_diagonals(self, threshold: float) -> np.ndarray:
         """Offsets of the diagonals whose fill (count / in-matrix length) is at least ``threshold``."""
@@ -212,7 +271,32 @@ def _block_stats(xp, row_blocks, r: int, c: int, shape, nnz: int) -> BlockStats:
     per_superrow = xp.bincount(block_bi, minlength=superrows) if total else xp.zeros(superrows, xp.int64)
     most = int(per_superrow.max()) if superrows else 0
     fill = total * r * c / nnz if nnz else 1.0
-    return BlockStats(total, most, dense, fill, _histogram(xp, per_superrow, length_buckets(most)))
+    h = SBELL_HEIGHT
+    padded = xp.zeros(-(-superrows // h) * h, dtype=xp.int64)
+    padded[:superrows] = per_superrow
+    sliced = int(padded.reshape(-1, h).max(axis=1).sum()) * h if superrows else 0
+    return BlockStats(total, most, dense, fill, _histogram(xp, per_superrow, length_buckets(most)), sliced)
+
+
+def row_groups(lengths, max_row: int | None = None) -> MappingProxyType:
+    """:class:`GroupWidths` of ``lengths`` for every size of :data:`GROUP_SIZES` (one host transfer)."""
+    xp = get_xp(lengths)
+    widths = lengths.astype(xp.int64)
+    if max_row is None:
+        max_row = int(widths.max()) if widths.shape[0] else 0
+    cap = min(int(max_row), WIDTH_CAP)
+    rows = []
+    for g in GROUP_SIZES:
+        if g > 1:  # groups of g rows are pairs of aligned groups of g/2
+            if widths.shape[0] % 2:
+                widths = xp.concatenate([widths, xp.zeros(1, dtype=xp.int64)])
+            widths = xp.maximum(widths[0::2], widths[1::2])
+        counts = xp.bincount(xp.minimum(widths, cap + 1), minlength=cap + 2)[:cap + 2]
+        over = xp.where(widths > cap, widths, 0).sum()
+        rows.append(xp.concatenate([counts.astype(xp.int64), over.reshape(1).astype(xp.int64)]))
+    host = to_numpy(xp.stack(rows))
+    return MappingProxyType({g: GroupWidths(g, _readonly(host[i, :-1]), int(host[i, -1]), cap)
+                             for i, g in enumerate(GROUP_SIZES)})
 
 
 def _diagonals(xp, rows, cols, shape) -> DiagonalCounts:
@@ -254,6 +338,7 @@ def compute(csr) -> Features:
         row_length_histogram=_histogram(xp, lengths, edges),
         diagonal_counts=_diagonals(xp, rows, cols, (m, n)),
         blocks=MappingProxyType(blocks),
+        groups=row_groups(lengths, max_row) if m else MappingProxyType({}),
     )
 
 
@@ -266,4 +351,15 @@ def fingerprint(features: Features) -> str:
     m, n = features.shape
     text = "|".join([_FINGERPRINT_VERSION, f"{m}x{n}", str(features.nnz),
                      ",".join(map(str, features.row_length_histogram))])
+    return hashlib.sha256(text.encode("ascii")).hexdigest()[:32]
+
+
+def structure_fingerprint(csr) -> str:
+    """:func:`fingerprint` of ``csr`` without computing the other features (its row-length histogram only)."""
+    xp = get_xp(csr.indptr)
+    m, n = (int(d) for d in csr.shape)
+    lengths = csr.row_lengths()
+    edges = length_buckets(int(lengths.max()) if m else 0)
+    text = "|".join([_FINGERPRINT_VERSION, f"{m}x{n}", str(int(csr.nnz)),
+                     ",".join(map(str, _histogram(xp, lengths, edges)))])
     return hashlib.sha256(text.encode("ascii")).hexdigest()[:32]

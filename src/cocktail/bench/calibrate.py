@@ -1,0 +1,223 @@
+"""``cocktail calibrate``: the offline benchmarking stage (clSpMV §3.2) that writes the device profile.
+
+Every kernel variant of :mod:`cocktail.tuning.variants` is timed on synthetic matrices (its
+pattern: rows of ``k`` adjacent entries, ``k`` adjacent dense diagonals, or ``k / c`` dense
+blocks per super-row) over rows ``2^10 .. 2^21`` and entries per row ``1 .. 64`` (up to
+thousands for the variants that share a row among lanes), in float32 and float64, with the
+benchmark's kernel timing (CUDA graph replays, :func:`~.timing.time_gpu`).  The fixed cost of
+one launch is the time of a product of a 1 x 1 matrix.
+
+The run writes ``<cache>/profiles/<device key>.json``; samples go to a ``.partial.json`` beside
+it as they are taken, so an interrupted run resumes where it stopped.  ``--quick`` samples a
+coarser grid in a few minutes.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._cache import write_json
+from ..tuning import profile as _profile
+from ..tuning import variants as _variants
+
+#: Grid of each mode: rows, entries per row, longer rows for lane-shared variants, largest slot count.
+GRIDS = {
+    "full": ((1 << 10, 1 << 11, 1 << 12, 1 << 13, 1 << 14, 1 << 15, 1 << 16, 1 << 17, 1 << 18, 1 << 19, 1 << 20,
+              1 << 21), (1, 2, 4, 8, 16, 32, 64), (128, 256, 512, 1024, 2048), 1 << 25),
+    "quick": ((1 << 10, 1 << 13, 1 << 16, 1 << 19, 1 << 21), (1, 4, 16, 64), (256, 1024), 1 << 24),
+}
+#: Timing of one sample in each mode: least samples and least seconds (``time_gpu``).
+TIMING = {"full": (10, 0.01), "quick": (5, 0.003)}
+
+
+@dataclass(frozen=True)
+class Point:
+    """One synthetic matrix: pattern, rows, entries per row (block shape for the block pattern)."""
+
+    pattern: str
+    rows: int
+    per_row: int
+    block: tuple | None = None
+
+
+def points(variant, mode: str) -> list[Point]:
+    """The sample points of ``variant`` in ``mode``."""
+    rows, per_row, longer, cap = GRIDS[mode]
+    ks = per_row + (longer if variant.long_rows else ())
+    out = []
+    for k in ks:
+        if variant.block is not None:
+            c = variant.block[1]
+            if k < c:
+                continue  # a block row holds at least c entries
+        for m in rows:
+            if m * k <= cap:
+                out.append(Point(variant.pattern, m, k, variant.block))
+    return out
+
+
+def synthetic(point: Point, dtype):
+    """``(data, indices, indptr)`` CuPy arrays of the point's matrix (square, ``rows`` x ``rows``)."""
+    import cupy
+
+    m, k = point.rows, point.per_row
+    rng = cupy.random.default_rng(point.rows * 131 + point.per_row)
+    if point.pattern == "band":  # k adjacent diagonals centred on the main one, cut at the edges
+        k = min(k, m)
+        first = -(k // 2)
+        rows = cupy.repeat(cupy.arange(m, dtype=cupy.int64), k)
+        cols = rows + first + cupy.tile(cupy.arange(k, dtype=cupy.int64), m)
+        keep = (cols >= 0) & (cols < m)
+        rows, cols = rows[keep], cols[keep]
+        indptr = cupy.zeros(m + 1, dtype=cupy.int64)
+        indptr[1:] = cupy.cumsum(cupy.bincount(rows, minlength=m))
+    elif point.pattern == "blocks":  # k / c dense r x c blocks per super-row, along the block diagonal
+        r, c = point.block
+        b = max(1, k // c)
+        block_cols = max(1, m // c)
+        b = min(b, block_cols)
+        superrows = -(-m // r)
+        sr = cupy.arange(superrows, dtype=cupy.int64)
+        first = (sr * r) // c - b // 2
+        bj = (first[:, None] + cupy.arange(b, dtype=cupy.int64)[None, :]) % block_cols  # (superrows, b)
+        bj = cupy.sort(bj, axis=1)
+        rows = (sr[:, None] * r + cupy.arange(r, dtype=cupy.int64)[None, :])  # (superrows, r)
+        cols = bj[:, None, :, None] * c + cupy.arange(c, dtype=cupy.int64)[None, None, None, :]
+        cols = cupy.broadcast_to(cols, (superrows, r, b, c)).reshape(superrows * r, b * c)
+        rows = rows.reshape(-1)
+        keep_rows = rows < m
+        cols = cols[keep_rows]
+        indptr = cupy.arange(m + 1, dtype=cupy.int64) * (b * c)
+        cols = cols.reshape(-1)
+    else:  # k adjacent columns per row, wrapping at the last column
+        k = min(k, m)
+        start = cupy.arange(m, dtype=cupy.int64) - k // 2
+        cols = cupy.sort((start[:, None] + cupy.arange(k, dtype=cupy.int64)[None, :]) % m, axis=1).reshape(-1)
+        indptr = cupy.arange(m + 1, dtype=cupy.int64) * k
+    data = rng.standard_normal(int(cols.shape[0])).astype(dtype)
+    return data, cols.astype(cupy.int32), indptr.astype(cupy.int32)
+
+
+def _time(A, dtype, mode: str) -> float:
+    """Kernel µs of one product of ``A`` (graph replay over 4 input vectors, as the benchmark)."""
+    import cupy
+
+    from .timing import time_gpu
+
+    m, n = A.shape
+    xs = [cupy.random.default_rng(i).standard_normal(n).astype(dtype) for i in range(4)]
+    y = cupy.zeros(m, dtype=dtype)
+    run = A._executor.run
+    calls = [(lambda x=x: run(x, y, 1, 0)) for x in xs]
+    repeat, seconds = TIMING[mode]
+    return time_gpu(calls, repeat=repeat, min_seconds=seconds).kernel_us
+
+
+def _sample_key(dtype: str, variant: str, point: Point) -> str:
+    return f"{dtype}|{variant}|{point.rows}|{point.per_row}"
+
+
+def launch_cost(dtype, mode: str) -> float:
+    """Kernel µs of one product of a 1 x 1 matrix: the fixed cost of one launch."""
+    import cupy
+
+    from .. import SparseMatrix
+
+    one = (cupy.ones(1, dtype=dtype), cupy.zeros(1, dtype=cupy.int32), cupy.asarray([0, 1], dtype=cupy.int32))
+    A = SparseMatrix(one, format="csr", shape=(1, 1), device="cuda", kernel="csr_scalar")
+    return _time(A, dtype, mode)
+
+
+def run(mode: str = "quick", dtypes=("float32", "float64"), only=None, restart: bool = False, progress=None,
+        out=None) -> _profile.Profile:
+    """Time every variant (or those named in ``only``) and write the device profile; returns it."""
+    import cupy
+
+    from .. import SparseMatrix, kernels
+    from .provenance import commit
+
+    if mode not in GRIDS:
+        raise ValueError(f"calibrate: mode must be one of {', '.join(GRIDS)}, got {mode!r}")
+    device = _profile.current_device()
+    key = _profile.device_key(device["name"], device["compute_capability"], device["cuda"])
+    final = _profile.user_path(key) if out is None else out
+    partial = final.with_name(final.name.replace(".json", ".partial.json"))
+    state = {} if restart or not partial.exists() else _read(partial, mode)
+    chosen = [v for v in _variants.VARIANTS if (only is None or v.key in only) and v.kernel in kernels.names()]
+    work = [(dt, v, p) for dt in dtypes for v in chosen for p in points(v, mode)]
+    by_point = {}
+    for dt, v, p in work:
+        by_point.setdefault((dt, p.pattern, p.rows, p.per_row, p.block), []).append(v)
+    samples = state.setdefault("samples", {})
+    launch = state.setdefault("launch_us", {})
+    done = len([1 for dt, v, p in work if _sample_key(dt, v.key, p) in samples])
+    if progress:
+        progress(done, len(work), "resuming" if done else "starting")
+    last_write = time.monotonic()
+    for dt in dtypes:
+        if dt not in launch:
+            launch[dt] = launch_cost(dt, mode)
+    for (dt, pattern, rows, per_row, block), group in by_point.items():
+        point = Point(pattern, rows, per_row, block)
+        todo = [v for v in group if _sample_key(dt, v.key, point) not in samples]
+        if not todo:
+            continue
+        arrays = synthetic(point, dt)
+        base = SparseMatrix(arrays, format="csr", shape=(rows, rows), device="cuda", kernel="csr_scalar")
+        csr = base.storage
+        for v in todo:
+            try:
+                A = SparseMatrix(csr_arrays(csr), format=v.format, shape=(rows, rows), device="cuda",
+                                 kernel=v.kernel, **v.format_params, **v.kernel_params)
+                slots = A.storage.stored_slots
+                samples[_sample_key(dt, v.key, point)] = [rows, slots / rows, _time(A, dt, mode)]
+                del A
+            except (MemoryError, cupy.cuda.memory.OutOfMemoryError):
+                samples[_sample_key(dt, v.key, point)] = None
+            done += 1
+            if progress:
+                progress(done, len(work), f"{dt} {v.key} rows={rows} k={per_row}")
+        del base, csr, arrays
+        cupy.get_default_memory_pool().free_all_blocks()
+        if time.monotonic() - last_write > 10:
+            state["mode"] = mode
+            write_json(partial, state)
+            last_write = time.monotonic()
+    state["mode"] = mode
+    write_json(partial, state)
+    prof = _profile.Profile(device, launch, _grouped(samples), mode,
+                            {"date": time.strftime("%Y-%m-%d"), "commit": commit(), "cupy": cupy.__version__})
+    prof.save(final)
+    partial.unlink(missing_ok=True)
+    _profile.forget()
+    prof.source = str(final)
+    return prof
+
+
+def csr_arrays(csr):
+    """``(data, indices, indptr)`` of a stored CSR: another ``SparseMatrix`` input without a host copy."""
+    return csr.data, csr.indices, csr.indptr
+
+
+def _grouped(samples: dict) -> dict:
+    """``{dtype: {variant: [[rows, per_row, µs], ...]}}`` from the flat sample keys."""
+    out = {}
+    for key, value in samples.items():
+        if value is None:
+            continue
+        dt, variant, _, _ = key.split("|")
+        out.setdefault(dt, {}).setdefault(variant, []).append(value)
+    return out
+
+
+def _read(path, mode: str) -> dict:
+    import json
+
+    try:
+        state = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    return state if state.get("mode") == mode else {}

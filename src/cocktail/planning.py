@@ -1,0 +1,144 @@
+"""``format="auto"`` on the GPU: features, the planner, optional measurement, the decision cache.
+
+:func:`choose` runs once at construction of a ``SparseMatrix``:
+
+1. ``tune="model"`` (default): compute the matrix's features on the GPU, cost the candidate
+   plans with the device profile (:mod:`cocktail.tuning.planner`) and build the fastest.
+2. ``tune="measure"``: the same, then build the :data:`~cocktail.tuning.planner.MEASURE_TOP`
+   best candidates, time each on the matrix (CUDA graph replays, as the benchmark does) and
+   keep the fastest.  The decision is cached on disk (:mod:`cocktail.tuning.decisions`): a
+   matrix of the same structure, dtype and device reuses it without measuring.
+
+The times spent (analysis, conversion, measurement) are kept in the returned :class:`AutoReport`.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from . import executors, formats, kernels
+from .errors import FormatFillError
+
+TUNE = ("model", "measure")
+#: Products per timed graph and timed replays of ``tune="measure"``.
+MEASURE_CALLS, MEASURE_REPLAYS = 10, 3
+
+
+@dataclass
+class AutoReport:
+    """How ``format="auto"`` decided: the chosen plan, the candidates and the time each step took."""
+
+    plan: object
+    tune: str
+    planning: object = None  # tuning.planner.Planning, None when the decision came from the cache
+    cached: bool = False
+    analysis_s: float = 0.0  # features and planning
+    convert_s: float = 0.0  # building the chosen plan (storage and bound executor)
+    measure_s: float = 0.0  # tune="measure": building and timing the candidates
+    measured: dict = field(default_factory=dict)  # candidate label -> measured µs
+    notice: str = ""
+
+
+def build(plan, csr, device: str = "cuda"):
+    """The storage and executor of ``plan`` for the canonical CSR ``csr``."""
+    from .formats.cocktail import Cocktail
+    from .tuning.formats import format_params
+
+    if plan.single:
+        part = plan.parts[0]
+        storage = formats.get(part.format).from_csr(csr, **format_params(part.format, csr.dtype, part.params()))
+        return storage, executors.create(None, storage, device, kernels.get(part.kernel), part.kernel_params)
+    spec = [(p.format, format_params(p.format, csr.dtype, p.params()), p.selector) for p in plan.parts]
+    storage = Cocktail.from_csr(csr, parts=spec)
+    if len(storage.parts) == len(plan.parts):
+        chosen = [(kernels.get(p.kernel), p.kernel_params) for p in plan.parts]
+    else:  # an empty part was left out: each part takes its format's default kernel
+        chosen = None
+    return storage, executors.create(None, storage, device, chosen)
+
+
+def _time_us(executor, shape, dtype) -> float:
+    """Median µs of one product, from CUDA graph replays of MEASURE_CALLS products."""
+    import cupy
+
+    m, n = shape
+    x = cupy.random.default_rng(0).standard_normal(n).astype(dtype)
+    y = cupy.zeros(m, dtype=dtype)
+    stream = cupy.cuda.Stream(non_blocking=True)
+    with stream:
+        executor.run(x, y, 1, 0)  # first run: lazy work outside the timing
+        stream.begin_capture()
+        try:
+            for _ in range(MEASURE_CALLS):
+                executor.run(x, y, 1, 0)
+        finally:
+            graph = stream.end_capture()
+        graph.launch(stream)
+        samples = []
+        for _ in range(MEASURE_REPLAYS):
+            start, end = cupy.cuda.Event(), cupy.cuda.Event()
+            start.record(stream)
+            graph.launch(stream)
+            end.record(stream)
+            end.synchronize()
+            samples.append(cupy.cuda.get_elapsed_time(start, end) * 1e3 / MEASURE_CALLS)
+    return sorted(samples)[len(samples) // 2]
+
+
+def choose(csr, tune: str = "model"):
+    """``(storage, executor, AutoReport)`` for a real-valued canonical CSR on the current GPU."""
+    from .tuning import decisions, planner, profile
+    from .tuning.features import compute, structure_fingerprint
+
+    if tune not in TUNE:
+        raise ValueError(f"tune must be one of {TUNE}, got {tune!r}")
+    device = profile.current_device()
+    prof = profile.for_device(device)
+    if prof is None:
+        raise RuntimeError("no device profile: run `cocktail calibrate` (the package ships none)")
+    key = None
+    if tune == "measure":
+        key = decisions.key(structure_fingerprint(csr), profile.device_key(**_key_args(device)), csr.dtype,
+                            csr.index_dtype)
+        cached = decisions.lookup(key)
+        if cached is not None:
+            t0 = time.perf_counter()
+            try:
+                storage, executor = build(cached, csr)
+            except FormatFillError:
+                cached = None  # same fingerprint, another structure: decide afresh
+            else:
+                report = AutoReport(cached, tune, cached=True, convert_s=time.perf_counter() - t0,
+                                    notice=prof.notice)
+                return storage, executor, report
+    t0 = time.perf_counter()
+    feats = compute(csr)
+    planning = planner.plan(csr, feats, prof, csr.dtype)
+    analysis = time.perf_counter() - t0
+    report = AutoReport(planning.chosen, tune, planning, analysis_s=analysis, notice=prof.notice)
+    if tune == "model":
+        t0 = time.perf_counter()
+        storage, executor = build(planning.chosen, csr)
+        report.convert_s = time.perf_counter() - t0
+        return storage, executor, report
+    t0 = time.perf_counter()
+    best = None
+    for candidate in planning.candidates[:planner.MEASURE_TOP]:
+        t1 = time.perf_counter()
+        built = build(candidate, csr)
+        convert = time.perf_counter() - t1
+        candidate.measured_us = _time_us(built[1], csr.shape, csr.dtype)
+        report.measured[candidate.label(csr.nnz)] = candidate.measured_us
+        if best is None or candidate.measured_us < best[0].measured_us:
+            best = (candidate, built)
+            report.convert_s = convert
+    report.measure_s = time.perf_counter() - t0 - report.convert_s
+    report.plan = best[0]
+    decisions.store(key, best[0])
+    return best[1][0], best[1][1], report
+
+
+def _key_args(device: dict) -> dict:
+    return {"name": device["name"], "compute_capability": device["compute_capability"],
+            "cuda_version": device["cuda"]}

@@ -1,0 +1,56 @@
+"""The decision cache of ``tune="measure"``: plans kept on disk, keyed by structure, device and dtype.
+
+A key is the structure fingerprint (shape, entries, row-length histogram:
+:func:`~cocktail.tuning.features.structure_fingerprint`), the device key of the profile
+module, the value and index dtypes and the planner's version.  A second matrix with the same
+key reuses the measured plan without measuring.  The file is ``<cache>/decisions.json``.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+from .. import _cache
+from .planner import Plan
+
+#: Bumped whenever plans from an older planner must not be reused.
+PLANNER_VERSION = "planner-v1"
+FILE_NAME = "decisions.json"
+
+
+def path():
+    """The decision cache file."""
+    return _cache.cache_dir() / FILE_NAME
+
+
+def key(fingerprint: str, device_key: str, dtype, index_dtype) -> str:
+    """The cache key of one structure on one device in one pair of dtypes."""
+    import numpy as np
+
+    return "|".join([PLANNER_VERSION, fingerprint, device_key, np.dtype(dtype).name, np.dtype(index_dtype).name])
+
+
+def _read() -> dict:
+    try:
+        return json.loads(path().read_text())
+    except (OSError, ValueError):
+        return {}  # no cache yet, or an unreadable one: decide afresh
+
+
+def lookup(k: str) -> Plan | None:
+    """The cached plan of key ``k``, or None."""
+    entry = _read().get(k)
+    if not entry:
+        return None
+    try:
+        return Plan.from_json(entry["plan"])
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def store(k: str, plan: Plan) -> None:
+    """Keep ``plan`` under key ``k`` (the whole file is rewritten atomically)."""
+    entries = _read()
+    entries[k] = {"plan": plan.to_json(), "saved": time.strftime("%Y-%m-%dT%H:%M:%S")}
+    _cache.write_json(path(), entries)

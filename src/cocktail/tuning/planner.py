@@ -1,0 +1,393 @@
+"""The online planner behind ``format="auto"``: clSpMV's greedy policies over a device profile.
+
+Given a matrix's :mod:`features <.features>` and the device :mod:`profile <.profile>`, the
+planner builds candidate plans, predicts each one's time, and picks the fastest (Su & Keutzer
+§3.3).  A plan is a list of parts, each a format holding a share of the entries with one
+kernel variant; a plan of one part is a single format, more parts make a Cocktail.
+
+A part's predicted time is the profile's time for its variant at the part's rows and value
+slots (padding included), never less than its launches times the profile's cost of one launch.
+A kernel that gives a row (or a slice, or a super-row) to one thread or one warp also cannot
+finish before its widest row does: its prediction is at least the profile's time of
+:data:`TAIL_ROWS` rows that wide.  A plan's time is the sum over its parts, so a small matrix,
+whose parts are each worth little more than a launch, keeps a one-launch plan.
+
+The policies (all thresholds of the planner are here):
+
+- **Singles**: every sampled variant on the whole matrix, the padded formats only while they
+  store at most :data:`MAX_SLOTS_PER_ENTRY` slots per entry.
+- **Dense diagonals** (DIA or BDIA part): a diagonal of ``n_d`` cells with ``e_d`` entries is
+  dense when ``e_d > n_d * g_f / g_d`` (``g_f``, ``g_d``: the best flat and diagonal slot
+  rates at this size).  The diagonal part is tried when the dense diagonals hold at least
+  :data:`MIN_PART_SHARE` of the entries.
+- **ELL/SELL width** (row-prefix part): clSpMV's rule, the largest ``w`` with
+  ``(z(w) + e(w)) / g_ELL < e(w) / m_c`` (``z``: padding, ``e``: entries covered, ``m_c``: the
+  CSR/COO rate on what remains), and Bell & Garland's HYB width (``tuning.hyb``); each width
+  is costed as a whole plan.
+- **CSR against COO** for the remainder: the load balance of CSR enters its slots (a warp
+  waits for its longest row) and its tail (the longest row alone); COO's atomic kernel takes
+  Flegar & Anzt's ω (``tuning.kernels.coo_omega``).
+- **Merging small parts**: a plan with a part is kept only if it is predicted faster than the
+  same plan without it (every subset is costed).
+
+The block formats (BCSR, BELL, SBELL) are costed as singles, with the block counts of the
+features; they do not enter a Cocktail as a part.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import variants as _variants
+from .features import Features, GroupWidths, row_groups
+from .hyb import ELL_SPEEDUP_OVER_COO
+
+#: The padded formats are costed only while storing at most this many value slots per entry.
+MAX_SLOTS_PER_ENTRY = 3.0
+#: A diagonal or row-prefix part must hold at least this share of the entries.
+MIN_PART_SHARE = 0.05
+#: Rows of the tail sample: a warp-or-thread-per-row kernel takes at least this many rows' time.
+TAIL_ROWS = 1024
+#: Candidate plans ``tune="measure"`` times on the matrix.
+MEASURE_TOP = 3
+#: The CSR kernels and COO kernels the remainder of a Cocktail may use.
+CSR_VARIANTS = ("csr_scalar",) + tuple(f"csr_vector(t={t})" for t in _variants.VECTOR_THREADS) + ("csr_merge",)
+COO_VARIANTS = ("coo_atomic", "coo_segmented")
+DIAGONAL_VARIANTS = ("dia", "bdia", "bdia_direct")
+#: Formats with a rows-prefix selector part.
+PREFIX_FORMATS = ("ell", "sell")
+
+
+@dataclass(frozen=True)
+class Part:
+    """One part of a plan: a format and kernel variant holding ``nnz`` entries in ``slots`` value slots."""
+
+    variant: str
+    selector: tuple
+    nnz: int
+    slots: int
+    predicted_us: float
+    format_params: dict = field(default_factory=dict, compare=False)
+
+    @property
+    def format(self) -> str:
+        return _variants.get(self.variant).format
+
+    @property
+    def kernel(self) -> str:
+        return _variants.get(self.variant).kernel
+
+    @property
+    def kernel_params(self) -> dict:
+        return dict(_variants.get(self.variant).kernel_params)
+
+    def params(self) -> dict:
+        """The format parameters the part is built with: the variant's, then the plan's."""
+        return {**_variants.get(self.variant).format_params, **self.format_params}
+
+    def to_json(self) -> dict:
+        return {"variant": self.variant, "selector": [self.selector[0], *[_plain(a) for a in self.selector[1:]]],
+                "nnz": self.nnz, "slots": self.slots, "predicted_us": self.predicted_us,
+                "format_params": {k: _plain(v) for k, v in self.format_params.items()}}
+
+    @classmethod
+    def from_json(cls, d: dict) -> Part:
+        sel = d["selector"]
+        selector = (sel[0], *[tuple(a) if isinstance(a, list) else a for a in sel[1:]])
+        return cls(d["variant"], selector, int(d["nnz"]), int(d["slots"]), float(d["predicted_us"]),
+                   dict(d.get("format_params", {})))
+
+
+def _plain(v):
+    if isinstance(v, (tuple, list, np.ndarray)):
+        return [_plain(a) for a in v]
+    if isinstance(v, np.integer):
+        return int(v)
+    return v
+
+
+@dataclass
+class Plan:
+    """Parts in order (the first applies beta, the rest add), their predicted and measured time."""
+
+    parts: tuple
+    predicted_us: float
+    measured_us: float | None = None
+
+    @property
+    def single(self) -> bool:
+        """One part holding every entry: a plain format, not a Cocktail."""
+        return len(self.parts) == 1
+
+    def label(self, nnz: int | None = None) -> str:
+        """``csr_vector(t=8)`` for a single format; ``DIA(9%) SELL(73%) COO(18%)`` for a Cocktail."""
+        if self.single:
+            return self.parts[0].variant
+        total = nnz or sum(p.nnz for p in self.parts) or 1
+        return " ".join(f"{p.format.upper()}({100 * p.nnz / total:.0f}%)" for p in self.parts)
+
+    def detail(self) -> str:
+        """Each part's variant and selector: ``dia[diagonals x5] + ell[row_prefix 4] + csr_vector(t=4)``."""
+        out = []
+        for p in self.parts:
+            kind = p.selector[0]
+            if kind == "diagonals":
+                out.append(f"{p.variant}[{len(p.selector[1])} diagonals]")
+            elif kind == "row_prefix":
+                out.append(f"{p.variant}[first {p.selector[1]} per row]")
+            else:
+                out.append(p.variant)
+        return " + ".join(out)
+
+    def to_json(self) -> dict:
+        return {"parts": [p.to_json() for p in self.parts], "predicted_us": self.predicted_us,
+                "measured_us": self.measured_us}
+
+    @classmethod
+    def from_json(cls, d: dict) -> Plan:
+        return cls(tuple(Part.from_json(p) for p in d["parts"]), float(d["predicted_us"]), d.get("measured_us"))
+
+
+@dataclass
+class Planning:
+    """What the planner saw and weighed: the candidates, fastest predicted first."""
+
+    features: Features
+    candidates: list
+    profile_source: str
+    notice: str = ""
+
+    @property
+    def chosen(self) -> Plan:
+        return self.candidates[0]
+
+
+class _Costing:
+    """Predictions for one matrix, dtype and profile."""
+
+    def __init__(self, features: Features, profile, dtype):
+        self.f, self.profile, self.dtype = features, profile, dtype
+        self.m = features.shape[0]
+
+    def time(self, variant: str, slots: float, widest: float = 0.0, rows: int | None = None) -> float | None:
+        """Predicted µs of ``variant`` reading ``slots``; ``widest``: slots of the widest row a thread or warp takes."""
+        rows = self.m if rows is None else rows
+        t = self.profile.predict_us(variant, self.dtype, rows, slots)
+        if t is None:
+            return None
+        if widest > 0:
+            tail = self.profile.predict_us(variant, self.dtype, TAIL_ROWS, TAIL_ROWS * widest)
+            t = max(t, tail)
+        return t
+
+    def has(self, variant: str) -> bool:
+        """Sampled in the profile and its kernel registered."""
+        return self.profile.has(variant, self.dtype) and _variants.get(variant).kernel in _registered()
+
+    # -- the flat formats on rows whose widths ``groups`` describes, after ``skip`` entries per row --------
+    def flat(self, variant: str, groups, nnz: int, skip: int = 0, limit: int | None = None):
+        """``(slots, µs)`` of a flat variant on these rows, or None when unsampled."""
+        if not self.has(variant):
+            return None
+        v = _variants.get(variant)
+        widest = _widest(groups, skip, limit)
+        if v.kernel == "csr_scalar":
+            slots, tail = groups[32].padded_slots(1, limit, skip), widest
+        elif v.kernel == "csr_vector":
+            t = v.kernel_params["threads_per_row"]
+            slots, tail = groups[32 // t].padded_slots(t, limit, skip), widest  # the tail sample has t lanes too
+        elif v.kernel == "sell":
+            c, t = v.format_params["slice_height"], v.kernel_params["threads_per_row"]
+            slots, tail = groups[c].padded_slots(t, limit, skip), widest
+        elif v.kernel == "ell":
+            slots, tail = self.m * _widest(groups, skip, limit), 0
+        elif v.kernel == "csr_merge":
+            slots, tail = nnz + self.m, 0
+        else:  # COO
+            slots, tail = nnz, 0
+        t = self.time(variant, slots, tail)
+        return None if t is None else (int(slots), t)
+
+
+def _widest(groups, skip: int = 0, limit: int | None = None) -> int:
+    g = groups[1]
+    nz = np.nonzero(g.counts)[0]
+    w = int(nz[-1]) if nz.shape[0] else 0
+    if w == g.cap + 1:
+        w = int(math.ceil(g.over_sum / max(int(g.counts[-1]), 1)))
+    w = max(w - skip, 0)
+    return w if limit is None else min(w, limit)
+
+
+def _registered() -> set:
+    from .. import kernels
+
+    return set(kernels.names())
+
+
+def _flat_variants(c: _Costing, formats) -> list[str]:
+    return [v.key for v in _variants.VARIANTS if v.format in formats and c.has(v.key)]
+
+
+def _best(options):
+    options = [o for o in options if o is not None]
+    return min(options, key=lambda o: o[-1]) if options else None
+
+
+def _remainder(c: _Costing, groups, nnz: int, skip: int = 0):
+    """The cheapest CSR or COO part for the entries left: ``(variant, slots, µs)``."""
+    opts = []
+    for v in CSR_VARIANTS + COO_VARIANTS:
+        r = c.flat(v, groups, nnz, skip=skip)
+        if r is not None:
+            opts.append((v, r[0], r[1]))
+    return _best(opts)
+
+
+def _singles(c: _Costing, features: Features) -> list[Plan]:
+    """Every sampled variant holding the whole matrix (padded ones within MAX_SLOTS_PER_ENTRY)."""
+    nnz, m = features.nnz, c.m
+    out = []
+    limit = MAX_SLOTS_PER_ENTRY * max(nnz, 1)
+    for v in _variants.VARIANTS:
+        if not c.has(v.key):
+            continue
+        if v.pattern == "rows":
+            r = c.flat(v.key, features.groups, nnz)
+            if r is None or (v.format in ("ell", "sell") and r[0] > limit):
+                continue
+            slots, t = r
+        elif v.pattern == "band":
+            slots = len(features.diagonal_counts) * m
+            if slots > limit:
+                continue
+            t = c.time(v.key, slots)
+        else:
+            b = features.blocks[v.block]
+            r_, c_ = v.block
+            superrows = -(-m // r_)
+            if v.format == "bcsr":
+                slots, widest = b.total * r_ * c_, b.max_per_superrow * c_
+            elif v.format == "bell":
+                slots, widest = b.max_per_superrow * superrows * r_ * c_, 0
+            else:
+                slots, widest = b.sliced_total * r_ * c_, b.max_per_superrow * c_
+            if slots > limit:
+                continue
+            t = c.time(v.key, slots, widest)
+        if t is not None:
+            out.append(Plan((Part(v.key, ("rest",), nnz, int(slots), t),), t))
+    return out
+
+
+def _dense_diagonals(c: _Costing, features: Features, g_flat: float):
+    """Offsets of the dense diagonals by clSpMV's rule and the best diagonal variant for them."""
+    diags = features.diagonal_counts
+    if not len(diags) or g_flat <= 0:
+        return None
+    lengths, counts = diags.lengths(), diags.counts
+    k = max(1, int((counts >= 0.5 * lengths).sum()))
+    chosen = None
+    for _ in range(2):  # the diagonal rate depends on how many diagonals: settle it twice
+        best = _best([(v, c.time(v, k * c.m)) for v in DIAGONAL_VARIANTS if c.has(v)])
+        if best is None:
+            return None
+        g_diag = k * c.m / best[1]
+        dense = counts > lengths * (g_flat / g_diag)
+        if not dense.any():
+            return None
+        chosen = (diags.offsets[dense], int(counts[dense].sum()), best[0])
+        k = int(dense.sum())
+    return chosen
+
+
+def _rest_groups(csr, offsets):
+    """Row groups of the entries not on the diagonals ``offsets`` (computed on the matrix's device)."""
+    from .._xp import get_xp
+
+    xp = get_xp(csr.indptr)
+    rows = csr.row_ids().astype(xp.int64)
+    on = xp.isin(csr.indices.astype(xp.int64) - rows, xp.asarray(np.asarray(offsets, dtype=np.int64)))
+    lengths = csr.row_lengths().astype(xp.int64) - xp.bincount(rows[on], minlength=csr.shape[0])
+    return row_groups(lengths)
+
+
+def _prefix_widths(c: _Costing, variant: str, groups, rest_nnz: int, m_c: float) -> set:
+    """Row-prefix widths to cost for ``variant``: clSpMV's rule and Bell & Garland's."""
+    g1 = groups[1]
+    widest = _widest(groups)
+    if widest <= 1:
+        return set()
+    m = c.m
+    out = set()
+    # Bell & Garland: the widest K that a third of the rows reach.
+    need = max(1, math.ceil(m / ELL_SPEEDUP_OVER_COO))
+    reached = np.cumsum(g1.counts[::-1])[::-1]  # rows with length >= w (w <= cap)
+    k = int(np.nonzero(reached[:g1.cap + 1] >= need)[0].max()) if (reached[:g1.cap + 1] >= need).any() else 0
+    if 0 < k < widest:
+        out.add(k)
+    # clSpMV: the largest w whose slots at the prefix rate beat its entries at the remainder's rate.
+    candidates = sorted({w for w in (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512)
+                         if w < widest})
+    best = 0
+    for w in candidates:
+        r = c.flat(variant, groups, rest_nnz, limit=w)
+        if r is None:
+            break
+        slots, t = r
+        covered = g1.covered(w)
+        if covered and t < covered / m_c:
+            best = w
+    if best:
+        out.add(best)
+    return out
+
+
+def plan(csr, features: Features, profile, dtype) -> Planning:
+    """Candidate plans for the canonical CSR ``csr`` with these ``features``, fastest predicted first."""
+    c = _Costing(features, profile, dtype)
+    nnz, m = features.nnz, c.m
+    singles = _singles(c, features)
+    if not singles:
+        raise ValueError(f"the device profile ({profile.source}) has no samples for {np.dtype(dtype).name}")
+    flats = [p for p in singles if _variants.get(p.parts[0].variant).category == "flat"]
+    g_flat = nnz / min(p.predicted_us for p in flats) if flats else 0.0
+    plans = list(singles)
+
+    # The diagonal part (or none), then the row-prefix part (or none), then CSR/COO for the rest.
+    heads = [((), features.groups, nnz)]
+    diag = _dense_diagonals(c, features, g_flat) if nnz else None
+    if diag is not None and diag[1] >= MIN_PART_SHARE * nnz:
+        offsets, taken, variant = diag
+        t = c.time(variant, len(offsets) * m)
+        part = Part(variant, ("diagonals", tuple(int(o) for o in offsets)), taken, len(offsets) * m, t,
+                    {"max_fill": None})
+        heads.append(((part,), _rest_groups(csr, offsets) if taken < nnz else None, nnz - taken))
+    for head, groups, left in heads:
+        if left == 0:
+            plans.append(Plan(head, sum(p.predicted_us for p in head)))
+            continue
+        rest = _remainder(c, groups, left)
+        if rest is None:
+            continue
+        if head:
+            plans.append(Plan(head + (Part(rest[0], ("rest",), left, rest[1], rest[2]),),
+                              sum(p.predicted_us for p in head) + rest[2]))
+        m_c = left / rest[2]
+        for variant in _flat_variants(c, PREFIX_FORMATS):
+            for w in _prefix_widths(c, variant, groups, left, m_c):
+                covered = groups[1].covered(w)
+                if covered < MIN_PART_SHARE * nnz or covered >= left:
+                    continue
+                pre = c.flat(variant, groups, left, limit=w)
+                after = _remainder(c, groups, left - covered, skip=w)
+                if pre is None or after is None:
+                    continue
+                parts = head + (Part(variant, ("row_prefix", int(w)), covered, pre[0], pre[1], {"max_fill": None}),
+                                Part(after[0], ("rest",), left - covered, after[1], after[2]))
+                plans.append(Plan(parts, sum(p.predicted_us for p in parts)))
+    plans.sort(key=lambda p: p.predicted_us)
+    return Planning(features, plans, profile.source, profile.notice)

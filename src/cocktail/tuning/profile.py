@@ -1,0 +1,233 @@
+"""The device profile: sampled kernel times that the planner interpolates (clSpMV §3.2).
+
+``cocktail calibrate`` (:mod:`cocktail.bench.calibrate`) times every kernel variant of
+:mod:`.variants` on synthetic matrices over rows and entries per row, and measures the fixed
+cost of one launch.  It writes the profile as JSON, keyed by GPU name, compute capability and
+CUDA version, in the user cache directory.  Measured profiles of the H100 and the H200 ship in
+the package (``tuning/profiles/``); on another GPU the nearest shipped one is used, with a
+notice.
+
+A profile answers one question: the predicted time of a variant on ``rows`` rows reading
+``slots`` value slots (:meth:`Profile.predict_us`).  Between samples it interpolates
+log-time bilinearly in (log rows, log slots per row); past the largest sampled size time
+grows in proportion; below the smallest it is the smallest sample's.  The samples include
+each kernel's own launches, and no prediction is below ``launches x launch_us``.
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+import math
+import re
+import warnings
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+
+from .. import _cache
+from . import variants as _variants
+
+SCHEMA = 1
+
+
+class ProfileNotice(UserWarning):
+    """No profile was measured on this GPU: the planner uses the nearest shipped one."""
+
+
+def device_key(name: str, compute_capability, cuda_version: int) -> str:
+    """File-name key of a device: ``nvidia-h100-80gb-hbm3-sm90-cuda13000``."""
+    slug = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
+    major, minor = compute_capability
+    return f"{slug}-sm{major}{minor}-cuda{int(cuda_version)}"
+
+
+class _Curve:
+    """log(time) against log(rows) for one entries-per-row value: sorted samples."""
+
+    def __init__(self, points):
+        points = sorted(points)
+        self.log_rows = [math.log(r) for r, _ in points]
+        self.log_us = [math.log(max(us, 1e-3)) for _, us in points]
+
+    def at(self, log_rows: float) -> float:
+        xs, ys = self.log_rows, self.log_us
+        if log_rows <= xs[0]:
+            return ys[0]
+        if log_rows >= xs[-1]:
+            return ys[-1] + (log_rows - xs[-1])  # time proportional to rows past the largest sample
+        i = bisect.bisect_right(xs, log_rows)
+        w = (log_rows - xs[i - 1]) / (xs[i] - xs[i - 1])
+        return ys[i - 1] + w * (ys[i] - ys[i - 1])
+
+
+class _Surface:
+    """Interpolated log-time over (rows, slots per row) for one variant and dtype."""
+
+    def __init__(self, samples):
+        by_k = {}
+        for rows, per_row, us in samples:
+            by_k.setdefault(round(per_row, 6), []).append((rows, us))
+        self.per_row = sorted(by_k)
+        self.curves = [_Curve(by_k[k]) for k in self.per_row]
+        self.log_k = [math.log(k) for k in self.per_row]
+
+    def log_us(self, rows: float, per_row: float) -> float:
+        lr = math.log(max(rows, 1.0))
+        lk = math.log(max(per_row, 1e-9))
+        ks = self.log_k
+        if lk <= ks[0]:
+            return self.curves[0].at(lr)
+        if lk >= ks[-1]:
+            return self.curves[-1].at(lr) + (lk - ks[-1])  # time proportional to slots past the longest rows
+        i = bisect.bisect_right(ks, lk)
+        w = (lk - ks[i - 1]) / (ks[i] - ks[i - 1])
+        return (1 - w) * self.curves[i - 1].at(lr) + w * self.curves[i].at(lr)
+
+
+@dataclass
+class Profile:
+    """Sampled times of the kernel variants on one GPU (see the module docstring).
+
+    ``samples[dtype][variant key]`` lists ``[rows, slots per row, microseconds]``;
+    ``launch_us[dtype]`` is the fixed cost of one launch; ``device`` names the GPU
+    (``name``, ``compute_capability``, ``cuda``, ``sm_count``); ``source`` says where the
+    profile was read from and ``notice`` why it stands in for another GPU's (empty when it
+    was measured on this one).
+    """
+
+    device: dict
+    launch_us: dict
+    samples: dict
+    mode: str = "quick"
+    meta: dict = field(default_factory=dict)
+    source: str = ""
+    notice: str = ""
+
+    def __post_init__(self):
+        self._surfaces = {}
+
+    @property
+    def key(self) -> str:
+        """The device key this profile was measured for."""
+        d = self.device
+        return device_key(d["name"], d["compute_capability"], d["cuda"])
+
+    def has(self, variant: str, dtype) -> bool:
+        """True when ``variant`` was sampled for ``dtype``."""
+        return bool(self.samples.get(_dtype_name(dtype), {}).get(variant))
+
+    def predict_us(self, variant: str, dtype, rows: float, slots: float) -> float | None:
+        """Predicted microseconds of ``variant`` on ``rows`` rows reading ``slots`` value slots, or None if unsampled."""
+        dt = _dtype_name(dtype)
+        key = (dt, variant)
+        surface = self._surfaces.get(key)
+        if surface is None:
+            samples = self.samples.get(dt, {}).get(variant)
+            if not samples:
+                return None
+            surface = self._surfaces[key] = _Surface(samples)
+        rows = max(float(rows), 1.0)
+        t = math.exp(surface.log_us(rows, max(float(slots), 0.0) / rows))
+        floor = _variants.get(variant).launches * self.launch_us.get(dt, 0.0)
+        return max(t, floor)
+
+    def to_json(self) -> dict:
+        """The JSON document ``cocktail calibrate`` writes."""
+        return {"schema": SCHEMA, "device": self.device, "launch_us": self.launch_us, "mode": self.mode,
+                "meta": self.meta, "samples": self.samples}
+
+    @classmethod
+    def from_json(cls, doc: dict, source: str = "") -> Profile:
+        """A profile from its JSON document; ``ValueError`` for another schema."""
+        if doc.get("schema") != SCHEMA:
+            raise ValueError(f"device profile {source or ''}: schema {doc.get('schema')!r}, expected {SCHEMA}")
+        return cls(doc["device"], doc["launch_us"], doc["samples"], doc.get("mode", "quick"), doc.get("meta", {}),
+                   source=source)
+
+    @classmethod
+    def load(cls, path) -> Profile:
+        """Read a profile file."""
+        path = Path(path)
+        return cls.from_json(json.loads(path.read_text()), source=str(path))
+
+    def save(self, path) -> None:
+        """Write the profile atomically."""
+        _cache.write_json(Path(path), self.to_json())
+
+
+def _dtype_name(dtype) -> str:
+    import numpy as np
+
+    return np.dtype(dtype).name
+
+
+def user_dir() -> Path:
+    """Where ``cocktail calibrate`` writes profiles: ``<cache>/profiles``."""
+    return _cache.cache_dir() / "profiles"
+
+
+def user_path(key: str) -> Path:
+    """The user profile file of device ``key``."""
+    return user_dir() / f"{key}.json"
+
+
+def shipped() -> list[Profile]:
+    """The profiles measured by the project and shipped in the package."""
+    out = []
+    for entry in sorted(resources.files(__package__).joinpath("profiles").iterdir(), key=lambda p: p.name):
+        if entry.name.endswith(".json"):
+            out.append(Profile.from_json(json.loads(entry.read_text()), source=f"shipped:{entry.name}"))
+    return out
+
+
+def _nearest(device: dict, candidates: list[Profile]) -> Profile:
+    """The shipped profile closest to ``device``: same name, then same architecture, then SM count."""
+    def distance(p):
+        same_name = p.device["name"] == device["name"]
+        same_major = tuple(p.device["compute_capability"])[0] == tuple(device["compute_capability"])[0]
+        return (not same_name, not same_major, abs(p.device.get("sm_count", 0) - device.get("sm_count", 0)))
+
+    return min(candidates, key=distance)
+
+
+_FOR_DEVICE: dict = {}
+
+
+def for_device(device: dict) -> Profile | None:
+    """The profile for ``device`` (``name``, ``compute_capability``, ``cuda``, ``sm_count``).
+
+    The user's own (``cocktail calibrate``) when present, else the shipped one of the same GPU,
+    else the nearest shipped one with a :class:`ProfileNotice`; None when none ships.
+    """
+    key = device_key(device["name"], device["compute_capability"], device["cuda"])
+    if key in _FOR_DEVICE:
+        return _FOR_DEVICE[key]
+    path = user_path(key)
+    if path.exists():
+        profile = Profile.load(path)
+    else:
+        candidates = shipped()
+        profile = _nearest(device, candidates) if candidates else None
+        if profile is not None and profile.device["name"] != device["name"]:
+            profile.notice = (f"no profile measured on {device['name']}: planning with the shipped "
+                              f"{profile.device['name']} profile; run `cocktail calibrate` to measure this GPU")
+            warnings.warn(profile.notice, ProfileNotice, stacklevel=3)
+    _FOR_DEVICE[key] = profile
+    return profile
+
+
+def forget() -> None:
+    """Drop the memoised profiles (after ``cocktail calibrate`` writes a new one)."""
+    _FOR_DEVICE.clear()
+
+
+def current_device() -> dict:
+    """``name``, ``compute_capability``, ``cuda`` (runtime version) and ``sm_count`` of CuPy's current GPU."""
+    import cupy
+
+    from ..kernels.device import current
+
+    p = current()
+    return {"name": p.name, "compute_capability": list(p.compute_capability),
+            "cuda": int(cupy.cuda.runtime.runtimeGetVersion()), "sm_count": p.sm_count}
