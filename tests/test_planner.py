@@ -1,0 +1,211 @@
+"""The device profile, the planner and the decision cache, on the CPU with a modelled profile."""
+
+from __future__ import annotations
+
+import json
+import math
+import warnings
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from cocktail.formats.csr import CSR
+from cocktail.tuning import decisions, planner, profile, variants
+from cocktail.tuning.features import compute
+
+DEVICE = {"name": "Model GPU", "compute_capability": [9, 0], "cuda": 13000, "sm_count": 132}
+LAUNCH_US = 2.0
+
+
+def _bytes_per_slot(v) -> float:
+    if v.pattern == "band":
+        return 8.0
+    if v.pattern == "blocks":
+        r, c = v.block
+        return 8.0 + 4.0 / (r * c)
+    return {"coo": 16.0}.get(v.format, 12.0)
+
+
+def modelled_us(v, rows: int, per_row: float) -> float:
+    """A bandwidth model standing in for measured samples: launches + bytes at 2 TB/s + a per-row cost."""
+    slots = rows * per_row
+    row_cost = 0.0 if v.format == "coo" else 4.0 * rows / 2e6
+    return v.launches * LAUNCH_US + slots * _bytes_per_slot(v) / 2e6 + row_cost
+
+
+def model_profile(keys=None) -> profile.Profile:
+    rows = [1 << k for k in (10, 13, 16, 19, 21)]
+    samples = {}
+    for dt in ("float32", "float64"):
+        samples[dt] = {}
+        for v in variants.VARIANTS:
+            if keys is not None and v.key not in keys:
+                continue
+            samples[dt][v.key] = [[m, k, modelled_us(v, m, k)] for m in rows for k in (1, 4, 16, 64)]
+    return profile.Profile(dict(DEVICE), {"float32": LAUNCH_US, "float64": LAUNCH_US}, samples, source="model")
+
+
+def csr_of(S) -> CSR:
+    S = sp.csr_array(S)
+    S.sort_indices()
+    return CSR.from_arrays(S.data, S.indices, S.indptr, S.shape)
+
+
+def plan_of(S, prof=None):
+    csr = csr_of(S)
+    return planner.plan(csr, compute(csr), prof or model_profile(), np.float64)
+
+
+# --- the profile -----------------------------------------------------------------------------------
+def test_profile_interpolates_between_samples_and_scales_past_them():
+    prof = model_profile(["csr_scalar"])
+    v = variants.get("csr_scalar")
+    for m, k in ((1 << 13, 4), (1 << 19, 64)):
+        assert prof.predict_us("csr_scalar", "float64", m, m * k) == pytest.approx(modelled_us(v, m, k))
+    mid = prof.predict_us("csr_scalar", "float64", 1 << 14, (1 << 14) * 8)
+    lo = prof.predict_us("csr_scalar", "float64", 1 << 13, (1 << 13) * 4)
+    hi = prof.predict_us("csr_scalar", "float64", 1 << 16, (1 << 16) * 16)
+    assert lo < mid < hi
+    big = prof.predict_us("csr_scalar", "float64", 1 << 23, (1 << 23) * 4)  # 4x the largest rows sampled
+    assert big == pytest.approx(4 * prof.predict_us("csr_scalar", "float64", 1 << 21, (1 << 21) * 4))
+    # never below the launches' fixed cost, and None for a variant without samples
+    assert prof.predict_us("csr_scalar", "float64", 1, 0) >= LAUNCH_US
+    assert prof.predict_us("ell", "float64", 100, 100) is None
+
+
+def test_profile_json_round_trip(tmp_path):
+    prof = model_profile(["dia", "csr_merge"])
+    path = tmp_path / "p.json"
+    prof.save(path)
+    back = profile.Profile.load(path)
+    assert back.samples == json.loads(json.dumps(prof.samples))
+    assert back.key == profile.device_key("Model GPU", (9, 0), 13000) == "model-gpu-sm90-cuda13000"
+    assert back.predict_us("dia", np.float32, 5000, 5000 * 3) == pytest.approx(
+        prof.predict_us("dia", np.float32, 5000, 5000 * 3))
+    doc = prof.to_json()
+    doc["schema"] = 99
+    with pytest.raises(ValueError, match="schema"):
+        profile.Profile.from_json(doc)
+
+
+def test_profile_for_device_prefers_the_users_then_the_nearest_shipped(tmp_path, monkeypatch):
+    monkeypatch.setenv("COCKTAIL_CACHE", str(tmp_path))
+    profile.forget()
+    h100 = model_profile(["csr_scalar"])
+    h100.device = {"name": "NVIDIA H100", "compute_capability": [9, 0], "cuda": 13000, "sm_count": 132}
+    a100 = model_profile(["csr_scalar"])
+    a100.device = {"name": "NVIDIA A100", "compute_capability": [8, 0], "cuda": 13000, "sm_count": 108}
+    monkeypatch.setattr(profile, "shipped", lambda: [a100, h100])
+    other = {"name": "NVIDIA GH200", "compute_capability": [9, 0], "cuda": 12080, "sm_count": 132}
+    with pytest.warns(profile.ProfileNotice, match="GH200.*H100"):
+        got = profile.for_device(other)
+    assert got is h100 and "cocktail calibrate" in got.notice
+    profile.forget()
+    mine = model_profile(["ell"])
+    mine.device = dict(other)
+    mine.save(profile.user_path(mine.key))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = profile.for_device(other)
+    assert got.has("ell", "float64") and not got.notice
+    profile.forget()
+
+
+def test_shipped_profiles_cover_every_variant_and_dtype():
+    for prof in profile.shipped():
+        assert prof.launch_us["float32"] > 0 and prof.launch_us["float64"] > 0
+        for dt in ("float32", "float64"):
+            missing = [v.key for v in variants.VARIANTS if not prof.has(v.key, dt)]
+            assert not missing, f"{prof.source} lacks {dt} samples of {missing}"
+
+
+# --- the planner -----------------------------------------------------------------------------------
+def stencil(k: int):
+    n = k * k
+    return sp.diags([-1.0, -1.0, 4.0, -1.0, -1.0], [-k, -1, 0, 1, k], shape=(n, n), format="csr")
+
+
+def test_a_stencil_goes_to_a_diagonal_format():
+    chosen = plan_of(stencil(300)).chosen
+    assert chosen.single and variants.get(chosen.parts[0].variant).category == "diagonal"
+
+
+def test_dense_diagonals_and_scattered_entries_make_a_cocktail():
+    n = 1_000_000
+    rng = np.random.default_rng(1)
+    band = sp.diags([1.0] * 5, [-2, -1, 0, 1, 2], shape=(n, n), format="coo")
+    rows = rng.integers(0, n, n)
+    cols = rng.integers(0, n, n)
+    S = sp.csr_array((np.r_[band.data, np.ones(n)], (np.r_[band.row, rows], np.r_[band.col, cols])), shape=(n, n))
+    planning = plan_of(S)
+    chosen = planning.chosen
+    assert not chosen.single
+    assert chosen.parts[0].selector[0] == "diagonals" and set(chosen.parts[0].selector[1]) >= {-2, -1, 0, 1, 2}
+    assert sum(p.nnz for p in chosen.parts) == S.nnz
+    assert chosen.predicted_us == pytest.approx(sum(p.predicted_us for p in chosen.parts))
+    assert chosen.label(S.nnz).startswith(("DIA(", "BDIA("))
+    assert chosen.predicted_us <= min(p.predicted_us for p in planning.candidates)
+
+
+def test_a_tiny_matrix_keeps_one_launch():
+    S = sp.random(300, 300, density=0.02, format="csr", random_state=3) + sp.eye(300)
+    chosen = plan_of(S).chosen
+    assert chosen.single
+
+
+def test_candidates_are_sorted_and_cover_every_entry():
+    rng = np.random.default_rng(2)
+    lengths = np.minimum(rng.zipf(1.6, 20_000), 2_000)
+    rows = np.repeat(np.arange(20_000), lengths)
+    cols = rng.integers(0, 20_000, rows.size)
+    S = sp.csr_array((np.ones(rows.size), (rows, cols)), shape=(20_000, 20_000))
+    planning = plan_of(S)
+    times = [p.predicted_us for p in planning.candidates]
+    assert times == sorted(times) and len(times) > 5
+    for p in planning.candidates:
+        assert sum(part.nnz for part in p.parts) == S.nnz
+        assert p.parts[-1].selector[0] in ("rest", "diagonals", "row_prefix")
+        for part in p.parts:
+            if not p.single:
+                assert part.nnz >= planner.MIN_PART_SHARE * S.nnz or part.selector == ("rest",)
+    # Power-law rows: ELL on the whole matrix stores far too many slots to be a candidate.
+    assert all(p.parts[0].variant != "ell" for p in planning.candidates if p.single)
+
+
+def test_planner_skips_variants_the_profile_lacks():
+    prof = model_profile(["csr_scalar", "coo_atomic"])
+    planning = plan_of(stencil(50), prof)
+    assert {part.variant for p in planning.candidates for part in p.parts} <= {"csr_scalar", "coo_atomic"}
+    with pytest.raises(ValueError, match="no samples"):
+        plan_of(stencil(50), model_profile([]))
+
+
+def test_plan_json_round_trip_and_label():
+    parts = (planner.Part("dia", ("diagonals", (-1, 0, 1)), 9, 12, 3.0, {"max_fill": None}),
+             planner.Part("sell(C=32,t=2)", ("row_prefix", 4), 73, 80, 4.0, {"max_fill": None}),
+             planner.Part("coo_atomic", ("rest",), 18, 18, 2.5))
+    plan = planner.Plan(parts, 9.5)
+    assert plan.label() == "DIA(9%) SELL(73%) COO(18%)"
+    back = planner.Plan.from_json(json.loads(json.dumps(plan.to_json())))
+    assert back.parts == plan.parts and back.predicted_us == 9.5
+    assert back.parts[1].params() == {"slice_height": 32, "max_fill": None}
+    assert back.parts[1].kernel_params == {"threads_per_row": 2}
+
+
+def test_decision_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("COCKTAIL_CACHE", str(tmp_path))
+    k = decisions.key("f" * 32, "model-gpu-sm90-cuda13000", np.float64, np.int32)
+    assert decisions.lookup(k) is None
+    plan = planner.Plan((planner.Part("csr_scalar", ("rest",), 5, 5, 1.0),), 1.0, measured_us=0.9)
+    decisions.store(k, plan)
+    got = decisions.lookup(k)
+    assert got.parts == plan.parts and got.measured_us == 0.9
+    assert decisions.lookup(k.replace("float64", "float32")) is None
+    decisions.path().write_text("{not json")
+    assert decisions.lookup(k) is None  # an unreadable cache is no cache
+
+
+def test_thresholds_are_sane():
+    assert 0 < planner.MIN_PART_SHARE < 0.5 and planner.MAX_SLOTS_PER_ENTRY > 1
+    assert planner.MEASURE_TOP >= 2 and math.log2(planner.TAIL_ROWS).is_integer()
