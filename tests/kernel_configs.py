@@ -24,6 +24,11 @@ KERNEL_CONFIGS = [
     ("hyb", "hyb", {"ell_width": 1}, {}),
     ("pkt", "pkt", {"max_fill": None}, {}),
     ("pkt", "pkt", {"max_fill": None, "packet_rows": 64, "threads_per_packet": 32, "partitioner": "rcm"}, {}),
+    ("bdia", "bdia", {"max_fill": None}, {}),
+    ("bdia", "bdia", {"max_fill": None, "align": 1}, {"ldg": False}),
+    ("bdia", "bdia", {"max_fill": None}, {"piece_width": 3, "block_threads": 32}),  # wide bands split in pieces
+    ("bdia_direct", "bdia", {"max_fill": None}, {}),
+    ("bdia_direct", "bdia", {"max_fill": None, "align": 1}, {"ldg": False}),
 ]
 
 

@@ -22,6 +22,9 @@ MERGE_ITEMS_PER_THREAD = 7
 OMEGA_STEPS = ((1e5, 8), (1e6, 32), (math.inf, 128))
 #: FP32 cores per SM by compute capability major version (Flegar & Anzt count threads per core).
 CORES_PER_SM = {7: 64, 8: 64, 9: 128, 10: 128, 12: 128}
+#: bdia: bytes of shared memory a block's staged slice of x may take by default (caps piece_width).
+#: 16 KiB keeps 8 blocks of 256 threads per SM on H100 (228 KiB) and fits the 48 KiB portable limit.
+BDIA_SHARED_BUDGET = 16 * 1024
 
 
 def csr_vector_threads(mean_row_length: float) -> int:
@@ -48,6 +51,13 @@ def cores_per_sm(compute_capability: tuple[int, int]) -> int:
     return CORES_PER_SM.get(major, 128)
 
 
+def bdia_piece_width(widest_band: int, block: int, itemsize: int) -> int:
+    """Diagonals per staged piece for the bdia kernel: the widest band, capped so that a block's slice
+    of x (``block + piece - 1`` values) fits ``BDIA_SHARED_BUDGET``; at least 1."""
+    cap = BDIA_SHARED_BUDGET // int(itemsize) - int(block) + 1
+    return max(1, min(int(widest_band), cap))
+
+
 def csr_kernel(row_lengths) -> str:
     """Which CSR kernel suits these row lengths: csr_merge, csr_vector or csr_scalar."""
     m = int(row_lengths.shape[0])
@@ -63,7 +73,8 @@ def csr_kernel(row_lengths) -> str:
 
 
 #: The kernel each format uses unless the caller names one.
-FORMAT_KERNELS = {"coo": "coo_atomic", "dia": "dia", "ell": "ell", "hyb": "hyb", "pkt": "pkt"}
+FORMAT_KERNELS = {"coo": "coo_atomic", "dia": "dia", "ell": "ell", "hyb": "hyb", "pkt": "pkt",
+                  "bdia": "bdia"}
 
 
 def choose_kernel(storage) -> str | None:

@@ -9,10 +9,12 @@ launched.
 
 from __future__ import annotations
 
+import numbers
 import operator
 
 from .. import kernels
 from ..kernels import coo_segmented, csr_vector
+from ..kernels import bdia as bdia_kernel
 from ..kernels.device import WARP_SIZE
 from . import coo as coo_rules
 from . import kernels as rules
@@ -119,6 +121,22 @@ def _pkt(spec, fmt, p, props) -> dict:
     return {"ldg": ldg, "coo_kernel": p["coo_kernel"], "rest": rest if fmt.rest.nnz else None}
 
 
+def _bdia(spec, fmt, p, props) -> dict:
+    config = _row_kernel(spec, fmt, p, props)
+    block, itemsize = config["block_threads"], fmt.dtype.itemsize
+    piece = p["piece_width"]
+    if piece is None:
+        piece = rules.bdia_piece_width(bdia_kernel.widest_band(fmt.band_ptr), block, itemsize)
+    if isinstance(piece, bool) or not isinstance(piece, numbers.Integral) or piece < 1:
+        raise ValueError(f"bdia: piece_width must be a positive integer or None, got {piece!r}")
+    need = bdia_kernel.shared_bytes(block, piece, itemsize)
+    if need > props.shared_memory_per_block:
+        raise ValueError(f"bdia: piece_width={int(piece)} with block_threads={block} stages {block + int(piece) - 1} "
+                         f"values of x ({need} bytes), more than the {props.shared_memory_per_block} bytes of shared "
+                         f"memory a block may use; choose a smaller piece_width")
+    return {**config, "piece_width": int(piece)}
+
+
 _CONFIGURE = {
     "csr_scalar": _row_kernel,
     "csr_vector": _csr_vector,
@@ -129,6 +147,8 @@ _CONFIGURE = {
     "ell": _row_kernel,
     "hyb": _hyb,
     "pkt": _pkt,
+    "bdia": _bdia,
+    "bdia_direct": _row_kernel,
 }
 
 

@@ -1,0 +1,64 @@
+"""bdia: one thread per row over the banded diagonal format, each band's slice of x staged in shared memory
+(clSpMV §4.2.2)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .device import grid_for
+from .launch import ALPHA, X, Y, Launch, beta_arg
+from .spec import KernelSpec, type_names
+
+
+def _expressions(v: str, i: str) -> list[str]:
+    return [f"bdia<{v}, {i}>"]
+
+
+def widest_band(band_ptr) -> int:
+    """Diagonals in the widest band (0 without bands), from band pointers on either device."""
+    if band_ptr.shape[0] < 2:
+        return 0
+    return int((band_ptr[1:] - band_ptr[:-1]).max())
+
+
+def shared_bytes(block: int, piece: int, itemsize: int) -> int:
+    """Dynamic shared memory of one block: the ``block + piece - 1`` staged values of ``x``."""
+    return (int(block) + int(piece) - 1) * int(itemsize)
+
+
+def band_args(fmt) -> tuple:
+    """The arguments both bdia kernels start with: ``m, n, nbands, stride``.
+
+    The kernels take ``band_ptr`` as int64 whatever its stored type (it is widened only when
+    ``ndiag`` does not fit the index type; see :func:`band_ptr64`).
+    """
+    m, n = fmt.shape
+    I = fmt.index_dtype.type
+    return I(m), I(n), np.int64(fmt.offsets.shape[0]), np.int64(fmt.stride)
+
+
+def band_ptr64(fmt):
+    """``band_ptr`` as int64 (a copy of nbands+1 values when stored as int32; the launch keeps it alive)."""
+    return fmt.band_ptr.astype(np.int64, copy=False)
+
+
+def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
+    """One grid-stride pass over the rows; each block stages ``block_threads + piece_width - 1`` values of x."""
+    m = fmt.shape[0]
+    block, piece = config["block_threads"], config["piece_width"]
+    args = (*band_args(fmt), np.int32(piece), fmt.offsets, band_ptr64(fmt), fmt.data, X, Y, ALPHA,
+            beta_arg(fmt, accumulate))
+    return [Launch(SPEC.compiled(_expressions(*type_names(fmt))[0], config["ldg"], props.id),
+                   grid_for(m, block, props), block, args, fmt.dtype,
+                   shared_mem=shared_bytes(block, piece, fmt.dtype.itemsize))]
+
+
+SPEC = KernelSpec(
+    name="bdia",
+    formats=("bdia",),
+    source="bdia",
+    expressions=_expressions,
+    bind=bind,
+    defaults={"ldg": True, "block_threads": None, "piece_width": None},
+    description="one thread per row, each band's slice of x staged in shared memory, piece_width diagonals at a time",
+)

@@ -1,0 +1,32 @@
+"""bdia_direct: one thread per row over the banded diagonal format, x read directly (clSpMV §4.2.2)."""
+
+from __future__ import annotations
+
+from .bdia import band_args, band_ptr64
+from .device import grid_for
+from .launch import ALPHA, X, Y, Launch, beta_arg
+from .spec import KernelSpec, type_names
+
+
+def _expressions(v: str, i: str) -> list[str]:
+    return [f"bdia_direct<{v}, {i}>"]
+
+
+def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
+    """One grid-stride pass over the rows, no shared memory."""
+    m = fmt.shape[0]
+    block = config["block_threads"]
+    args = (*band_args(fmt), fmt.offsets, band_ptr64(fmt), fmt.data, X, Y, ALPHA, beta_arg(fmt, accumulate))
+    return [Launch(SPEC.compiled(_expressions(*type_names(fmt))[0], config["ldg"], props.id),
+                   grid_for(m, block, props), block, args, fmt.dtype)]
+
+
+SPEC = KernelSpec(
+    name="bdia_direct",
+    formats=("bdia",),
+    source="bdia_direct",
+    expressions=_expressions,
+    bind=bind,
+    defaults={"ldg": True, "block_threads": None},
+    description="one thread per row over the bands, x read directly (no staging)",
+)
