@@ -204,6 +204,9 @@ def test_decision_cache(tmp_path, monkeypatch):
     assert decisions.lookup(k.replace("float64", "float32")) is None
     decisions.path().write_text("{not json")
     assert decisions.lookup(k) is None  # an unreadable cache is no cache
+    monkeypatch.setenv("COCKTAIL_DECISIONS", "off")
+    decisions.store(k, plan)
+    assert decisions.lookup(k) is None and decisions.path() is None
 
 
 def test_thresholds_are_sane():

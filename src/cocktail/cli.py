@@ -64,10 +64,12 @@ def _methods(args, on_gpu: bool) -> list:
         formats.get(name)  # an unknown name fails before any work
     ours = (methods.ours(names, args.all_kernels) if on_gpu else [methods.HostMethod(f) for f in names])
     auto = methods.AutoMethod(device="cuda" if on_gpu else "cpu")
-    groups = {"ours": ours, "reference": [methods.ReferenceMethod(f) for f in names], "auto": [auto],
+    autos = [auto, methods.MEASURED] if on_gpu else [auto]
+    groups = {"ours": ours, "reference": [methods.ReferenceMethod(f) for f in names], "auto": autos,
               "cusparse": list(baselines.CUSPARSE), "baselines": list(baselines.BASELINES)}
     groups["all"] = groups["ours"] + groups["auto"] + groups["baselines"]  # the reference executors when named
-    groups[auto.name] = groups["auto"]
+    groups[auto.name] = [auto]
+    groups[methods.MEASURED.name] = [methods.MEASURED]
     groups[baselines.CUSPARSE_BEST] = groups["cusparse"]  # derived from the four algorithms
     chosen = []
     for name in _split(args.methods):
@@ -271,10 +273,10 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--methods", default="all",
                        help="comma-separated methods or groups: ours (the --formats kernels; on the CPU each "
                             "format's default CPU executor), reference (each format's reference executor on the "
-                            "CPU; or one, e.g. reference:ell), cocktail-auto, cusparse (its four algorithms; "
-                            "cusparse-best is derived from them), baselines (cuSPARSE, cupyx, torch, scipy), or "
+                            "CPU; or one, e.g. reference:ell), cocktail-auto, cocktail-measured (GPU), auto (both), "
+                            "cusparse (its four algorithms; cusparse-best is derived from them), baselines (cuSPARSE, cupyx, torch, scipy), or "
                             "single baselines such as cusparse-csr-alg1, "
-                            "cupyx, torch, scipy; all (the default) is ours, cocktail-auto and the baselines")
+                            "cupyx, torch, scipy; all (the default) is ours, auto and the baselines")
     bench.add_argument("--dtype", default="float64",
                        help="value dtypes, comma-separated: float32, float64 (default float64)")
     bench.add_argument("--repeat", type=int, default=None,

@@ -7,9 +7,10 @@ thousands for the variants that share a row among lanes), in float32 and float64
 benchmark's kernel timing (CUDA graph replays, :func:`~.timing.time_gpu`).  The fixed cost of
 one launch is the time of a product of a 1 x 1 matrix.
 
-The run writes ``<cache>/profiles/<device key>.json``; samples go to a ``.partial.json`` beside
-it as they are taken, so an interrupted run resumes where it stopped.  ``--quick`` samples a
-coarser grid in a few minutes.
+The run writes ``<cache>/profiles/<device key>.json``.  Samples go to a ``.samples.json``
+beside it as they are taken and stay there: an interrupted run resumes where it stopped, and a
+later run with ``--variants`` adds to them (``--restart`` discards them).  ``--quick`` samples
+a coarser grid in a few minutes.
 """
 
 from __future__ import annotations
@@ -144,7 +145,7 @@ def run(mode: str = "quick", dtypes=("float32", "float64"), only=None, restart: 
     device = _profile.current_device()
     key = _profile.device_key(device["name"], device["compute_capability"], device["cuda"])
     final = _profile.user_path(key) if out is None else out
-    partial = final.with_name(final.name.replace(".json", ".partial.json"))
+    partial = final.with_name(final.name.replace(".json", ".samples.json"))
     state = {} if restart or not partial.exists() else _read(partial, mode)
     chosen = [v for v in _variants.VARIANTS if (only is None or v.key in only) and v.kernel in kernels.names()]
     work = [(dt, v, p) for dt in dtypes for v in chosen for p in points(v, mode)]
@@ -191,7 +192,6 @@ def run(mode: str = "quick", dtypes=("float32", "float64"), only=None, restart: 
     prof = _profile.Profile(device, launch, _grouped(samples), mode,
                             {"date": time.strftime("%Y-%m-%d"), "commit": commit(), "cupy": cupy.__version__})
     prof.save(final)
-    partial.unlink(missing_ok=True)
     _profile.forget()
     prof.source = str(final)
     return prof

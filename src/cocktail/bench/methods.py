@@ -70,6 +70,7 @@ class Prepared:
     padding_ratio: float = 1.0
     on_gpu: bool = True
     close: Callable = lambda: None
+    planning_s: dict | None = None  # format="auto": seconds of analysis, conversion and measuring
 
 
 def csr_bytes(S, index_dtype=np.int32) -> int:
@@ -125,10 +126,16 @@ class KernelMethod:
 
 @dataclass(frozen=True)
 class AutoMethod:
-    """``SparseMatrix(S, format="auto", device=...)``: the format (and kernel) Cocktail picks by itself."""
+    """``SparseMatrix(S, format="auto", device=..., tune=...)``: the format (or Cocktail) Cocktail picks by itself.
+
+    ``cocktail-auto`` plans from the device profile (``tune="model"``); ``cocktail-measured`` also
+    times the best candidates on the matrix (``tune="measure"``, GPU only; the benchmark turns the
+    decision cache off so every record pays its own measurement).
+    """
 
     name: str = "cocktail-auto"
     device: str = "cuda"
+    tune: str = "model"
 
     @property
     def needs_gpu(self) -> bool:
@@ -136,12 +143,25 @@ class AutoMethod:
         return self.device == "cuda"
 
     def prepare(self, inputs: Inputs) -> Prepared:
-        """Let the auto rule choose the format; construction binds its kernel (GPU) or the default CPU executor."""
-        A = _build(inputs, "auto", self.device)
-        return _prepared(A, inputs, self.name) if self.needs_gpu else _host_prepared(A, inputs, self.name)
+        """Let the planner choose; construction binds its kernels (GPU) or the default CPU executor."""
+        A = _build(inputs, "auto", self.device, tune=self.tune)
+        if not self.needs_gpu:
+            return _host_prepared(A, inputs, self.name)
+        prep = _prepared(A, inputs, self.name)
+        if A.auto is not None:
+            report = A.auto
+            prep.params.update(plan=report.plan.label(A.nnz), plan_detail=report.plan.detail(),
+                               predicted_us=report.plan.predicted_us, tune=report.tune, cached=report.cached)
+            prep.planning_s = {"analysis": report.analysis_s, "convert": report.convert_s,
+                               "measure": report.measure_s}
+        return prep
 
 
-def _build(inputs: Inputs, format: str, device: str, kernel: str | None = None, executor: str | None = None):
+MEASURED = AutoMethod("cocktail-measured", "cuda", "measure")
+
+
+def _build(inputs: Inputs, format: str, device: str, kernel: str | None = None, executor: str | None = None,
+           tune: str = "model"):
     """``SparseMatrix`` of the problem; a format that refuses the matrix makes the method unavailable.
 
     ``executor=None`` leaves the keyword out: the device's default executor runs.
@@ -150,6 +170,8 @@ def _build(inputs: Inputs, format: str, device: str, kernel: str | None = None, 
     from ..errors import FormatFillError
 
     chosen = {} if executor is None else {"executor": executor}
+    if tune != "model":
+        chosen["tune"] = tune
     try:
         return SparseMatrix(inputs.S, format=format, device=device, kernel=kernel, **chosen)
     except FormatFillError as exc:

@@ -52,6 +52,9 @@ class Record:
     rel_err: float | None = None
     speedup_cusparse_best: float | None = None
     speedup_cupyx: float | None = None
+    analysis_spmvs: float | None = None  # cocktail-*: features and planning, in SpMVs of the chosen plan
+    convert_spmvs: float | None = None  # cocktail-*: building the chosen plan, in SpMVs of it
+    measure_spmvs: float | None = None  # cocktail-measured: building and timing the candidates, in SpMVs
     back_to_back_us: float | None = None  # overhead: N calls from a Python loop and one stream sync, over N
     back_to_back_calls: int | None = None  # overhead: that N
     sync_call_us: float | None = None  # overhead: one call and a stream sync

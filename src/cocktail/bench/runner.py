@@ -68,8 +68,31 @@ def _measure(method, inputs: Inputs, rec: Record, settings: Settings) -> None:
         rec.bandwidth_fraction = metrics.bandwidth_fraction(rec.gbps, settings.copy_gbps)
     if prep.on_gpu and settings.l2_bytes:
         rec.l2_ratio = prep.spmv_bytes / settings.l2_bytes
+    if prep.planning_s and t.kernel_us:
+        spmv_s = t.kernel_us * 1e-6
+        rec.analysis_spmvs = prep.planning_s["analysis"] / spmv_s
+        rec.convert_spmvs = prep.planning_s["convert"] / spmv_s
+        rec.measure_spmvs = prep.planning_s["measure"] / spmv_s
     if not rec.rel_err <= ERROR_FLAG.get(rec.dtype, 1e-3):  # NaN is flagged too
         rec.note = f"WRONG: relative error {rec.rel_err:.2e}"
+
+
+@contextlib.contextmanager
+def _decision_cache_off():
+    """Every ``cocktail-measured`` record pays its own measurement: no plan from an earlier run."""
+    import os
+
+    from ..tuning import decisions
+
+    before = os.environ.get("COCKTAIL_DECISIONS")
+    os.environ["COCKTAIL_DECISIONS"] = decisions.OFF
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop("COCKTAIL_DECISIONS", None)
+        else:
+            os.environ["COCKTAIL_DECISIONS"] = before
 
 
 def stream_for(on_gpu: bool):
@@ -88,7 +111,7 @@ def run(problems, methods, dtypes, settings: Settings, on_gpu: bool, progress=No
     a method is recorded the same way, so one failing baseline does not end a long run.
     """
     records, singles = [], []
-    with stream_for(on_gpu):
+    with stream_for(on_gpu), _decision_cache_off():
         for p in problems:
             for dtype in dtypes:
                 inputs = Inputs.create(p.S, dtype, on_gpu)

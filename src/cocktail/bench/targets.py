@@ -20,6 +20,8 @@ from .overhead_methods import BOUND, BOUND_GRAPH, EMPTY_LAUNCH, MATMUL, MATVEC
 from .selection import overhead_records, spmv_records
 
 AUTO = "cocktail-auto"
+MEASURED = "cocktail-measured"
+BEST_SINGLE = "best-single"
 
 
 @dataclass(frozen=True)
@@ -45,6 +47,13 @@ BOUND_HOST_TARGET = Target("back to back: A.bind(x, out=y)() / its own graph rep
 CUPYX_TARGET = Target("call time: cupyx A @ x / cocktail-auto", 2.5, True, "geomean")
 TORCH_TARGET = Target("call time: torch.mv / cocktail-auto", 1.0, True)
 CPU_TARGET = Target("CPU time: cocktail-auto / SciPy", 1.2, False)
+
+#: Issue 9, the planner, on kernel time: best-single's time over the method's (1.0: as fast).
+AUTO_GEOMEAN_TARGET = Target("kernel time: best-single / cocktail-auto", 0.9, True, "geomean")
+AUTO_WORST_TARGET = Target("kernel time: best-single / cocktail-auto", 0.8, True)
+MEASURED_TARGET = Target("kernel time: best-single / cocktail-measured", 0.97, True, "geomean")
+COCKTAIL_SUITE_TARGET = Target("cocktail suite, kernel time: best-single / cocktail-auto", 1.1, True, "geomean")
+ANALYSIS_TARGET = Target("cocktail-auto analysis and planning, in SpMVs of its plan", 20.0, False)
 
 #: Overhead target -> (method, record field): the ratio comes from the overhead records.
 OVERHEAD_TARGETS = {MATVEC_TARGET: (MATVEC, "over_empty_launch"), MATMUL_TARGET: (MATMUL, "over_empty_launch"),
@@ -173,6 +182,27 @@ def cpu_verdicts(records) -> list[Verdict]:
     return out
 
 
+def planner_verdicts(records) -> list[Verdict]:
+    """Issue 9's targets per dtype: cocktail-auto and cocktail-measured against best-single, the
+    cocktail suite, and the analysis cost in SpMVs (GPU SpMV records)."""
+    rows = [r for r in spmv_records(records) if r.get("kernel_timing") != "cpu"]
+    out = []
+    for dtype in dict.fromkeys(r["dtype"] for r in rows):
+        by_matrix = _by_matrix(rows, dtype)
+        for target, method, keep in ((AUTO_GEOMEAN_TARGET, AUTO, None), (AUTO_WORST_TARGET, AUTO, None),
+                                     (MEASURED_TARGET, MEASURED, None),
+                                     (COCKTAIL_SUITE_TARGET, AUTO, "cocktail")):
+            relevant = {m: v for m, v in by_matrix.items() if method in v and BEST_SINGLE in v
+                        and (keep is None or v[method].get("suite") == keep)}
+            if relevant:
+                out.append(Verdict(target, dtype, *_ratios(relevant, BEST_SINGLE, method, metrics.time_us)))
+        analysis = {m: float(v[AUTO]["analysis_spmvs"]) for m, v in by_matrix.items()
+                    if AUTO in v and v[AUTO].get("analysis_spmvs") is not None and not v[AUTO].get("note")}
+        if analysis:
+            out.append(Verdict(ANALYSIS_TARGET, dtype, analysis))
+    return out
+
+
 def verdicts(records) -> list[Verdict]:
     """Every target the records allow checking."""
-    return overhead_verdicts(records) + call_time_verdicts(records) + cpu_verdicts(records)
+    return overhead_verdicts(records) + call_time_verdicts(records) + cpu_verdicts(records) + planner_verdicts(records)

@@ -3,13 +3,17 @@
 A key is the structure fingerprint (shape, entries, row-length histogram:
 :func:`~cocktail.tuning.features.structure_fingerprint`), the device key of the profile
 module, the value and index dtypes and the planner's version.  A second matrix with the same
-key reuses the measured plan without measuring.  The file is ``<cache>/decisions.json``.
+key reuses the measured plan without measuring.  The file is ``<cache>/decisions.json``, or
+``$COCKTAIL_DECISIONS``; ``COCKTAIL_DECISIONS=off`` turns the cache off (the benchmark does, so
+that every ``cocktail-measured`` record pays its own measurement).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import time
+from pathlib import Path
 
 from .. import _cache
 from .planner import Plan
@@ -19,9 +23,15 @@ PLANNER_VERSION = "planner-v1"
 FILE_NAME = "decisions.json"
 
 
+OFF = "off"
+
+
 def path():
-    """The decision cache file."""
-    return _cache.cache_dir() / FILE_NAME
+    """The decision cache file, or None when ``COCKTAIL_DECISIONS=off``."""
+    chosen = os.environ.get("COCKTAIL_DECISIONS")
+    if chosen == OFF:
+        return None
+    return Path(chosen) if chosen else _cache.cache_dir() / FILE_NAME
 
 
 def key(fingerprint: str, device_key: str, dtype, index_dtype) -> str:
@@ -32,6 +42,8 @@ def key(fingerprint: str, device_key: str, dtype, index_dtype) -> str:
 
 
 def _read() -> dict:
+    if path() is None:
+        return {}
     try:
         return json.loads(path().read_text())
     except (OSError, ValueError):
@@ -51,6 +63,8 @@ def lookup(k: str) -> Plan | None:
 
 def store(k: str, plan: Plan) -> None:
     """Keep ``plan`` under key ``k`` (the whole file is rewritten atomically)."""
+    if path() is None:
+        return
     entries = _read()
     entries[k] = {"plan": plan.to_json(), "saved": time.strftime("%Y-%m-%dT%H:%M:%S")}
     _cache.write_json(path(), entries)
