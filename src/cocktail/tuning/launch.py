@@ -9,10 +9,11 @@ launched.
 
 from __future__ import annotations
 
+import numbers
 import operator
 
 from .. import kernels
-from ..kernels import coo_segmented, csr_vector
+from ..kernels import coo_segmented, csr_vector, sell
 from ..kernels.device import WARP_SIZE
 from . import coo as coo_rules
 from . import kernels as rules
@@ -52,6 +53,16 @@ def _csr_vector(spec, fmt, p, props) -> dict:
         raise ValueError(f"csr_vector: threads_per_row must be one of {csr_vector.THREADS_PER_ROW} or None, got {t!r}")
     return {**_row_kernel(spec, fmt, p, props), "threads_per_row": int(t),
             "aligned": _flag(spec.name, "aligned", p["aligned"])}
+
+
+def _sell(spec, fmt, p, props) -> dict:
+    t = p["threads_per_row"]
+    if t is None:
+        rows = fmt.nslices * fmt.slice_height  # padded rows: every slice is slice_height rows
+        t = rules.sell_threads(fmt.stored_slots / rows if rows else 0.0)
+    if isinstance(t, bool) or not isinstance(t, numbers.Integral) or t not in sell.THREADS_PER_ROW:
+        raise ValueError(f"sell: threads_per_row must be one of {sell.THREADS_PER_ROW} or None, got {t!r}")
+    return {**_row_kernel(spec, fmt, p, props), "threads_per_row": int(t)}
 
 
 def _csr_merge(spec, fmt, p, props) -> dict:
@@ -129,6 +140,7 @@ _CONFIGURE = {
     "ell": _row_kernel,
     "hyb": _hyb,
     "pkt": _pkt,
+    "sell": _sell,
 }
 
 
