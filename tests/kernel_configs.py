@@ -24,6 +24,15 @@ KERNEL_CONFIGS = [
     ("hyb", "hyb", {"ell_width": 1}, {}),
     ("pkt", "pkt", {"max_fill": None}, {}),
     ("pkt", "pkt", {"max_fill": None, "packet_rows": 64, "threads_per_packet": 32, "partitioner": "rcm"}, {}),
+    ("sell", "sell", {"max_fill": None}, {}),
+    ("sell", "sell", {"max_fill": None, "sort_window": 128}, {"threads_per_row": 1}),
+    ("sell", "sell", {"max_fill": None, "slice_height": 64}, {"threads_per_row": 2}),
+    ("sell", "sell", {"max_fill": None, "slice_height": 128, "width_multiple": 4},
+     {"threads_per_row": 4, "block_threads": 64}),
+    ("sell", "sell", {"max_fill": None, "slice_height": 256}, {"threads_per_row": 8}),
+    ("sell", "sell", {"max_fill": None, "sort_window": 256, "width_multiple": 2}, {"threads_per_row": 8, "ldg": False}),
+    ("sell", "sell", {"max_fill": None, "slice_height": 3, "sort_window": 12}, {"threads_per_row": 4}),
+    ("sell", "sell", {"max_fill": None, "slice_height": 1}, {"threads_per_row": 2}),
 ]
 
 
