@@ -29,6 +29,15 @@ KERNEL_CONFIGS = [
     ("bdia", "bdia", {"max_fill": None}, {"piece_width": 3, "block_threads": 32}),  # wide bands split in pieces
     ("bdia_direct", "bdia", {"max_fill": None}, {}),
     ("bdia_direct", "bdia", {"max_fill": None, "align": 1}, {"ldg": False}),
+    ("sell", "sell", {"max_fill": None}, {}),
+    ("sell", "sell", {"max_fill": None, "sort_window": 128}, {"threads_per_row": 1}),
+    ("sell", "sell", {"max_fill": None, "slice_height": 64}, {"threads_per_row": 2}),
+    ("sell", "sell", {"max_fill": None, "slice_height": 128, "width_multiple": 4},
+     {"threads_per_row": 4, "block_threads": 64}),
+    ("sell", "sell", {"max_fill": None, "slice_height": 256}, {"threads_per_row": 8}),
+    ("sell", "sell", {"max_fill": None, "sort_window": 256, "width_multiple": 2}, {"threads_per_row": 8, "ldg": False}),
+    ("sell", "sell", {"max_fill": None, "slice_height": 3, "sort_window": 12}, {"threads_per_row": 4}),
+    ("sell", "sell", {"max_fill": None, "slice_height": 1}, {"threads_per_row": 2}),
 ]
 
 

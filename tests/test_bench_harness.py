@@ -142,12 +142,14 @@ def test_close_runs_when_timing_fails():
     assert closed == [1] and records[0].note == "error: RuntimeError: no"
 
 
-def test_refused_and_measured_records_share_a_label():
+def test_refused_and_measured_records_share_a_label(monkeypatch):
     assert methods.ReferenceMethod("ell").name == "reference:ell" and methods.HostMethod("ell").name == "ell"
     assert methods.AutoMethod().needs_gpu and not methods.AutoMethod(device="cpu").needs_gpu
     assert methods.AutoMethod(device="cpu").name == "cocktail-auto"
     assert not methods.HostMethod("csr").needs_gpu and not methods.ReferenceMethod("csr").needs_gpu
     assert methods.KernelMethod("csr", "csr_merge").name == "csr_merge"
+    assert methods.KernelMethod("sell").name == "sell"
+    monkeypatch.setattr("cocktail.kernels.for_format", lambda name: [])
     assert methods.KernelMethod("sell").name == "reference:sell"  # no kernel: the reference executor runs
 
 

@@ -156,7 +156,7 @@ def test_default_kernel_choice():
     assert SparseMatrix(S, device="cuda").kernel in ("csr_vector", "csr_scalar")
     assert SparseMatrix(S, format="coo", device="cuda").kernel == "coo_atomic"
     assert SparseMatrix(S.astype(np.complex128), device="cuda").kernel == "reference"
-    assert SparseMatrix(S, format="sell", device="cuda").kernel == "reference"
+    assert SparseMatrix(S, format="sell", device="cuda").kernel == "sell"
 
 
 def test_kernel_errors():

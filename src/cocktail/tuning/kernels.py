@@ -11,6 +11,10 @@ import math
 BLOCK_THREADS = 256
 #: csr_vector: the smallest power of two covering the mean row length, within these bounds.
 VECTOR_MIN_THREADS, VECTOR_MAX_THREADS = 2, 32
+#: sell: threads per row, the smallest power of two giving each lane at most SELL_SLOTS_PER_LANE
+#: slots of the mean slice width, within these bounds (the kernel is instantiated for 1, 2, 4, 8).
+SELL_MIN_THREADS, SELL_MAX_THREADS = 1, 8
+SELL_SLOTS_PER_LANE = 8
 #: csr: rows this long on average go to csr_vector rather than csr_scalar (Bell & Garland §4.3).
 VECTOR_MIN_MEAN_ROW = 4.0
 #: csr: merge-path when the longest row is this many times the mean and at least MERGE_MIN_LONGEST.
@@ -31,6 +35,21 @@ def csr_vector_threads(mean_row_length: float) -> int:
     """Threads per row for csr_vector: the smallest power of two >= the mean row length, in [2, 32]."""
     t = VECTOR_MIN_THREADS
     while t < mean_row_length and t < VECTOR_MAX_THREADS:
+        t *= 2
+    return t
+
+
+def sell_threads(mean_slice_width: float) -> int:
+    """Threads per row for sell: the smallest power of two t with ``mean_slice_width / t <=
+    SELL_SLOTS_PER_LANE``, in [1, 8].
+
+    Every row of a slice walks the slice's width (up to its own length), so the mean slice
+    width is the work per row.  Slots of one column are coalesced across rows already, so a
+    single lane per row suits short rows; longer rows get more lanes so that a warp keeps more
+    loads in flight and the shuffle reduction stays short next to the loads.
+    """
+    t = SELL_MIN_THREADS
+    while mean_slice_width > SELL_SLOTS_PER_LANE * t and t < SELL_MAX_THREADS:
         t *= 2
     return t
 
@@ -74,7 +93,7 @@ def csr_kernel(row_lengths) -> str:
 
 #: The kernel each format uses unless the caller names one.
 FORMAT_KERNELS = {"coo": "coo_atomic", "dia": "dia", "ell": "ell", "hyb": "hyb", "pkt": "pkt",
-                  "bdia": "bdia"}
+                  "bdia": "bdia", "sell": "sell"}
 
 
 def choose_kernel(storage) -> str | None:

@@ -13,7 +13,7 @@ import numbers
 import operator
 
 from .. import kernels
-from ..kernels import coo_segmented, csr_vector
+from ..kernels import coo_segmented, csr_vector, sell
 from ..kernels import bdia as bdia_kernel
 from ..kernels.device import WARP_SIZE
 from . import coo as coo_rules
@@ -54,6 +54,16 @@ def _csr_vector(spec, fmt, p, props) -> dict:
         raise ValueError(f"csr_vector: threads_per_row must be one of {csr_vector.THREADS_PER_ROW} or None, got {t!r}")
     return {**_row_kernel(spec, fmt, p, props), "threads_per_row": int(t),
             "aligned": _flag(spec.name, "aligned", p["aligned"])}
+
+
+def _sell(spec, fmt, p, props) -> dict:
+    t = p["threads_per_row"]
+    if t is None:
+        rows = fmt.nslices * fmt.slice_height  # padded rows: every slice is slice_height rows
+        t = rules.sell_threads(fmt.stored_slots / rows if rows else 0.0)
+    if isinstance(t, bool) or not isinstance(t, numbers.Integral) or t not in sell.THREADS_PER_ROW:
+        raise ValueError(f"sell: threads_per_row must be one of {sell.THREADS_PER_ROW} or None, got {t!r}")
+    return {**_row_kernel(spec, fmt, p, props), "threads_per_row": int(t)}
 
 
 def _csr_merge(spec, fmt, p, props) -> dict:
@@ -149,6 +159,7 @@ _CONFIGURE = {
     "pkt": _pkt,
     "bdia": _bdia,
     "bdia_direct": _row_kernel,
+    "sell": _sell,
 }
 
 

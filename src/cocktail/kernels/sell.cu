@@ -1,0 +1,62 @@
+// sell: THREADS threads per row over sliced ELLPACK, SELL-C-sigma / SELL-P (clSpMV §4.3.2;
+// Kreutzer et al.; Anzt et al.).
+//
+// Permuted row p lies in slice s = p / C at local row r = p % C; its entry k is slot
+// slice_ptr[s] + k*C + r. The THREADS lanes of a row take k = lane, lane + THREADS, ..., so for
+// one step the lanes of a warp read THREADS runs of 32 / THREADS consecutive slots. A row's
+// entries are packed left, so a lane's first padding slot (col == -1) ends its share of the row.
+// Lane 0 writes y[perm[p]] (y[p] when the rows are not permuted).
+//
+// A warp holds 32 / THREADS row groups. Rows are dealt out with a warp-uniform base so every
+// lane of a warp runs the same number of iterations and group_sum always sees all 32 lanes.
+#include "common.cuh"
+
+// p / c: the 32-bit division when both fit (always, in practice), else the 64-bit one.
+__device__ __forceinline__ long long sell_slice(long long p, long long c) {
+    if ((((unsigned long long)p | (unsigned long long)c) >> 32) == 0) {
+        return (long long)((unsigned)p / (unsigned)c);
+    }
+    return p / c;
+}
+
+template <typename T, typename I, int THREADS>
+__global__ void sell(const I m,
+                     const long long slice_height,
+                     const int permuted,
+                     const long long* __restrict__ slice_ptr,
+                     const I* __restrict__ col,
+                     const T* __restrict__ data,
+                     const I* __restrict__ perm,
+                     const T* __restrict__ x,
+                     T* __restrict__ y,
+                     const T alpha,
+                     const T beta) {
+    constexpr int WARP = 32;
+    static_assert(THREADS >= 1 && THREADS <= WARP && (THREADS & (THREADS - 1)) == 0,
+                  "THREADS must be a power of two dividing the warp");
+    const int lane = threadIdx.x % THREADS;                 // position in the row group
+    const int group_in_warp = (threadIdx.x % WARP) / THREADS;
+    const long long first_group = ((long long)blockIdx.x * blockDim.x + threadIdx.x) / THREADS - group_in_warp;
+    const long long groups = (long long)gridDim.x * blockDim.x / THREADS;
+    const long long step = slice_height * THREADS;          // slots between a lane's entries
+
+    for (long long base = first_group; base < m; base += groups) {  // base is the same on all lanes
+        const long long p = base + group_in_warp;
+        T sum = T(0);
+        if (p < m) {
+            const long long s = sell_slice(p, slice_height);
+            const long long r = p - s * slice_height;
+            const long long end = slice_ptr[s + 1];
+            // slot < end  <=>  k < slice_width[s], since r < C.
+            for (long long slot = slice_ptr[s] + lane * slice_height + r; slot < end; slot += step) {
+                const I c = col[slot];
+                if (c < 0) break;
+                sum += data[slot] * load_x(x, c);
+            }
+        }
+        sum = group_sum(sum, THREADS);
+        if (lane == 0 && p < m) {
+            store_y(y, permuted ? (long long)perm[p] : p, sum, alpha, beta);
+        }
+    }
+}

@@ -1,0 +1,53 @@
+"""sell: a group of threads per row over SELL-C-sigma / SELL-P slices (clSpMV §4.3.2)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .device import grid_for
+from .launch import ALPHA, X, Y, Launch, beta_arg
+from .spec import KernelSpec, type_names
+
+#: Threads per row the source is instantiated for (at most 8: a warp step then still reads
+#: runs of at least 4 consecutive rows of one slot column).
+THREADS_PER_ROW = (1, 2, 4, 8)
+
+
+def _expressions(v: str, i: str) -> list[str]:
+    return [expression(v, i, t) for t in THREADS_PER_ROW]
+
+
+def expression(v: str, i: str, threads: int) -> str:
+    """The instantiation for ``threads`` lanes per row."""
+    return f"sell<{v}, {i}, {threads}>"
+
+
+def permuted(fmt) -> bool:
+    """Whether the rows are sorted (``sort_window`` > 1); otherwise ``perm`` is the identity and is not read."""
+    return int(fmt.params["sort_window"]) != 1
+
+
+def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
+    """A grid-stride pass over the permuted rows, ``threads_per_row`` lanes each.
+
+    The kernel reads slice pointers as 64-bit; a 32-bit ``slice_ptr`` is widened once, here.
+    """
+    m = fmt.shape[0]
+    t, block = config["threads_per_row"], config["block_threads"]
+    fn = SPEC.compiled(expression(*type_names(fmt), t), config["ldg"], props.id)
+    slice_ptr = fmt.slice_ptr.astype(np.int64, copy=False)
+    args = (fmt.index_dtype.type(m), np.int64(fmt.slice_height), np.int32(permuted(fmt)), slice_ptr, fmt.col,
+            fmt.data, fmt.perm, X, Y, ALPHA, beta_arg(fmt, accumulate))
+    return [Launch(fn, grid_for(m * t, block, props), block, args, fmt.dtype)]
+
+
+SPEC = KernelSpec(
+    name="sell",
+    formats=("sell",),
+    source="sell",
+    expressions=_expressions,
+    bind=bind,
+    defaults={"threads_per_row": None, "ldg": True, "block_threads": None},
+    description="a group of 1-8 threads per row over column-major slices, shuffle reduction, "
+                "the row permutation applied to y",
+)
