@@ -1,0 +1,158 @@
+"""format="auto" on the GPU: the planner's plans built and run, tune="measure", the decision cache, calibrate.
+
+Marked ``gpu``: skipped where CuPy sees no CUDA device.  The planner runs on a modelled profile
+(``test_planner.model_profile``) so that these tests do not depend on a shipped one.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import cocktail
+from cocktail import SparseMatrix
+from cocktail.tuning import profile, variants
+from test_planner import model_profile
+
+pytestmark = pytest.mark.gpu
+
+cupy = pytest.importorskip("cupy") if cocktail._xp.cuda_available() else None
+
+
+@pytest.fixture
+def modelled(monkeypatch, tmp_path):
+    monkeypatch.setenv("COCKTAIL_CACHE", str(tmp_path))
+    prof = model_profile()
+    monkeypatch.setattr(profile, "for_device", lambda device: prof)
+    return prof
+
+
+def _diagonals_plus_random(n=300_000, extra=1, seed=1):
+    rng = np.random.default_rng(seed)
+    band = sp.diags([1.0] * 5, [-2, -1, 0, 1, 2], shape=(n, n), format="coo")
+    rows, cols = rng.integers(0, n, extra * n), rng.integers(0, n, extra * n)
+    data = np.r_[band.data, rng.standard_normal(extra * n)]
+    return sp.csr_array((data, (np.r_[band.row, rows], np.r_[band.col, cols])), shape=(n, n))
+
+
+def _check_product(A, S, dtype):
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal(S.shape[1]).astype(dtype)
+    y0 = rng.standard_normal(S.shape[0]).astype(dtype)
+    y = cupy.asarray(y0)
+    A.matvec(cupy.asarray(x), out=y, alpha=2.0, beta=-0.5)
+    want = 2.0 * (S.astype(np.float64) @ x.astype(np.float64)) - 0.5 * y0
+    tol = 1e-4 if dtype == np.float32 else 1e-10
+    np.testing.assert_allclose(y.get(), want, rtol=tol, atol=tol * np.abs(want).max())
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("which", ["stencil", "cocktail", "tiny", "powerlaw"])
+def test_auto_builds_and_runs_its_plan(modelled, which, dtype):
+    if which == "stencil":
+        S = sp.diags([-1.0, -1.0, 4.0, -1.0, -1.0], [-300, -1, 0, 1, 300], shape=(90_000, 90_000), format="csr")
+    elif which == "cocktail":
+        S = _diagonals_plus_random()
+    elif which == "tiny":
+        S = sp.random(200, 150, density=0.05, format="csr", random_state=2)
+    else:
+        rng = np.random.default_rng(4)
+        lengths = np.minimum(rng.zipf(1.7, 30_000), 3_000)
+        rows = np.repeat(np.arange(30_000), lengths)
+        S = sp.csr_array((rng.standard_normal(rows.size), (rows, rng.integers(0, 30_000, rows.size))),
+                         shape=(30_000, 30_000))
+    S = S.astype(dtype)
+    A = SparseMatrix(S)  # format="auto" is the default
+    assert A.auto is not None and A.auto.tune == "model"
+    plan = A.auto.plan
+    if plan.single:
+        assert A.kernel == plan.parts[0].kernel
+    else:
+        assert A.format == "cocktail" and A.kernel == "+".join(p.kernel for p in plan.parts)
+    if which == "stencil":
+        assert plan.single and variants.get(plan.parts[0].variant).category == "diagonal"
+    if which == "cocktail":
+        assert not plan.single and plan.parts[0].selector[0] == "diagonals"
+    _check_product(A, S, dtype)
+    text = A.explain()
+    assert "candidates" in text and plan.label(A.nnz) in text
+
+
+def test_measure_times_candidates_and_caches_the_decision(modelled):
+    S = _diagonals_plus_random(n=100_000)
+    A = SparseMatrix(S, tune="measure")
+    report = A.auto
+    assert report.tune == "measure" and not report.cached and report.measure_s > 0
+    measured = [c for c in report.planning.candidates if c.measured_us is not None]
+    assert len(measured) >= 2 and report.plan.measured_us == min(c.measured_us for c in measured)
+    _check_product(A, S, np.float64)
+    B = SparseMatrix(S * 3.0, tune="measure")  # same structure: the decision is reused, nothing measured
+    assert B.auto.cached and B.auto.measure_s == 0 and B.auto.plan.parts == report.plan.parts
+    assert "decision cache" in B.explain()
+    _check_product(B, S * 3.0, np.float64)
+
+
+def test_auto_is_graph_capturable(modelled):
+    S = _diagonals_plus_random(n=50_000)
+    A = SparseMatrix(S)
+    x = cupy.ones(S.shape[1])
+    y = cupy.zeros(S.shape[0])
+    with A.bind(x, out=y) as product:
+        product()
+        cupy.cuda.get_current_stream().synchronize()
+    np.testing.assert_allclose(y.get(), S @ np.ones(S.shape[1]), rtol=1e-10)
+
+
+def test_tune_needs_auto_and_a_known_value(modelled):
+    S = sp.eye(100, format="csr")
+    with pytest.raises(ValueError, match="tune"):
+        SparseMatrix(S, format="csr", tune="measure")
+    with pytest.raises(ValueError, match="tune"):
+        SparseMatrix(S, tune="fast")
+    with pytest.raises(TypeError, match="auto"):
+        SparseMatrix(S, max_fill=3)
+
+
+def test_calibrate_writes_a_profile_the_planner_reads(tmp_path, monkeypatch):
+    from cocktail.bench import calibrate
+
+    monkeypatch.setenv("COCKTAIL_CACHE", str(tmp_path))
+    monkeypatch.setitem(calibrate.GRIDS, "quick", ((1 << 10, 1 << 14), (1, 8), (64,), 1 << 20))
+    seen = []
+    prof = calibrate.run("quick", ("float64",), only=["csr_scalar", "csr_vector(t=32)", "dia", "sell(C=32,t=2)"],
+                         progress=lambda done, total, text: seen.append((done, total)))
+    assert seen and seen[-1][0] == seen[-1][1]
+    assert prof.launch_us["float64"] > 0
+    assert len(prof.samples["float64"]["csr_scalar"]) == 4 and len(prof.samples["float64"]["csr_vector(t=32)"]) == 6
+    t_small = prof.predict_us("csr_scalar", "float64", 1 << 10, 1 << 10)
+    t_big = prof.predict_us("csr_scalar", "float64", 1 << 14, 8 << 14)
+    assert 0 < t_small < t_big
+    profile.forget()
+    again = profile.for_device(profile.current_device())  # the user's profile, found by its device key
+    assert again.samples == profile.Profile.load(again.source).samples and not again.notice
+    # resumable: a second run with nothing left to sample measures nothing new
+    before = dict(prof.samples)
+    prof2 = calibrate.run("quick", ("float64",), only=["csr_scalar", "dia"])
+    assert prof2.samples["float64"]["csr_scalar"] == before["float64"]["csr_scalar"]
+    profile.forget()
+
+
+@pytest.mark.parametrize("pattern", ["rows", "band", "blocks"])
+def test_synthetic_patterns(pattern):
+    from cocktail.bench import calibrate
+
+    point = calibrate.Point(pattern, 1000, 8, (2, 4) if pattern == "blocks" else None)
+    data, indices, indptr = calibrate.synthetic(point, np.float64)
+    S = sp.csr_array((data.get(), indices.get(), indptr.get()), shape=(1000, 1000))
+    assert S.has_canonical_format and S.nnz == S.count_nonzero()
+    lengths = np.diff(S.indptr)
+    if pattern == "rows":
+        assert (lengths == 8).all()
+    elif pattern == "band":
+        offsets = np.unique(S.tocoo().col - S.tocoo().row)
+        assert offsets.tolist() == list(range(-4, 4))
+    else:
+        assert (lengths == 8).all()
+        coo = S.tocoo()
+        assert (coo.col % 4 == 0).sum() == S.nnz // 4  # whole 1x4 units
