@@ -137,6 +137,13 @@ def run(mode: str = "quick", dtypes=("float32", "float64"), only=None, restart: 
     """Time every variant (or those named in ``only``) and write the device profile; returns it."""
     import cupy
 
+    with cupy.cuda.Stream(non_blocking=True):  # graph capture needs a stream of its own
+        return _run(mode, dtypes, only, restart, progress, out)
+
+
+def _run(mode, dtypes, only, restart, progress, out) -> _profile.Profile:
+    import cupy
+
     from .. import SparseMatrix, kernels
     from .provenance import commit
 
