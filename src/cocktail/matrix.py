@@ -134,6 +134,8 @@ class SparseMatrix:
         spec = kernels.get(kernel) if kernel is not None else None
         kernel_params = {k: params.pop(k) for k in list(params) if spec is not None and k in spec.defaults}
         self.auto = None  # planning.AutoReport when format="auto" ran the planner
+        if tune not in ("model", "measure"):
+            raise ValueError(f"tune must be 'model' or 'measure', got {tune!r}")
         if format == "auto":
             if params or kernel is not None:
                 raise TypeError("format='auto' picks its own format, kernel and parameters; "

@@ -15,6 +15,7 @@ The times spent (analysis, conversion, measurement) are kept in the returned :cl
 from __future__ import annotations
 
 import time
+import warnings
 from dataclasses import dataclass, field
 
 from . import executors, formats, kernels
@@ -40,22 +41,44 @@ class AutoReport:
     notice: str = ""
 
 
-def build(plan, csr, device: str = "cuda"):
-    """The storage and executor of ``plan`` for the canonical CSR ``csr``."""
+def build(plan, csr, device: str = "cuda", guard: bool = False):
+    """The storage and executor of ``plan`` for the canonical CSR ``csr``.
+
+    ``guard`` (a plan from the decision cache, made for another matrix of the same fingerprint):
+    a padded part may store at most twice the slots per entry it was planned with, else the
+    format raises :class:`~cocktail.errors.FormatFillError` before allocating.
+    """
     from .formats.cocktail import Cocktail
     from .tuning.formats import format_params
 
+    def params(p):
+        given = p.params()
+        if guard and "max_fill" in formats.get(p.format).defaults:
+            given["max_fill"] = 2.0 * p.slots / max(p.nnz, 1) + 1.0
+        return format_params(p.format, csr.dtype, given)
+
     if plan.single:
         part = plan.parts[0]
-        storage = formats.get(part.format).from_csr(csr, **format_params(part.format, csr.dtype, part.params()))
+        storage = formats.get(part.format).from_csr(csr, **params(part))
         return storage, executors.create(None, storage, device, kernels.get(part.kernel), part.kernel_params)
-    spec = [(p.format, format_params(p.format, csr.dtype, p.params()), p.selector) for p in plan.parts]
-    storage = Cocktail.from_csr(csr, parts=spec)
-    if len(storage.parts) == len(plan.parts):
-        chosen = [(kernels.get(p.kernel), p.kernel_params) for p in plan.parts]
-    else:  # an empty part was left out: each part takes its format's default kernel
-        chosen = None
+    storage = Cocktail.from_csr(csr, parts=[(p.format, params(p), p.selector) for p in plan.parts])
+    chosen = [(kernels.get(plan.parts[i].kernel), plan.parts[i].kernel_params) for i in storage.kept]
     return storage, executors.create(None, storage, device, chosen)
+
+
+def _fallback(csr, notice: str):
+    """The rule of :mod:`cocktail.tuning.auto` when there is no profile to plan with."""
+    from .tuning import planner
+    from .tuning.auto import choose_format
+    from .tuning.formats import format_params
+
+    name = choose_format(csr, device="cuda")
+    storage = formats.get(name).from_csr(csr, **format_params(name, csr.dtype, {}))
+    executor = executors.create(None, storage, "cuda")
+    variant = executor.kernel if executor.kernel in {v.key for v in _variants()} else "csr_scalar"
+    part = planner.Part(variant, ("rest",), csr.nnz, storage.stored_slots, 0.0)
+    warnings.warn(notice, planner.PlannerNotice, stacklevel=4)
+    return storage, executor, AutoReport(planner.Plan((part,), 0.0), "model", notice=notice)
 
 
 def _time_us(executor, shape, dtype) -> float:
@@ -95,8 +118,9 @@ def choose(csr, tune: str = "model"):
         raise ValueError(f"tune must be one of {TUNE}, got {tune!r}")
     device = profile.current_device()
     prof = profile.for_device(device)
-    if prof is None:
-        raise RuntimeError("no device profile: run `cocktail calibrate` (the package ships none)")
+    if prof is None or not any(prof.has(v.key, csr.dtype) for v in _variants()):
+        return _fallback(csr, f"no device profile with {csr.dtype.name} samples for {device['name']}: "
+                              "format='auto' used its fixed rule; run `cocktail calibrate`")
     key = None
     if tune == "measure":
         key = decisions.key(structure_fingerprint(csr), profile.device_key(**_key_args(device)), csr.dtype,
@@ -105,7 +129,7 @@ def choose(csr, tune: str = "model"):
         if cached is not None:
             t0 = time.perf_counter()
             try:
-                storage, executor = build(cached, csr)
+                storage, executor = build(cached, csr, guard=True)
             except FormatFillError:
                 cached = None  # same fingerprint, another structure: decide afresh
             else:
@@ -129,7 +153,7 @@ def choose(csr, tune: str = "model"):
         built = build(candidate, csr)
         convert = time.perf_counter() - t1
         candidate.measured_us = _time_us(built[1], csr.shape, csr.dtype)
-        report.measured[candidate.label(csr.nnz)] = candidate.measured_us
+        report.measured[candidate.detail()] = candidate.measured_us
         if best is None or candidate.measured_us < best[0].measured_us:
             best = (candidate, built)
             report.convert_s = convert
@@ -142,3 +166,9 @@ def choose(csr, tune: str = "model"):
 def _key_args(device: dict) -> dict:
     return {"name": device["name"], "compute_capability": device["compute_capability"],
             "cuda_version": device["cuda"]}
+
+
+def _variants():
+    from .tuning import variants
+
+    return variants.VARIANTS

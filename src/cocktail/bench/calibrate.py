@@ -23,6 +23,8 @@ import numpy as np
 from .._cache import write_json
 from ..tuning import profile as _profile
 from ..tuning import variants as _variants
+from ..tuning.features import compute
+from ..tuning.planner import work
 
 #: Grid of each mode: rows, entries per row, longer rows for lane-shared variants, largest slot count.
 GRIDS = {
@@ -152,7 +154,7 @@ def _run(mode, dtypes, only, restart, progress, out) -> _profile.Profile:
     device = _profile.current_device()
     key = _profile.device_key(device["name"], device["compute_capability"], device["cuda"])
     final = _profile.user_path(key) if out is None else out
-    partial = final.with_name(final.name.replace(".json", ".samples.json"))
+    partial = final.with_name(final.stem + ".samples.json")
     state = {} if restart or not partial.exists() else _read(partial, mode)
     chosen = [v for v in _variants.VARIANTS if (only is None or v.key in only) and v.kernel in kernels.names()]
     work = [(dt, v, p) for dt in dtypes for v in chosen for p in points(v, mode)]
@@ -176,11 +178,12 @@ def _run(mode, dtypes, only, restart, progress, out) -> _profile.Profile:
         arrays = synthetic(point, dt)
         base = SparseMatrix(arrays, format="csr", shape=(rows, rows), device="cuda", kernel="csr_scalar")
         csr = base.storage
+        feats = compute(csr)
         for v in todo:
             try:
                 A = SparseMatrix(csr_arrays(csr), format=v.format, shape=(rows, rows), device="cuda",
                                  kernel=v.kernel, **v.format_params, **v.kernel_params)
-                slots = A.storage.stored_slots
+                slots, _ = work(v, feats)  # the planner's slot count: a prediction here gives this sample back
                 samples[_sample_key(dt, v.key, point)] = [rows, slots / rows, _time(A, dt, mode)]
                 del A
             except (MemoryError, cupy.cuda.memory.OutOfMemoryError):

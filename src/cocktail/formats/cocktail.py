@@ -72,6 +72,8 @@ class Cocktail(SparseFormat):
     def __init__(self, shape, dtype, index_dtype, nnz, params, parts=()):
         super().__init__(shape, dtype, index_dtype, nnz, params)
         self.parts = tuple(parts)
+        #: Which of the ``parts=`` given each stored part is (empty ones are left out).
+        self.kept = tuple(range(len(self.parts)))
         if not self.parts:
             raise ValueError("cocktail: a cocktail holds at least one part")
 
@@ -105,8 +107,10 @@ class Cocktail(SparseFormat):
         if left:
             raise ValueError(f"cocktail: {left} entries are in no part; end the parts with a ('rest',) selector")
         # A part that took nothing would still read and write y at every product: it is left out.
-        parts = [p for p in parts if p.nnz] or parts[:1]
-        return cls(csr.shape, csr.dtype, csr.index_dtype, csr.nnz, params, parts=parts)
+        kept = tuple(i for i, p in enumerate(parts) if p.nnz) or (0,)
+        out = cls(csr.shape, csr.dtype, csr.index_dtype, csr.nnz, params, parts=[parts[i] for i in kept])
+        out.kept = kept
+        return out
 
     def to_csr(self) -> CSR:
         """The parts' entries merged into one canonical CSR (they are disjoint, so nothing is summed)."""

@@ -134,7 +134,8 @@ class GroupWidths:
     """The widest row of every group of ``size`` consecutive rows (the last group may be partial).
 
     ``counts[w]`` is the number of groups whose widest row holds ``w`` entries, for ``w`` up
-    to ``cap``; ``counts[cap+1]`` counts the wider groups and ``over_sum`` sums their widths.
+    to ``cap``; ``counts[cap+1]`` counts the wider groups and ``over_sum`` sums their widths;
+    ``max_width`` is the widest row.
     With ``size`` = C this gives SELL's slots; with ``size`` = 32 / t the steps of a warp of a
     CSR kernel with ``t`` lanes per row; with ``size`` = 1 the exact row-length distribution.
     """
@@ -143,6 +144,7 @@ class GroupWidths:
     counts: np.ndarray
     over_sum: int
     cap: int
+    max_width: int = 0
 
     def padded_slots(self, lanes: int = 1, limit: int | None = None, skip: int = 0) -> int:
         """Slots when every row of a group is padded to the group's widest row.
@@ -166,7 +168,8 @@ class GroupWidths:
     def __eq__(self, other):
         if not isinstance(other, GroupWidths):
             return NotImplemented
-        return ((self.size, self.over_sum, self.cap) == (other.size, other.over_sum, other.cap)
+        return ((self.size, self.over_sum, self.cap, self.max_width)
+                == (other.size, other.over_sum, other.cap, other.max_width)
                 and np.array_equal(self.counts, other.counts))
 
     __hash__ = None
@@ -295,7 +298,7 @@ def row_groups(lengths, max_row: int | None = None) -> MappingProxyType:
         over = xp.where(widths > cap, widths, 0).sum()
         rows.append(xp.concatenate([counts.astype(xp.int64), over.reshape(1).astype(xp.int64)]))
     host = to_numpy(xp.stack(rows))
-    return MappingProxyType({g: GroupWidths(g, _readonly(host[i, :-1]), int(host[i, -1]), cap)
+    return MappingProxyType({g: GroupWidths(g, _readonly(host[i, :-1]), int(host[i, -1]), cap, int(max_row))
                              for i, g in enumerate(GROUP_SIZES)})
 
 

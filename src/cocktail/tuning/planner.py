@@ -16,8 +16,8 @@ The policies (all thresholds of the planner are here):
 
 - **Singles**: every sampled variant on the whole matrix, the padded formats only while they
   store at most :data:`MAX_SLOTS_PER_ENTRY` slots per entry.
-- **Dense diagonals** (DIA or BDIA part): a diagonal of ``n_d`` cells with ``e_d`` entries is
-  dense when ``e_d > n_d * g_f / g_d`` (``g_f``, ``g_d``: the best flat and diagonal slot
+- **Dense diagonals** (DIA or BDIA part): a diagonal with ``e_d`` entries is dense when
+  ``e_d > n_d * g_f / g_d``, with ``n_d`` the ``m`` slots DIA stores for it (``g_f``, ``g_d``: the best flat and diagonal slot
   rates at this size).  The diagonal part is tried when the dense diagonals hold at least
   :data:`MIN_PART_SHARE` of the entries.
 - **ELL/SELL width** (row-prefix part): clSpMV's rule, the largest ``w`` with
@@ -61,6 +61,10 @@ DIAGONAL_VARIANTS = ("dia", "bdia", "bdia_direct")
 PREFIX_FORMATS = ("ell", "sell")
 
 
+class PlannerNotice(UserWarning):
+    """``format="auto"`` could not plan (no device profile for this GPU and dtype) and used a fixed rule."""
+
+
 @dataclass(frozen=True)
 class Part:
     """One part of a plan: a format and kernel variant holding ``nnz`` entries in ``slots`` value slots."""
@@ -73,20 +77,24 @@ class Part:
     format_params: dict = field(default_factory=dict, compare=False)
 
     @property
+    def _v(self):
+        return _variants.get(self.variant)
+
+    @property
     def format(self) -> str:
-        return _variants.get(self.variant).format
+        return self._v.format
 
     @property
     def kernel(self) -> str:
-        return _variants.get(self.variant).kernel
+        return self._v.kernel
 
     @property
     def kernel_params(self) -> dict:
-        return dict(_variants.get(self.variant).kernel_params)
+        return dict(self._v.kernel_params)
 
     def params(self) -> dict:
         """The format parameters the part is built with: the variant's, then the plan's."""
-        return {**_variants.get(self.variant).format_params, **self.format_params}
+        return {**self._v.format_params, **self.format_params}
 
     def to_json(self) -> dict:
         return {"variant": self.variant, "selector": [self.selector[0], *[_plain(a) for a in self.selector[1:]]],
@@ -187,39 +195,61 @@ class _Costing:
         """Sampled in the profile and its kernel registered."""
         return self.profile.has(variant, self.dtype) and _variants.get(variant).kernel in _registered()
 
-    # -- the flat formats on rows whose widths ``groups`` describes, after ``skip`` entries per row --------
     def flat(self, variant: str, groups, nnz: int, skip: int = 0, limit: int | None = None):
-        """``(slots, µs)`` of a flat variant on these rows, or None when unsampled."""
+        """``(slots, µs)`` of a flat variant on rows whose widths ``groups`` describes, or None when unsampled."""
         if not self.has(variant):
             return None
-        v = _variants.get(variant)
-        widest = _widest(groups, skip, limit)
-        if v.kernel == "csr_scalar":
-            slots, tail = groups[32].padded_slots(1, limit, skip), widest
-        elif v.kernel == "csr_vector":
-            t = v.kernel_params["threads_per_row"]
-            slots, tail = groups[32 // t].padded_slots(t, limit, skip), widest  # the tail sample has t lanes too
-        elif v.kernel == "sell":
-            c, t = v.format_params["slice_height"], v.kernel_params["threads_per_row"]
-            slots, tail = groups[c].padded_slots(t, limit, skip), widest
-        elif v.kernel == "ell":
-            slots, tail = self.m * _widest(groups, skip, limit), 0
-        elif v.kernel == "csr_merge":
-            slots, tail = nnz + self.m, 0
-        else:  # COO
-            slots, tail = nnz, 0
+        slots, tail = flat_work(_variants.get(variant), groups, nnz, self.m, skip, limit)
         t = self.time(variant, slots, tail)
         return None if t is None else (int(slots), t)
 
 
-def _widest(groups, skip: int = 0, limit: int | None = None) -> int:
-    g = groups[1]
-    nz = np.nonzero(g.counts)[0]
-    w = int(nz[-1]) if nz.shape[0] else 0
-    if w == g.cap + 1:
-        w = int(math.ceil(g.over_sum / max(int(g.counts[-1]), 1)))
-    w = max(w - skip, 0)
-    return w if limit is None else min(w, limit)
+def _lanes(v) -> int:
+    return int(v.kernel_params.get("threads_per_row", 1))
+
+
+def flat_work(v, groups, nnz: int, m: int, skip: int = 0, limit: int | None = None) -> tuple[int, int]:
+    """``(slots, tail)`` of flat variant ``v``: the value slots it steps through (lanes' padding
+    included) and the slots of its widest row (0 when no row waits on its longest one).
+
+    ``skip`` entries of every row are taken by an earlier part, ``limit`` keeps a row prefix.
+    """
+    lanes = _lanes(v)
+    widest = max(groups[1].max_width - skip, 0)
+    if limit is not None:
+        widest = min(widest, limit)
+    tail = lanes * -(-widest // lanes)
+    if v.kernel == "csr_scalar":
+        return groups[32].padded_slots(1, limit, skip), tail
+    if v.kernel == "csr_vector":  # a warp covers 32 / lanes rows
+        return groups[32 // lanes].padded_slots(lanes, limit, skip), tail
+    if v.kernel == "sell":
+        return groups[v.format_params["slice_height"]].padded_slots(lanes, limit, skip), tail
+    if v.kernel == "ell":
+        return m * widest, 0
+    if v.kernel == "csr_merge":
+        return nnz + m, 0
+    return nnz, 0  # COO
+
+
+def work(v, features: Features) -> tuple[int, int]:
+    """``(slots, tail)`` of variant ``v`` holding the whole matrix (see :func:`flat_work`).
+
+    ``cocktail calibrate`` records its samples against these same slots, so that a prediction
+    on the calibration matrices reproduces the measured time.
+    """
+    m = features.shape[0]
+    if v.pattern == "rows":
+        return flat_work(v, features.groups, features.nnz, m)
+    if v.pattern == "band":
+        return len(features.diagonal_counts) * m, 0
+    b = features.blocks[v.block]
+    r, c = v.block
+    if v.format == "bcsr":
+        return b.total * r * c, b.max_per_superrow * c
+    if v.format == "bell":
+        return b.max_per_superrow * -(-m // r) * r * c, 0
+    return b.sliced_total * r * c, b.max_per_superrow * c
 
 
 def _registered() -> set:
@@ -249,35 +279,16 @@ def _remainder(c: _Costing, groups, nnz: int, skip: int = 0):
 
 def _singles(c: _Costing, features: Features) -> list[Plan]:
     """Every sampled variant holding the whole matrix (padded ones within MAX_SLOTS_PER_ENTRY)."""
-    nnz, m = features.nnz, c.m
+    nnz = features.nnz
     out = []
     limit = MAX_SLOTS_PER_ENTRY * max(nnz, 1)
     for v in _variants.VARIANTS:
         if not c.has(v.key):
             continue
-        if v.pattern == "rows":
-            r = c.flat(v.key, features.groups, nnz)
-            if r is None or (v.format in ("ell", "sell") and r[0] > limit):
-                continue
-            slots, t = r
-        elif v.pattern == "band":
-            slots = len(features.diagonal_counts) * m
-            if slots > limit:
-                continue
-            t = c.time(v.key, slots)
-        else:
-            b = features.blocks[v.block]
-            r_, c_ = v.block
-            superrows = -(-m // r_)
-            if v.format == "bcsr":
-                slots, widest = b.total * r_ * c_, b.max_per_superrow * c_
-            elif v.format == "bell":
-                slots, widest = b.max_per_superrow * superrows * r_ * c_, 0
-            else:
-                slots, widest = b.sliced_total * r_ * c_, b.max_per_superrow * c_
-            if slots > limit:
-                continue
-            t = c.time(v.key, slots, widest)
+        slots, tail = work(v, features)
+        if v.format not in ("csr", "coo") and slots > limit:
+            continue
+        t = c.time(v.key, slots, tail)
         if t is not None:
             out.append(Plan((Part(v.key, ("rest",), nnz, int(slots), t),), t))
     return out
@@ -288,15 +299,15 @@ def _dense_diagonals(c: _Costing, features: Features, g_flat: float):
     diags = features.diagonal_counts
     if not len(diags) or g_flat <= 0:
         return None
-    lengths, counts = diags.lengths(), diags.counts
-    k = max(1, int((counts >= 0.5 * lengths).sum()))
+    counts = diags.counts
+    k = max(1, int((counts >= 0.5 * c.m).sum()))
     chosen = None
     for _ in range(2):  # the diagonal rate depends on how many diagonals: settle it twice
         best = _best([(v, c.time(v, k * c.m)) for v in DIAGONAL_VARIANTS if c.has(v)])
         if best is None:
             return None
         g_diag = k * c.m / best[1]
-        dense = counts > lengths * (g_flat / g_diag)
+        dense = counts > c.m * (g_flat / g_diag)  # DIA stores m slots for every diagonal, however short
         if not dense.any():
             return None
         chosen = (diags.offsets[dense], int(counts[dense].sum()), best[0])
@@ -318,7 +329,7 @@ def _rest_groups(csr, offsets):
 def _prefix_widths(c: _Costing, variant: str, groups, rest_nnz: int, m_c: float) -> set:
     """Row-prefix widths to cost for ``variant``: clSpMV's rule and Bell & Garland's."""
     g1 = groups[1]
-    widest = _widest(groups)
+    widest = groups[1].max_width
     if widest <= 1:
         return set()
     m = c.m
@@ -350,6 +361,8 @@ def plan(csr, features: Features, profile, dtype) -> Planning:
     """Candidate plans for the canonical CSR ``csr`` with these ``features``, fastest predicted first."""
     c = _Costing(features, profile, dtype)
     nnz, m = features.nnz, c.m
+    if not nnz:
+        raise ValueError("the planner needs a matrix with entries (one without is stored as csr)")
     singles = _singles(c, features)
     if not singles:
         raise ValueError(f"the device profile ({profile.source}) has no samples for {np.dtype(dtype).name}")
@@ -368,8 +381,7 @@ def plan(csr, features: Features, profile, dtype) -> Planning:
         heads.append(((part,), _rest_groups(csr, offsets) if taken < nnz else None, nnz - taken))
     for head, groups, left in heads:
         if left == 0:
-            plans.append(Plan(head, sum(p.predicted_us for p in head)))
-            continue
+            continue  # the diagonal part holds everything: that is the diagonal single
         rest = _remainder(c, groups, left)
         if rest is None:
             continue

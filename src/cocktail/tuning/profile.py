@@ -65,12 +65,14 @@ class _Surface:
     """Interpolated log-time over (rows, slots per row) for one variant and dtype."""
 
     def __init__(self, samples):
-        by_k = {}
+        # Samples of nearly the same slots per row (within an eighth of an octave) share a curve.
+        by_bin = {}
         for rows, per_row, us in samples:
-            by_k.setdefault(round(per_row, 6), []).append((rows, us))
-        self.per_row = sorted(by_k)
-        self.curves = [_Curve(by_k[k]) for k in self.per_row]
-        self.log_k = [math.log(k) for k in self.per_row]
+            by_bin.setdefault(round(8 * math.log2(max(per_row, 1e-9))), []).append((rows, per_row, us))
+        bins = sorted(by_bin)
+        self.log_k = [sum(math.log(max(k, 1e-9)) for _, k, _ in by_bin[b]) / len(by_bin[b]) for b in bins]
+        self.curves = [_Curve([(r, us) for r, _, us in by_bin[b]]) for b in bins]
+        self.min_rows = min(r for r, _, _ in samples)
 
     def log_us(self, rows: float, per_row: float) -> float:
         lr = math.log(max(rows, 1.0))
@@ -127,7 +129,9 @@ class Profile:
             if not samples:
                 return None
             surface = self._surfaces[key] = _Surface(samples)
-        rows = max(float(rows), 1.0)
+        # Fewer rows than sampled: as many slots on the fewest rows sampled (a thread or warp per row
+        # would be slower still; the planner's tail bound covers that).
+        rows = max(float(rows), float(surface.min_rows))
         t = math.exp(surface.log_us(rows, max(float(slots), 0.0) / rows))
         floor = _variants.get(variant).launches * self.launch_us.get(dt, 0.0)
         return max(t, floor)
@@ -175,7 +179,10 @@ def user_path(key: str) -> Path:
 def shipped() -> list[Profile]:
     """The profiles measured by the project and shipped in the package."""
     out = []
-    for entry in sorted(resources.files(__package__).joinpath("profiles").iterdir(), key=lambda p: p.name):
+    folder = resources.files(__package__).joinpath("profiles")
+    if not folder.is_dir():
+        return out
+    for entry in sorted(folder.iterdir(), key=lambda p: p.name):
         if entry.name.endswith(".json"):
             out.append(Profile.from_json(json.loads(entry.read_text()), source=f"shipped:{entry.name}"))
     return out
@@ -204,9 +211,14 @@ def for_device(device: dict) -> Profile | None:
     if key in _FOR_DEVICE:
         return _FOR_DEVICE[key]
     path = user_path(key)
+    profile = None
     if path.exists():
-        profile = Profile.load(path)
-    else:
+        try:
+            profile = Profile.load(path)
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            warnings.warn(f"ignoring the unreadable device profile {path} ({exc}); run `cocktail calibrate` "
+                          "again", ProfileNotice, stacklevel=3)
+    if profile is None:
         candidates = shipped()
         profile = _nearest(device, candidates) if candidates else None
         if profile is not None and profile.device["name"] != device["name"]:
