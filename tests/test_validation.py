@@ -167,7 +167,7 @@ def test_unknown_format_and_parameter():
         build(*good()).__class__(sp.eye_array(3), format="nope", device="cpu")
     with pytest.raises(TypeError, match="format 'csr' has no parameter 'width'"):
         SparseMatrix(sp.eye_array(3), format="csr", device="cpu", width=3)
-    with pytest.raises(TypeError, match="format='auto' picks its own parameters"):
+    with pytest.raises(TypeError, match="format='auto' picks its own format, kernel and parameters"):
         SparseMatrix(sp.eye_array(3), format="auto", device="cpu", width=3)
 
 
