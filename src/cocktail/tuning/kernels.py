@@ -18,6 +18,8 @@ MERGE_LONGEST_OVER_MEAN = 64.0
 MERGE_MIN_LONGEST = 2048
 #: csr_merge: merge items (row ends + nonzeros) per thread (Merrill & Garland use 7 on Maxwell-class GPUs).
 MERGE_ITEMS_PER_THREAD = 7
+#: bcsr: lanes per superrow, the smallest power of two covering the mean blocks per superrow, within these bounds.
+BCSR_MIN_THREADS, BCSR_MAX_THREADS = 2, 32
 #: Flegar & Anzt's oversubscription: omega by nonzero count (their Fig. 5 heuristic).
 OMEGA_STEPS = ((1e5, 8), (1e6, 32), (math.inf, 128))
 #: FP32 cores per SM by compute capability major version (Flegar & Anzt count threads per core).
@@ -28,6 +30,14 @@ def csr_vector_threads(mean_row_length: float) -> int:
     """Threads per row for csr_vector: the smallest power of two >= the mean row length, in [2, 32]."""
     t = VECTOR_MIN_THREADS
     while t < mean_row_length and t < VECTOR_MAX_THREADS:
+        t *= 2
+    return t
+
+
+def bcsr_threads(mean_blocks: float) -> int:
+    """Lanes per superrow for bcsr: the smallest power of two >= the mean blocks per superrow, in [2, 32]."""
+    t = BCSR_MIN_THREADS
+    while t < mean_blocks and t < BCSR_MAX_THREADS:
         t *= 2
     return t
 
@@ -63,7 +73,8 @@ def csr_kernel(row_lengths) -> str:
 
 
 #: The kernel each format uses unless the caller names one.
-FORMAT_KERNELS = {"coo": "coo_atomic", "dia": "dia", "ell": "ell", "hyb": "hyb", "pkt": "pkt"}
+FORMAT_KERNELS = {"coo": "coo_atomic", "dia": "dia", "ell": "ell", "hyb": "hyb", "pkt": "pkt",
+                  "bcsr": "bcsr", "bell": "bell", "sbell": "sbell"}
 
 
 def choose_kernel(storage) -> str | None:
