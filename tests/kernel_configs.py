@@ -38,6 +38,19 @@ KERNEL_CONFIGS = [
     ("sell", "sell", {"max_fill": None, "sort_window": 256, "width_multiple": 2}, {"threads_per_row": 8, "ldg": False}),
     ("sell", "sell", {"max_fill": None, "slice_height": 3, "sort_window": 12}, {"threads_per_row": 4}),
     ("sell", "sell", {"max_fill": None, "slice_height": 1}, {"threads_per_row": 2}),
+    # Blocked formats: clSpMV's ten block shapes on bcsr, other shapes on bell and sbell (every c on each).
+    *[("bcsr", "bcsr", {"max_fill": None, "block": b}, {}) for b in ((1, 4), (1, 8), (2, 8), (4, 8), (2, 2), (3, 3))],
+    ("bcsr", "bcsr", {"max_fill": None, "block": (2, 4)}, {"threads_per_superrow": 32}),
+    ("bcsr", "bcsr", {"max_fill": None, "block": (4, 4)}, {"threads_per_superrow": 1, "block_threads": 64}),
+    ("bcsr", "bcsr", {"max_fill": None, "block": (8, 4)}, {"ldg": False}),
+    ("bcsr", "bcsr", {"max_fill": None, "block": (8, 8)}, {"threads_per_superrow": 2}),
+    ("bell", "bell", {"max_fill": None, "block": (4, 1), "align": 1}, {}),
+    *[("bell", "bell", {"max_fill": None, "block": b}, {}) for b in ((8, 2), (2, 3), (3, 4), (3, 8))],
+    ("sbell", "sbell", {"max_fill": None, "block": (1, 4)}, {}),
+    ("sbell", "sbell", {"max_fill": None, "block": (1, 1), "slice_height": 32}, {}),
+    ("sbell", "sbell", {"max_fill": None, "block": (3, 2), "slice_height": 3}, {}),
+    ("sbell", "sbell", {"max_fill": None, "block": (8, 3), "slice_height": 1}, {}),
+    ("sbell", "sbell", {"max_fill": None, "block": (8, 8), "slice_height": 5}, {"block_threads": 128}),
 ]
 
 

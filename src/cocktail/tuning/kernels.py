@@ -22,6 +22,8 @@ MERGE_LONGEST_OVER_MEAN = 64.0
 MERGE_MIN_LONGEST = 2048
 #: csr_merge: merge items (row ends + nonzeros) per thread (Merrill & Garland use 7 on Maxwell-class GPUs).
 MERGE_ITEMS_PER_THREAD = 7
+#: bcsr: lanes per superrow, the smallest power of two covering the mean blocks per superrow, within these bounds.
+BCSR_MIN_THREADS, BCSR_MAX_THREADS = 2, 32
 #: Flegar & Anzt's oversubscription: omega by nonzero count (their Fig. 5 heuristic).
 OMEGA_STEPS = ((1e5, 8), (1e6, 32), (math.inf, 128))
 #: FP32 cores per SM by compute capability major version (Flegar & Anzt count threads per core).
@@ -50,6 +52,14 @@ def sell_threads(mean_slice_width: float) -> int:
     """
     t = SELL_MIN_THREADS
     while mean_slice_width > SELL_SLOTS_PER_LANE * t and t < SELL_MAX_THREADS:
+        t *= 2
+    return t
+
+
+def bcsr_threads(mean_blocks: float) -> int:
+    """Lanes per superrow for bcsr: the smallest power of two >= the mean blocks per superrow, in [2, 32]."""
+    t = BCSR_MIN_THREADS
+    while t < mean_blocks and t < BCSR_MAX_THREADS:
         t *= 2
     return t
 
@@ -93,7 +103,7 @@ def csr_kernel(row_lengths) -> str:
 
 #: The kernel each format uses unless the caller names one.
 FORMAT_KERNELS = {"coo": "coo_atomic", "dia": "dia", "ell": "ell", "hyb": "hyb", "pkt": "pkt",
-                  "bdia": "bdia", "sell": "sell"}
+                  "bdia": "bdia", "sell": "sell", "bcsr": "bcsr", "bell": "bell", "sbell": "sbell"}
 
 
 def choose_kernel(storage) -> str | None:

@@ -13,7 +13,7 @@ import numbers
 import operator
 
 from .. import kernels
-from ..kernels import coo_segmented, csr_vector, sell
+from ..kernels import bcsr, blocks, coo_segmented, csr_vector, sell
 from ..kernels import bdia as bdia_kernel
 from ..kernels.device import WARP_SIZE
 from . import coo as coo_rules
@@ -79,6 +79,24 @@ def _csr_merge(spec, fmt, p, props) -> dict:
     if k is None or k < 1:
         raise ValueError(f"csr_merge: items_per_thread must be a positive integer or None, got {p['items_per_thread']!r}")
     return {**_row_kernel(spec, fmt, p, props), "items_per_thread": k}
+
+
+def _block_kernel(spec, fmt, p, props) -> dict:
+    """ldg and block_threads of a blocked-format kernel, after checking its block shape is instantiated."""
+    if tuple(fmt.block) not in blocks.BLOCK_SHAPES:
+        shapes = ", ".join(f"{r}x{c}" for r, c in blocks.BLOCK_SHAPES)
+        raise ValueError(f"{spec.name}: no instantiation for block {fmt.block!r}; supported block shapes: {shapes}")
+    return _row_kernel(spec, fmt, p, props)
+
+
+def _bcsr(spec, fmt, p, props) -> dict:
+    t = p["threads_per_superrow"]
+    if t is None:
+        superrows = int(fmt.row_ptr.shape[0]) - 1
+        t = rules.bcsr_threads(fmt.nblocks / superrows if superrows else 0.0)
+    if isinstance(t, bool) or t not in bcsr.THREADS_PER_SUPERROW:
+        raise ValueError(f"bcsr: threads_per_superrow must be one of {bcsr.THREADS_PER_SUPERROW} or None, got {t!r}")
+    return {**_block_kernel(spec, fmt, p, props), "threads_per_superrow": int(t)}
 
 
 def _scale_block(props) -> int:
@@ -160,6 +178,9 @@ _CONFIGURE = {
     "bdia": _bdia,
     "bdia_direct": _row_kernel,
     "sell": _sell,
+    "bcsr": _bcsr,
+    "bell": _block_kernel,
+    "sbell": _block_kernel,
 }
 
 

@@ -1,0 +1,40 @@
+"""bcsr: a group of lanes per superrow over blocked CSR (clSpMV §4.4.3)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import blocks
+from .device import grid_for
+from .launch import ALPHA, X, Y, Launch, beta_arg
+from .spec import KernelSpec
+
+#: Lanes per superrow the kernel accepts (powers of two dividing the warp; 32 is clSpMV's warp).
+THREADS_PER_SUPERROW = (1, 2, 4, 8, 16, 32)
+
+
+def _expressions(v: str, i: str) -> list[str]:
+    return blocks.expressions("bcsr", v, i)
+
+
+def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
+    """A grid-stride pass over superrows, ``threads_per_superrow`` lanes each."""
+    m, n = fmt.shape
+    superrows = int(fmt.row_ptr.shape[0]) - 1
+    t, block = config["threads_per_superrow"], config["block_threads"]
+    fn = blocks.compiled(SPEC, fmt, config["ldg"], props.id)
+    I = fmt.index_dtype.type
+    args = (I(superrows), I(m), I(n), np.int64(fmt.nblocks), np.int32(t), np.int32(blocks.vector_loads(fmt.data)),
+            fmt.row_ptr, fmt.col, fmt.data, X, Y, ALPHA, beta_arg(fmt, accumulate))
+    return [Launch(fn, grid_for(superrows * t, block, props), block, args, fmt.dtype)]
+
+
+SPEC = KernelSpec(
+    name="bcsr",
+    formats=("bcsr",),
+    source="bcsr",
+    expressions=_expressions,
+    bind=bind,
+    defaults={"threads_per_superrow": None, "ldg": True, "block_threads": None},
+    description="a group of 1-32 lanes per superrow of r x c blocks, shuffle reduction",
+)

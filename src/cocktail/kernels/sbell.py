@@ -1,0 +1,41 @@
+"""sbell: one thread per superrow over sliced blocked ELLPACK (clSpMV §4.4.2)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import blocks
+from .device import grid_for
+from .launch import ALPHA, X, Y, Launch, beta_arg
+from .spec import KernelSpec
+
+
+def _expressions(v: str, i: str) -> list[str]:
+    return blocks.expressions("sbell", v, i)
+
+
+def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
+    """One grid-stride pass over the superrows; each reads its slice's slots and stops at padding.
+
+    The slice pointers go to the kernel as int64 (a copy, once, when the format holds them in
+    int32), so one instantiation serves both pointer widths.
+    """
+    m, n = fmt.shape
+    superrows = fmt.superrows
+    block = config["block_threads"]
+    fn = blocks.compiled(SPEC, fmt, config["ldg"], props.id)
+    I = fmt.index_dtype.type
+    args = (I(superrows), I(m), I(n), np.int64(fmt.slice_height), np.int32(blocks.vector_loads(fmt.data)),
+            fmt.slice_ptr.astype(np.int64, copy=False), fmt.col, fmt.data, X, Y, ALPHA, beta_arg(fmt, accumulate))
+    return [Launch(fn, grid_for(superrows, block, props), block, args, fmt.dtype)]
+
+
+SPEC = KernelSpec(
+    name="sbell",
+    formats=("sbell",),
+    source="sbell",
+    expressions=_expressions,
+    bind=bind,
+    defaults={"ldg": True, "block_threads": None},
+    description="one thread per superrow of r x c blocks, slices of slice_height superrows",
+)
