@@ -157,15 +157,15 @@ def _run(mode, dtypes, only, restart, progress, out) -> _profile.Profile:
     partial = final.with_name(final.stem + ".samples.json")
     state = {} if restart or not partial.exists() else _read(partial, mode)
     chosen = [v for v in _variants.VARIANTS if (only is None or v.key in only) and v.kernel in kernels.names()]
-    work = [(dt, v, p) for dt in dtypes for v in chosen for p in points(v, mode)]
+    jobs = [(dt, v, p) for dt in dtypes for v in chosen for p in points(v, mode)]
     by_point = {}
-    for dt, v, p in work:
+    for dt, v, p in jobs:
         by_point.setdefault((dt, p.pattern, p.rows, p.per_row, p.block), []).append(v)
     samples = state.setdefault("samples", {})
     launch = state.setdefault("launch_us", {})
-    done = len([1 for dt, v, p in work if _sample_key(dt, v.key, p) in samples])
+    done = len([1 for dt, v, p in jobs if _sample_key(dt, v.key, p) in samples])
     if progress:
-        progress(done, len(work), "resuming" if done else "starting")
+        progress(done, len(jobs), "resuming" if done else "starting")
     last_write = time.monotonic()
     for dt in dtypes:
         if dt not in launch:
@@ -190,7 +190,7 @@ def _run(mode, dtypes, only, restart, progress, out) -> _profile.Profile:
                 samples[_sample_key(dt, v.key, point)] = None
             done += 1
             if progress:
-                progress(done, len(work), f"{dt} {v.key} rows={rows} k={per_row}")
+                progress(done, len(jobs), f"{dt} {v.key} rows={rows} k={per_row}")
         del base, csr, arrays
         cupy.get_default_memory_pool().free_all_blocks()
         if time.monotonic() - last_write > 10:
