@@ -25,6 +25,7 @@ from ..tuning import profile as _profile
 from ..tuning import variants as _variants
 from ..tuning.features import compute
 from ..tuning.planner import work
+from .timing import _spin
 
 #: Grid of each mode: rows, entries per row, longer rows for lane-shared variants, largest slot count.
 GRIDS = {
@@ -32,6 +33,8 @@ GRIDS = {
               1 << 21), (1, 2, 4, 8, 16, 32, 64), (128, 256, 512, 1024, 2048), 1 << 25),
     "quick": ((1 << 10, 1 << 13, 1 << 16, 1 << 19, 1 << 21), (1, 4, 16, 64), (256, 1024), 1 << 24),
 }
+#: Seconds of busy GPU before the first sample, so that no sample is taken at idle clocks.
+WARM_UP_SECONDS = 0.3
 #: Timing of one sample in each mode: least samples and least seconds (``time_gpu``).
 TIMING = {"full": (10, 0.01), "quick": (5, 0.003)}
 
@@ -167,6 +170,7 @@ def _run(mode, dtypes, only, restart, progress, out) -> _profile.Profile:
     if progress:
         progress(done, len(jobs), "resuming" if done else "starting")
     last_write = time.monotonic()
+    _spin(WARM_UP_SECONDS, cupy.cuda.get_current_stream())  # clocks up before the first sample
     for dt in dtypes:
         if dt not in launch:
             launch[dt] = launch_cost(dt, mode)
