@@ -248,3 +248,19 @@ def test_million_row_laplacian():
     assert d.counts.tolist() == [N - k * k] * 3 + [N] + [N - k * k] * 3
     assert f.dense_diagonals(1.0).tolist() == [-k * k, 0, k * k]
     assert f.blocks[(1, 4)].max_per_superrow == 6
+
+
+def test_block_fill_limit_leaves_out_only_shapes_past_it():
+    rng = np.random.default_rng(8)
+    rows, cols, vals = random_entries(rng, 64, 64, 0.08)
+    A = csr_from_entries(rows, cols, vals, (64, 64))
+    full = F.compute(A).blocks
+    limited = F.compute(A, block_fill_limit=3.0).blocks
+    for (r, c), stats in full.items():
+        if (r, c) in limited:
+            assert limited[(r, c)] == stats
+        else:  # left out: r > 1 and the 1 x c fill is past the limit, so its own fill is too
+            one_by_c = F.compute(A).blocks.get((1, c))
+            assert r > 1 and stats.fill > 3.0
+            assert one_by_c is None or one_by_c.fill > 3.0
+    assert set(limited) < set(full)

@@ -169,6 +169,10 @@ def test_candidates_are_sorted_and_cover_every_entry():
         for part in p.parts:
             if not p.single:
                 assert part.nnz >= planner.MIN_PART_SHARE * S.nnz or part.selector == ("rest",)
+    measured = planning.to_measure()
+    assert measured[:planner.MEASURE_TOP] == planning.candidates[:planner.MEASURE_TOP]
+    kinds = [planner._kind(p) for p in measured[planner.MEASURE_TOP:]]
+    assert len(kinds) == len(set(kinds)) and set(kinds).isdisjoint(planner._kind(p) for p in measured[:3])
     # Power-law rows: ELL on the whole matrix stores far too many slots to be a candidate.
     assert all(p.parts[0].variant != "ell" for p in planning.candidates if p.single)
 

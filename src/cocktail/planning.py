@@ -4,8 +4,8 @@
 
 1. ``tune="model"`` (default): compute the matrix's features on the GPU, cost the candidate
    plans with the device profile (:mod:`cocktail.tuning.planner`) and build the fastest.
-2. ``tune="measure"``: the same, then build the :data:`~cocktail.tuning.planner.MEASURE_TOP`
-   best candidates, time each on the matrix (CUDA graph replays, as the benchmark does) and
+2. ``tune="measure"``: the same, then build the best candidates
+   (:meth:`~cocktail.tuning.planner.Planning.to_measure`), time each on the matrix (CUDA graph replays, as the benchmark does) and
    keep the fastest.  The decision is cached on disk (:mod:`cocktail.tuning.decisions`): a
    matrix of the same structure, dtype and device reuses it without measuring.
 
@@ -137,7 +137,7 @@ def choose(csr, tune: str = "model"):
                                     notice=prof.notice)
                 return storage, executor, report
     t0 = time.perf_counter()
-    feats = compute(csr)
+    feats = compute(csr, block_fill_limit=planner.MAX_SLOTS_PER_ENTRY)
     planning = planner.plan(csr, feats, prof, csr.dtype)
     analysis = time.perf_counter() - t0
     report = AutoReport(planning.chosen, tune, planning, analysis_s=analysis, notice=prof.notice)
@@ -148,7 +148,7 @@ def choose(csr, tune: str = "model"):
         return storage, executor, report
     t0 = time.perf_counter()
     best = None
-    for candidate in planning.candidates[:planner.MEASURE_TOP]:
+    for candidate in planning.to_measure():
         t1 = time.perf_counter()
         built = build(candidate, csr)
         convert = time.perf_counter() - t1

@@ -186,7 +186,8 @@ class Features:
     ``mean_row`` is ``nnz / m`` (0.0 without rows); ``max_row`` the longest row (0 without
     rows).  ``row_length_edges`` is the bucket layout of ``row_length_histogram``
     (:func:`length_buckets` of ``max_row``); the histogram sums to the row count.
-    ``blocks`` maps every ``(r, c)`` of :data:`BLOCK_SIZES` to its :class:`BlockStats`;
+    ``blocks`` maps every ``(r, c)`` of :data:`BLOCK_SIZES` to its :class:`BlockStats` (those
+    :func:`compute` left out by its ``block_fill_limit`` are missing);
     ``groups`` maps every size of :data:`GROUP_SIZES` to its :class:`GroupWidths`.
     """
 
@@ -306,17 +307,24 @@ def _diagonals(xp, rows, cols, shape) -> DiagonalCounts:
     if not rows.shape[0]:
         empty = _readonly(np.zeros(0, np.int64))
         return DiagonalCounts(tuple(shape), empty, empty)
-    offsets, counts = xp.unique(cols - rows, return_counts=True)
-    return DiagonalCounts(tuple(shape), _readonly(to_numpy(offsets).astype(np.int64)),
-                          _readonly(to_numpy(counts).astype(np.int64)))
+    m, n = shape
+    # A count per possible offset (m + n - 1 of them): one pass, no sort.
+    per_offset = xp.bincount(cols - rows + (m - 1), minlength=m + n - 1)
+    occupied = xp.nonzero(per_offset)[0]
+    both = to_numpy(xp.stack([occupied.astype(xp.int64) - (m - 1), per_offset[occupied].astype(xp.int64)]))
+    return DiagonalCounts(tuple(shape), _readonly(both[0]), _readonly(both[1]))
 
 
-def compute(csr) -> Features:
+def compute(csr, block_fill_limit: float | None = None) -> Features:
     """Measure the structural features of a canonical CSR (NumPy or CuPy arrays).
 
     Row lengths and their histogram, nonzeros per diagonal, and for every ``(r, c)`` of
     :data:`BLOCK_SIZES` the nonzero and dense blocks (clSpMV §3-4).  Stored explicit zeros
     count as entries throughout.  All results are host values.
+
+    ``block_fill_limit``: leave out the block shapes ``r x c`` (``r > 1``) whose ``1 x c``
+    fill already exceeds it: an ``r x c`` block holds at most ``r`` of the ``1 x c`` ones, so
+    its fill is at least theirs.  Those need a sort each; the ``1 x c`` counts do not.
     """
     xp = get_xp(csr.indptr)
     m, n = (int(d) for d in csr.shape)
@@ -331,6 +339,9 @@ def compute(csr) -> Features:
     for r, c in BLOCK_SIZES:
         if c not in row_blocks:
             row_blocks[c] = _row_blocks(xp, rows, cols, c)
+        if r > 1 and block_fill_limit is not None and nnz:
+            if int(row_blocks[c][0].shape[0]) * c / nnz > block_fill_limit:
+                continue
         blocks[(r, c)] = _block_stats(xp, row_blocks[c], r, c, (m, n), nnz)
     return Features(
         shape=(m, n),

@@ -51,7 +51,7 @@ MAX_SLOTS_PER_ENTRY = 3.0
 MIN_PART_SHARE = 0.05
 #: Rows of the tail sample: a warp-or-thread-per-row kernel takes at least this many rows' time.
 TAIL_ROWS = 1024
-#: Candidate plans ``tune="measure"`` times on the matrix.
+#: Candidate plans ``tune="measure"`` times on the matrix (and the best of each kind besides).
 MEASURE_TOP = 3
 #: The CSR kernels and COO kernels the remainder of a Cocktail may use.
 CSR_VARIANTS = ("csr_scalar",) + tuple(f"csr_vector(t={t})" for t in _variants.VECTOR_THREADS) + ("csr_merge",)
@@ -172,13 +172,31 @@ class Planning:
     def chosen(self) -> Plan:
         return self.candidates[0]
 
+    def to_measure(self) -> list:
+        """The candidates ``tune="measure"`` times: the MEASURE_TOP fastest predicted, and the fastest
+        predicted of each kind (flat, diagonal and block single formats, Cocktails) besides, since the
+        profile knows the kinds' synthetic patterns better than it knows one matrix."""
+        chosen = list(self.candidates[:MEASURE_TOP])
+        seen = {_kind(p) for p in chosen}
+        for p in self.candidates[MEASURE_TOP:]:
+            if _kind(p) not in seen:
+                seen.add(_kind(p))
+                chosen.append(p)
+        return chosen
+
+
+def _kind(plan: Plan) -> str:
+    return _variants.get(plan.parts[0].variant).category if plan.single else "cocktail"
+
 
 class _Costing:
     """Predictions for one matrix, dtype and profile."""
 
     def __init__(self, features: Features, profile, dtype):
-        self.f, self.profile, self.dtype = features, profile, dtype
+        self.f, self.profile, self.dtype = features, profile, np.dtype(dtype).name
         self.m = features.shape[0]
+        registered = _registered()
+        self._has = {v.key: profile.has(v.key, self.dtype) and v.kernel in registered for v in _variants.VARIANTS}
 
     def time(self, variant: str, slots: float, widest: float = 0.0, rows: int | None = None) -> float | None:
         """Predicted µs of ``variant`` reading ``slots``; ``widest``: slots of the widest row a thread or warp takes."""
@@ -193,7 +211,7 @@ class _Costing:
 
     def has(self, variant: str) -> bool:
         """Sampled in the profile and its kernel registered."""
-        return self.profile.has(variant, self.dtype) and _variants.get(variant).kernel in _registered()
+        return self._has[variant]
 
     def flat(self, variant: str, groups, nnz: int, skip: int = 0, limit: int | None = None):
         """``(slots, µs)`` of a flat variant on rows whose widths ``groups`` describes, or None when unsampled."""
@@ -232,8 +250,9 @@ def flat_work(v, groups, nnz: int, m: int, skip: int = 0, limit: int | None = No
     return nnz, 0  # COO
 
 
-def work(v, features: Features) -> tuple[int, int]:
-    """``(slots, tail)`` of variant ``v`` holding the whole matrix (see :func:`flat_work`).
+def work(v, features: Features) -> tuple[int, int] | None:
+    """``(slots, tail)`` of variant ``v`` holding the whole matrix (see :func:`flat_work`); None for
+    a block shape the features left out.
 
     ``cocktail calibrate`` records its samples against these same slots, so that a prediction
     on the calibration matrices reproduces the measured time.
@@ -243,7 +262,9 @@ def work(v, features: Features) -> tuple[int, int]:
         return flat_work(v, features.groups, features.nnz, m)
     if v.pattern == "band":
         return len(features.diagonal_counts) * m, 0
-    b = features.blocks[v.block]
+    b = features.blocks.get(v.block)
+    if b is None:  # left out of the features: its fill is past any limit
+        return None
     r, c = v.block
     if v.format == "bcsr":
         return b.total * r * c, b.max_per_superrow * c
@@ -285,7 +306,10 @@ def _singles(c: _Costing, features: Features) -> list[Plan]:
     for v in _variants.VARIANTS:
         if not c.has(v.key):
             continue
-        slots, tail = work(v, features)
+        got = work(v, features)
+        if got is None:
+            continue
+        slots, tail = got
         if v.format not in ("csr", "coo") and slots > limit:
             continue
         t = c.time(v.key, slots, tail)

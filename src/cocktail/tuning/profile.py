@@ -161,6 +161,8 @@ class Profile:
 
 
 def _dtype_name(dtype) -> str:
+    if isinstance(dtype, str):
+        return dtype
     import numpy as np
 
     return np.dtype(dtype).name
