@@ -329,3 +329,23 @@ def test_overhead_runs_after_the_default_suite_and_alone(fake_gpu, tmp_path, cap
     fake_gpu.clear()
     assert main(["bench", "laplace5_6"]) == 0  # not the default suite: no overhead section
     assert fake_gpu == {"spmv": ["laplace5_6"]}
+
+
+def _planner_record(matrix, method, us, suite="default", **extra):
+    return {"section": "spmv", "suite": suite, "matrix": matrix, "dtype": "float64", "method": method,
+            "kernel_us": us, "kernel_timing": "graph", **extra}
+
+
+def test_planner_verdicts_from_fake_records():
+    records = [_planner_record("a", "best-single", 10.0), _planner_record("a", "cocktail-auto", 12.5, analysis_spmvs=40.0),
+               _planner_record("a", "cocktail-measured", 10.0),
+               _planner_record("b", "best-single", 20.0, suite="cocktail"),
+               _planner_record("b", "cocktail-auto", 16.0, suite="cocktail", analysis_spmvs=0.0)]
+    found = {v.target: v for v in targets.planner_verdicts(records)}
+    auto = found[targets.AUTO_GEOMEAN_TARGET]
+    assert auto.ratios == {"a": 0.8, "b": 1.25} and auto.passed  # geomean 1.0 >= 0.9
+    assert found[targets.AUTO_WORST_TARGET].passed  # worst 0.8 >= 0.8
+    assert found[targets.MEASURED_TARGET].ratios == {"a": 1.0}
+    assert found[targets.COCKTAIL_SUITE_TARGET].ratios == {"b": 1.25} and found[targets.COCKTAIL_SUITE_TARGET].passed
+    analysis = found[targets.ANALYSIS_TARGET]
+    assert analysis.ratios == {"a": 40.0} and not analysis.passed  # a zero (no analysis ran) is left out

@@ -204,12 +204,12 @@ def _bench(args) -> int:
         for key, value in info.items():
             setattr(r, key, value)
     rows = [r.as_dict() for r in records]
+    _write_outputs(args, rows)  # first: nothing measured is lost if a summary fails
     if methods:
         where = f"GPU SpMV on {info['gpu']}" if on_gpu else "CPU SpMV (CPU executors, cocktail-auto, SciPy)"
         report.print_table([r for r in records if r.section == SPMV], title=f"{where}, {', '.join(dtypes)}")
         report.print_summary(rows)
     report.print_call_tables(rows)
-    _write_outputs(args, rows)
     return 0
 
 

@@ -72,7 +72,8 @@ class Verdict:
     @property
     def geomean(self) -> float | None:
         """Geometric mean of the ratios (None without any)."""
-        return metrics.geomean(self.ratios.values()) if self.ratios else None
+        positive = [v for v in self.ratios.values() if v > 0]
+        return metrics.geomean(positive) if positive else None
 
     @property
     def worst(self) -> tuple[str, float] | None:
@@ -197,7 +198,7 @@ def planner_verdicts(records) -> list[Verdict]:
             if relevant:
                 out.append(Verdict(target, dtype, *_ratios(relevant, BEST_SINGLE, method, metrics.time_us)))
         analysis = {m: float(v[AUTO]["analysis_spmvs"]) for m, v in by_matrix.items()
-                    if AUTO in v and v[AUTO].get("analysis_spmvs") is not None and not v[AUTO].get("note")}
+                    if AUTO in v and v[AUTO].get("analysis_spmvs") and not v[AUTO].get("note")}
         if analysis:
             out.append(Verdict(ANALYSIS_TARGET, dtype, analysis))
     return out
