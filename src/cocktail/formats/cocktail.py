@@ -48,9 +48,7 @@ def _selected(selector, csr: CSR, free):
         given = np.asarray(to_numpy(selector[1])).reshape(-1)
         if given.dtype.kind not in "iu" and given.size:
             raise ValueError(f"cocktail: diagonal offsets must be integers, got {selector[1]!r}")
-        offsets = xp.asarray(given.astype(np.int64))
-        diagonal = csr.indices.astype(xp.int64) - csr.row_ids().astype(xp.int64)
-        return free & xp.isin(diagonal, offsets)
+        return free & on_diagonals(csr, given.astype(np.int64))
     k = selector[1]
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 0:
         raise ValueError(f"cocktail: row_prefix takes a non-negative integer, got {k!r}")
@@ -59,6 +57,24 @@ def _selected(selector, csr: CSR, free):
     starts = xp.concatenate([xp.zeros(1, dtype=xp.int64), counts])[csr.indptr[:-1].astype(xp.int64)]
     rank = counts - 1 - starts[row_ids(csr.indptr, csr.nnz).astype(xp.int64)]
     return free & (rank < int(k))
+
+
+def on_diagonals(csr: CSR, offsets):
+    """A boolean mask over ``csr``'s entries: those on the diagonals ``offsets`` (``col - row``).
+
+    A lookup table over the ``m + n - 1`` possible offsets: one gather per entry, however many
+    diagonals (``isin`` would compare every entry with every offset on the GPU).
+    """
+    xp = get_xp(csr.indptr)
+    m, n = csr.shape
+    offsets = np.asarray(to_numpy(offsets), dtype=np.int64).reshape(-1)
+    offsets = offsets[(offsets > -m) & (offsets < n)]
+    table = xp.zeros(m + n - 1 if m + n else 0, dtype=bool)
+    if offsets.size:
+        table[xp.asarray(offsets + (m - 1))] = True
+    if not csr.nnz:
+        return xp.zeros(0, dtype=bool)
+    return table[csr.indices.astype(xp.int64) - csr.row_ids().astype(xp.int64) + (m - 1)]
 
 
 class Cocktail(SparseFormat):

@@ -61,7 +61,8 @@ def function(stem: str, expressions: tuple[str, ...], expression: str, ldg: bool
 
 #: Sources that ship with the kernels and are not SpMV kernels themselves: stem -> expressions.
 #: ``scale_y`` runs ahead of the COO kernels; ``spin`` is the benchmark harness's busy wait.
-HELPERS = {"scale_y": ("scale_y<float>", "scale_y<double>"), "spin": ("spin",)}
+HELPERS = {"scale_y": ("scale_y<float>", "scale_y<double>"), "spin": ("spin",),
+           "clipped_histogram": ("clipped_histogram",)}
 
 
 def helper(stem: str, expression: str, device_id: int | None = None):

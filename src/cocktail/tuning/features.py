@@ -282,6 +282,33 @@ def _block_stats(xp, row_blocks, r: int, c: int, shape, nnz: int) -> BlockStats:
     return BlockStats(total, most, dense, fill, _histogram(xp, per_superrow, length_buckets(most)), sliced)
 
 
+#: Threads per block of the histogram helper kernel.
+_HISTOGRAM_BLOCK = 256
+
+
+def _clipped_counts(xp, values, cap: int):
+    """``[count of 0, ..., count of cap, count above cap, sum above cap]`` of non-negative int64 ``values``.
+
+    On the GPU one helper kernel counts in shared memory (``bincount`` would queue every entry
+    of the most common value on one global atomic).
+    """
+    if xp is np:
+        counts = np.bincount(np.minimum(values, cap + 1), minlength=cap + 2)[:cap + 2]
+        over = np.where(values > cap, values, 0).sum()
+        return np.concatenate([counts.astype(np.int64), np.asarray([over], dtype=np.int64)])
+    from ..kernels import device, source
+
+    out = xp.zeros(cap + 3, dtype=xp.uint64)
+    n = int(values.shape[0])
+    if n:
+        props = device.current()
+        fn = source.helper("clipped_histogram", "clipped_histogram", props.id)
+        grid = device.grid_for(n, _HISTOGRAM_BLOCK, props)
+        fn((grid,), (_HISTOGRAM_BLOCK,), (xp.ascontiguousarray(values, dtype=xp.int64), np.int64(n), np.int32(cap),
+                                          out, out[cap + 2:]), shared_mem=4 * (cap + 2))
+    return out.astype(xp.int64)
+
+
 def row_groups(lengths, max_row: int | None = None) -> MappingProxyType:
     """:class:`GroupWidths` of ``lengths`` for every size of :data:`GROUP_SIZES` (one host transfer)."""
     xp = get_xp(lengths)
@@ -295,9 +322,7 @@ def row_groups(lengths, max_row: int | None = None) -> MappingProxyType:
             if widths.shape[0] % 2:
                 widths = xp.concatenate([widths, xp.zeros(1, dtype=xp.int64)])
             widths = xp.maximum(widths[0::2], widths[1::2])
-        counts = xp.bincount(xp.minimum(widths, cap + 1), minlength=cap + 2)[:cap + 2]
-        over = xp.where(widths > cap, widths, 0).sum()
-        rows.append(xp.concatenate([counts.astype(xp.int64), over.reshape(1).astype(xp.int64)]))
+        rows.append(_clipped_counts(xp, widths, cap))
     host = to_numpy(xp.stack(rows))
     return MappingProxyType({g: GroupWidths(g, _readonly(host[i, :-1]), int(host[i, -1]), cap, int(max_row))
                              for i, g in enumerate(GROUP_SIZES)})
@@ -308,10 +333,18 @@ def _diagonals(xp, rows, cols, shape) -> DiagonalCounts:
         empty = _readonly(np.zeros(0, np.int64))
         return DiagonalCounts(tuple(shape), empty, empty)
     m, n = shape
-    # A count per possible offset (m + n - 1 of them): one pass, no sort.
-    per_offset = xp.bincount(cols - rows + (m - 1), minlength=m + n - 1)
-    occupied = xp.nonzero(per_offset)[0]
-    both = to_numpy(xp.stack([occupied.astype(xp.int64) - (m - 1), per_offset[occupied].astype(xp.int64)]))
+    if xp is np:  # a count per possible offset (m + n - 1 of them): one pass
+        per_offset = np.bincount(cols - rows + (m - 1), minlength=m + n - 1)
+        occupied = np.nonzero(per_offset)[0]
+        return DiagonalCounts(tuple(shape), _readonly(occupied.astype(np.int64) - (m - 1)),
+                              _readonly(per_offset[occupied].astype(np.int64)))
+    # On the GPU a sort (int32 keys where they fit): bincount's atomics would queue every entry of a
+    # band on a few counters.
+    key_dtype = xp.int32 if m + n < 2 ** 31 else xp.int64
+    keys = xp.sort((cols - rows).astype(key_dtype))
+    starts = xp.nonzero(xp.concatenate([xp.ones(1, dtype=bool), keys[1:] != keys[:-1]]))[0]
+    counts = xp.diff(xp.concatenate([starts, xp.asarray([keys.shape[0]], dtype=starts.dtype)]))
+    both = to_numpy(xp.stack([keys[starts].astype(xp.int64), counts.astype(xp.int64)]))
     return DiagonalCounts(tuple(shape), _readonly(both[0]), _readonly(both[1]))
 
 

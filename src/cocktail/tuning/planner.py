@@ -174,8 +174,8 @@ class Planning:
 
     def to_measure(self) -> list:
         """The candidates ``tune="measure"`` times: the MEASURE_TOP fastest predicted, and the fastest
-        predicted of each kind (flat, diagonal and block single formats, Cocktails) besides, since the
-        profile knows the kinds' synthetic patterns better than it knows one matrix."""
+        predicted of each kind (each single format, and Cocktails) besides, since the profile knows
+        the formats' synthetic patterns better than it knows one matrix."""
         chosen = list(self.candidates[:MEASURE_TOP])
         seen = {_kind(p) for p in chosen}
         for p in self.candidates[MEASURE_TOP:]:
@@ -186,7 +186,11 @@ class Planning:
 
 
 def _kind(plan: Plan) -> str:
-    return _variants.get(plan.parts[0].variant).category if plan.single else "cocktail"
+    """``cocktail``, or a single plan's category and format (``flat:coo``, ``block:bell``)."""
+    if not plan.single:
+        return "cocktail"
+    v = _variants.get(plan.parts[0].variant)
+    return f"{v.category}:{v.format}"
 
 
 class _Costing:
@@ -343,9 +347,11 @@ def _rest_groups(csr, offsets):
     """Row groups of the entries not on the diagonals ``offsets`` (computed on the matrix's device)."""
     from .._xp import get_xp
 
+    from ..formats.cocktail import on_diagonals
+
     xp = get_xp(csr.indptr)
     rows = csr.row_ids().astype(xp.int64)
-    on = xp.isin(csr.indices.astype(xp.int64) - rows, xp.asarray(np.asarray(offsets, dtype=np.int64)))
+    on = on_diagonals(csr, offsets)
     lengths = csr.row_lengths().astype(xp.int64) - xp.bincount(rows[on], minlength=csr.shape[0])
     return row_groups(lengths)
 
