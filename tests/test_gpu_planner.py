@@ -134,7 +134,7 @@ def test_calibrate_writes_a_profile_the_planner_reads(tmp_path, monkeypatch):
     # resumable: a second run with nothing left to sample measures nothing new
     before = dict(prof.samples)
     prof2 = calibrate.run("quick", ("float64",), only=["csr_scalar", "dia"])
-    assert prof2.samples["float64"]["csr_scalar"] == before["float64"]["csr_scalar"]
+    assert sorted(prof2.samples["float64"]["csr_scalar"]) == sorted(before["float64"]["csr_scalar"])
     profile.forget()
 
 

@@ -137,7 +137,7 @@ def choose(csr, tune: str = "model"):
                                     notice=prof.notice)
                 return storage, executor, report
     t0 = time.perf_counter()
-    feats = compute(csr, block_fill_limit=planner.MAX_SLOTS_PER_ENTRY)
+    feats = compute(csr, block_fill_limit=planner.block_fill_limit(csr.dtype, csr.index_dtype))
     planning = planner.plan(csr, feats, prof, csr.dtype)
     analysis = time.perf_counter() - t0
     report = AutoReport(planning.chosen, tune, planning, analysis_s=analysis, notice=prof.notice)

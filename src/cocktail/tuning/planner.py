@@ -15,7 +15,8 @@ whose parts are each worth little more than a launch, keeps a one-launch plan.
 The policies (all thresholds of the planner are here):
 
 - **Singles**: every sampled variant on the whole matrix, the padded formats only while they
-  store at most :data:`MAX_SLOTS_PER_ENTRY` slots per entry.
+  store at most :data:`MAX_SLOTS_PER_ENTRY` slots per entry, the block formats only while they
+  read fewer bytes than CSR (:func:`block_fill_limit`).
 - **Dense diagonals** (DIA or BDIA part): a diagonal with ``e_d`` entries is dense when
   ``e_d > n_d * g_f / g_d``, with ``n_d`` the ``m`` slots DIA stores for it (``g_f``, ``g_d``: the best flat and diagonal slot
   rates at this size).  The diagonal part is tried when the dense diagonals hold at least
@@ -59,6 +60,18 @@ COO_VARIANTS = ("coo_atomic", "coo_segmented")
 DIAGONAL_VARIANTS = ("dia", "bdia", "bdia_direct")
 #: Formats with a rows-prefix selector part.
 PREFIX_FORMATS = ("ell", "sell")
+#: Row-prefix parts are costed for ELL and for this many SELL variants (the best as singles).
+PREFIX_SELL_VARIANTS = 4
+
+
+def block_fill_limit(dtype, index_dtype=np.int32) -> float:
+    """The most value slots per entry a block format can store and still read fewer bytes than CSR.
+
+    A block slot costs at least a value; a CSR entry a value and an index: ``(val + idx) / val``
+    (1.5 for float64 with int32 indices, 2.0 for float32).
+    """
+    val, idx = np.dtype(dtype).itemsize, np.dtype(index_dtype).itemsize
+    return (val + idx) / val
 
 
 class PlannerNotice(UserWarning):
@@ -307,6 +320,7 @@ def _singles(c: _Costing, features: Features) -> list[Plan]:
     nnz = features.nnz
     out = []
     limit = MAX_SLOTS_PER_ENTRY * max(nnz, 1)
+    block_limit = block_fill_limit(c.dtype) * max(nnz, 1)
     for v in _variants.VARIANTS:
         if not c.has(v.key):
             continue
@@ -315,6 +329,8 @@ def _singles(c: _Costing, features: Features) -> list[Plan]:
             continue
         slots, tail = got
         if v.format not in ("csr", "coo") and slots > limit:
+            continue
+        if v.pattern == "blocks" and slots > block_limit:
             continue
         t = c.time(v.key, slots, tail)
         if t is not None:
@@ -399,6 +415,9 @@ def plan(csr, features: Features, profile, dtype) -> Planning:
     flats = [p for p in singles if _variants.get(p.parts[0].variant).category == "flat"]
     g_flat = nnz / min(p.predicted_us for p in flats) if flats else 0.0
     plans = list(singles)
+    # SELL variants ranked by their time on the whole matrix, however much they would pad.
+    sells = sorted(_flat_variants(c, ("sell",)), key=lambda v: c.flat(v, features.groups, nnz)[1])
+    prefix_variants = _flat_variants(c, ("ell",)) + sells[:PREFIX_SELL_VARIANTS]
 
     # The diagonal part (or none), then the row-prefix part (or none), then CSR/COO for the rest.
     heads = [((), features.groups, nnz)]
@@ -419,7 +438,7 @@ def plan(csr, features: Features, profile, dtype) -> Planning:
             plans.append(Plan(head + (Part(rest[0], ("rest",), left, rest[1], rest[2]),),
                               sum(p.predicted_us for p in head) + rest[2]))
         m_c = left / rest[2]
-        for variant in _flat_variants(c, PREFIX_FORMATS):
+        for variant in prefix_variants:
             for w in _prefix_widths(c, variant, groups, left, m_c):
                 covered = groups[1].covered(w)
                 if covered < MIN_PART_SHARE * nnz or covered >= left:
