@@ -162,8 +162,10 @@ def test_default_kernel_choice():
 def test_kernel_errors():
     S = sp.random_array((50, 50), density=0.1, format="csr", random_state=1)
     with pytest.raises(ValueError, match="kernel 'ell' multiplies ell matrices, not 'csr'"):
-        SparseMatrix(S, device="cuda", kernel="ell")
+        SparseMatrix(S, format="csr", device="cuda", kernel="ell")
     with pytest.raises(ValueError, match="unknown kernel 'nope'"):
-        SparseMatrix(S, device="cuda", kernel="nope")
+        SparseMatrix(S, format="csr", device="cuda", kernel="nope")
     with pytest.raises(TypeError, match="no complex128 instantiation"):
-        SparseMatrix(S.astype(np.complex128), device="cuda", kernel="csr_scalar")
+        SparseMatrix(S.astype(np.complex128), format="csr", device="cuda", kernel="csr_scalar")
+    with pytest.raises(TypeError, match="format='auto' picks its own format, kernel"):
+        SparseMatrix(S, device="cuda", kernel="csr_scalar")
