@@ -89,6 +89,11 @@ def _time_us(executor, shape, dtype) -> float:
     x = cupy.random.default_rng(0).standard_normal(n).astype(dtype)
     y = cupy.zeros(m, dtype=dtype)
     stream = cupy.cuda.Stream(non_blocking=True)
+    # The candidate was built, and x and y filled, on the current stream: the side stream must not
+    # start before that work ends (it would read arrays still being written).
+    built = cupy.cuda.Event()
+    built.record(cupy.cuda.get_current_stream())
+    stream.wait_event(built)
     with stream:
         executor.run(x, y, 1, 0)  # first run: lazy work outside the timing
         stream.begin_capture()

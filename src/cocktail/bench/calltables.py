@@ -89,10 +89,43 @@ def call_tables(records) -> list[tuple[str, list[str], list[list[str]]]]:
     for dtype in _dtypes(overhead_records(records)):
         header, rows = overhead_table(records, dtype)
         tables.append((f"Call overhead, {dtype}: per-call µs, back to back / one synchronous call", header, rows))
+    for dtype in _dtypes(spmv_records(records)):
+        header, rows = planner_table(records, dtype)
+        if rows:
+            tables.append((f"format='auto' against best-single, {dtype}: kernel µs and plans", header, rows))
     found = targets.verdicts(records)
     if found:
-        tables.append(("Targets (issue 8)", *verdict_table(found)))
+        tables.append(("Targets (issues 8 and 9)", *verdict_table(found)))
     return tables
+
+
+def planner_table(records, dtype: str) -> tuple[list[str], list[list[str]]]:
+    """(header, rows): per matrix, best-single and the plans of cocktail-auto and cocktail-measured,
+    their kernel time, best-single's time over theirs, and the planning cost in SpMVs."""
+    by = defaultdict(dict)
+    for r in spmv_records(records):
+        if r["dtype"] == dtype and r.get("kernel_timing") != "cpu":
+            by[(r.get("suite", ""), r["matrix"])][r["method"]] = r
+    rows = []
+    for (suite, matrix), methods in by.items():
+        best, auto = methods.get(targets.BEST_SINGLE), methods.get(targets.AUTO)
+        if not best or not auto or auto.get("note"):
+            continue
+        row = [suite, matrix, f"{best['params'].get('best_of', '')} {cell(best['kernel_us'])}"]
+        for method in (targets.AUTO, targets.MEASURED):
+            r = methods.get(method)
+            if not r or r.get("note") or not r.get("kernel_us"):
+                row += ["-", "-", "-"]
+                continue
+            plan = r["params"].get("plan_detail") or r["params"].get("plan", "")
+            share = r["params"].get("plan", "")
+            label = plan if share == plan or " " not in share else f"{share}: {plan}"
+            row += [label, cell(r["kernel_us"]), cell(best["kernel_us"] / r["kernel_us"])]
+        row += [cell(auto.get("analysis_spmvs")), cell(auto.get("convert_spmvs"))]
+        rows.append(row)
+    header = ["suite", "matrix", "best-single µs", "cocktail-auto plan", "µs", "best / auto",
+              "cocktail-measured plan", "µs", "best / measured", "analysis (SpMVs)", "conversion (SpMVs)"]
+    return header, rows
 
 
 def verdict_table(found) -> tuple[list[str], list[list[str]]]:
