@@ -2,10 +2,14 @@
 # Regenerates the benchmark reports and their plots from the committed JSON of GPU runs; never edit
 # the reports by hand.
 #
-# 1. docs/benchmarks.md, the latest run: $NEW/default.json, the records of
-#    `cocktail bench --dtype float64,float32 --json default.json` (the default suite, then the
-#    call-overhead section on random10k and the default suite), plots in $NEW/plots.
-# 2. docs/benchmarks/2026-11-22-h100.md, the previous full run (commit 376f0d2, before the executor
+# 1. docs/benchmarks.md, the latest run (issue 9, the planner): $PLAN/<suite>_<dtype>.json, the
+#    records of `cocktail bench --suite S --all-kernels --methods ours,auto,cusparse --no-overhead
+#    --repeat 20 --dtype D --json S_D.json` for the structured, williams, cocktail and holdout suites
+#    in float32 and float64, plots in $PLAN/plots.
+# 2. docs/benchmarks/2026-11-22-h100-executor.md, the executor run (issue 8): $NEW/default.json, the
+#    records of `cocktail bench --dtype float64,float32 --json default.json` (the default suite, then
+#    the call-overhead section on random10k and the default suite), plots in $NEW/plots.
+# 3. docs/benchmarks/2026-11-22-h100.md, the earlier full run (commit 376f0d2, before the executor
 #    redesign): the JSON of `bash scripts/gpu_check.sh full` (per suite and dtype:
 #    `cocktail bench --suite S --all-kernels --dtype D --json S_D.json`) in $OLD, plots in $OLD/plots.
 #
@@ -18,6 +22,7 @@ if [[ -z ${PYTHON:-} ]]; then
 fi
 report() { PYTHONPATH=src "$PYTHON" -m cocktail.cli report "$@"; }
 
+PLAN=docs/benchmarks/2026-11-23-h100-planner
 NEW=docs/benchmarks/2026-11-22-h100-executor
 OLD=docs/benchmarks/2026-11-22-h100
 OLD_REPORT=docs/benchmarks/2026-11-22-h100.md
@@ -26,20 +31,34 @@ OLD_REPORT=docs/benchmarks/2026-11-22-h100.md
 TIMES_NOTE="Times: *kernel time* replays a CUDA graph of four products (one per rotated x buffer) with CUDA events around each replay, median of at least 100 replays; cupyx refuses stream capture, so its products are issued back to back from Python behind a queued busy-wait kernel, which keeps the GPU from waiting on the host between the events. *Call time* (in the JSON, \`call_us\`) is one synchronous call from Python. cuSPARSE: descriptors, workspace and SpMV preprocessing made once outside the timing, each of CSR_ALG1, CSR_ALG2, COO_ALG1, COO_ALG2 timed, and \`cusparse-best\` the fastest of the four per problem. SciPy runs on the host CPU."
 RATES_NOTE="GFLOP/s is 2·nnz / kernel time. Effective GB/s uses each format's byte model (Bell & Garland's: one read of x per stored value), so it can exceed DRAM bandwidth when x is served from cache; the bandwidth maps show it in GB/s (the JSON's \`bandwidth_fraction\` is it over the measured device-to-device copy bandwidth, about 3,000 GB/s here, read plus write). L2 is 50 MiB; each record's \`l2_ratio\` is its byte model over the L2 size."
 
-# 1. The latest run: default suite and call overhead, commit b661d60.
+# 1. The latest run: the planner (issue 9), every suite, float32 and float64, commit e99d8a0.
+grep -q '^commit e99d8a0$' $PLAN/gpu.txt  # the notes below describe this run
+report \
+  $PLAN/structured_float64.json $PLAN/williams_float64.json $PLAN/cocktail_float64.json $PLAN/holdout_float64.json \
+  $PLAN/structured_float32.json $PLAN/williams_float32.json $PLAN/cocktail_float32.json $PLAN/holdout_float32.json \
+  --plots $PLAN/plots --out docs/benchmarks.md \
+  --title "Cocktail SpMV benchmark: NVIDIA H100, the format planner (format='auto') on every suite, float32 and float64" \
+  --note "GPU: NVIDIA H100 80GB HBM3 (driver 580.159.04, 81,559 MiB); CuPy 14.2.0, CUDA runtime 13.2 (13020), NumPy 2.5.2, SciPy 1.18.1 ($PLAN/gpu.txt). Date 2026-11-23; commit e99d8a0 (every record carries gpu, cuda, cupy, commit and date). Planner profile: the shipped H100 profile (src/cocktail/tuning/profiles/h100.json, \`cocktail calibrate\` full grid, measured on this GPU model at commit 17e6f24)." \
+  --note "Command, per suite S in structured, williams, cocktail, holdout and dtype D: \`cocktail bench --suite S --all-kernels --methods ours,auto,cusparse --no-overhead --repeat 20 --dtype D --json S_D.json\` (so medians of at least 20 samples, not the 100 of the timing note below). Methods: every kernel of every format with its default parameters (\`best-single\` is the fastest of them per problem), \`cocktail-auto\` (\`SparseMatrix(S)\`, format='auto', the planner on the profile), \`cocktail-measured\` (\`tune='measure'\`: the best predicted candidates and the best of each format timed on the matrix; the decision cache is off during a benchmark) and cuSPARSE's four algorithms (\`cusparse-best\` the fastest). The holdout suite (eight generated classes, fixed seeds) was never used to set a threshold; no threshold was fitted to a named matrix. The FEM matrices use the documented grid substitute (scikit-fem is not installed on the GPU machine)." \
+  --note "$TIMES_NOTE" \
+  --note "$RATES_NOTE" \
+  --note "Targets of issue 9, on kernel time (best-single's time over the method's, higher is better). \`cocktail-auto\` within 10% of best-single in geometric mean: met (0.99 in both dtypes). At least 0.8x on every matrix: missed on six of 66 problems, worst laplace7_100 float32 (0.62: the planner predicts bdia_direct at 11 µs, it runs in 26 µs while dia runs in 16 µs) and protein float64 (0.63: a predicted SELL(52%) CSR(48%) Cocktail at 20 µs runs in 42 µs). The profile's synthetic matrices have adjacent columns and one band, so the model does not see scattered x gathers or many thin bands; the others are fem_cantilever float64 0.75, laplace5_1000 float32 0.73, holdout_rmat and lp float32 0.78. \`cocktail-measured\` within 3%: met (1.09 float32, 1.07 float64; above 1 because it times parameter variants, e.g. other block shapes and lanes per row, that best-single's default parameters do not try). Cocktail suite, a Cocktail 10% faster than best-single: missed (about 1.0x); on these graphs coo_atomic is the best single kernel and no Cocktail beats it, and cuSPARSE is 1.2-1.6x faster than both, which is kernel bandwidth (issue 10). Analysis and planning at most 20 SpMVs: missed by far, 190 to 10,000 SpMVs, i.e. 11-62 ms: the features are CuPy array operations with a sort per block shape kept and about a hundred host synchronisations, plus 1-30 ms of Python planning; the two outliers (dense float64 13 s, holdout_banded float64 0.6 s) are the first matrices of their runs to reach code paths that CuPy compiles once per process. Conversion is reported beside it (\`convert_spmvs\`)." \
+  --note "Generated by docs/benchmarks/make_benchmarks_md.sh from the JSON beside it."
+
+# 2. The executor run: default suite and call overhead, commit b661d60.
 grep -q '^commit b661d608fb1bba6151d06d59b6734db614a71810$' $NEW/gpu.txt  # the notes below describe this run
 report $NEW/default.json \
-  --plots $NEW/plots --out docs/benchmarks.md \
+  --plots $NEW/plots --out docs/benchmarks/2026-11-22-h100-executor.md \
   --title "Cocktail SpMV benchmark: NVIDIA H100, default suite and call overhead, float32 and float64" \
   --note "GPU: NVIDIA H100 80GB HBM3 (driver 580.159.04, 81,559 MiB); CuPy 14.2.0, CUDA runtime 13.2 (13020), PyTorch 2.11.0+cu130, NumPy 2.5.2, SciPy 1.18.1 ($NEW/gpu.txt). Date 2026-11-22; commit b661d60 (every record carries gpu, cuda, cupy, commit and date)." \
-  --note "Command: \`cocktail bench --dtype float64,float32 --json default.json\`, which runs the default suite (laplace7_100, laplace27_100, fem_spheres, circuit, webbase, lp, mip1, in2004, generated with fixed seeds: the same matrices as in the full run, FEM grid substitute included) with each format's default kernel (for CSR the kernel rule picks csr_vector on four matrices and csr_merge on the other four, hence the dashes in their columns), \`cocktail-auto\`, cuSPARSE per algorithm, cupyx, torch and SciPy, and then the call-overhead section (\`cocktail bench --overhead\` runs that section alone). The previous full run, all suites and all kernels at commit 376f0d2 (before the executor redesign), is in [benchmarks/2026-11-22-h100.md](benchmarks/2026-11-22-h100.md)." \
+  --note "Command: \`cocktail bench --dtype float64,float32 --json default.json\`, which runs the default suite (laplace7_100, laplace27_100, fem_spheres, circuit, webbase, lp, mip1, in2004, generated with fixed seeds: the same matrices as in the full run, FEM grid substitute included) with each format's default kernel (for CSR the kernel rule picks csr_vector on four matrices and csr_merge on the other four, hence the dashes in their columns), \`cocktail-auto\`, cuSPARSE per algorithm, cupyx, torch and SciPy, and then the call-overhead section (\`cocktail bench --overhead\` runs that section alone). The previous full run, all suites and all kernels at commit 376f0d2 (before the executor redesign), is in [2026-11-22-h100.md](2026-11-22-h100.md)." \
   --note "$TIMES_NOTE" \
   --note "$RATES_NOTE" \
   --note "Call overhead: per-call host+GPU time on a non-default stream, *back to back* (N calls from a Python loop and one stream synchronisation, over N, N for about 30 ms, median of 5 loops) and *one synchronous call* (median of at least 100), for \`A.matvec(x, out=y)\`, \`A @ x\` and the bound product \`A.bind(x, out=y)()\` of \`SparseMatrix(S, format=\"auto\")\`, that bound product's own CUDA graph replayed raw (\`cocktail-graph\`: its floor, the kernels' GPU time included), cupyx \`A @ x\`, \`torch.mv\` and \`cusparseSpMV\` (CSR_ALG1, ctypes, descriptors made once), against the floors: an empty \`RawKernel\` launch and the replay of a CUDA graph holding it. Matrices: random10k (10,000 rows, 5 random nonzeros per row) and the default suite. The tables' last three columns are back-to-back ratios: \`A.matvec\` and \`A @ x\` over the empty launch, the bound product over the empty graph replay (\"bound / empty graph\")." \
   --note "Targets: the three floor targets (\`A.matvec(x, out=y)\` within 2x an empty \`RawKernel\` launch, \`A @ x\` within 2.5x, the bound product within 1.2x an empty graph replay, all back to back) are judged on the host-bound matrices only, those where the product's own CUDA graph (\`cocktail-graph\`) replays faster than one empty launch from Python: here only random10k. On the larger matrices back-to-back calls run at the kernels' pace, so the floor ratios there measure the kernels, not the call; the target row \"A.bind(x, out=y)() / its own graph replayed raw\" (not an issue target) shows Cocktail's host cost on every matrix. The call-time targets against cupyx and torch (one synchronous call) depend on the kernel \`format=\"auto\"\` picks, which is still the placeholder rule of \`cocktail.tuning.auto\` (dia, ell, hyb by fill, else csr) until the planner exists." \
   --note "Generated by docs/benchmarks/make_benchmarks_md.sh from $NEW/default.json."
 
-# 2. The previous full run: all suites, all kernels, commit 376f0d2.
+# 3. The earlier full run: all suites, all kernels, commit 376f0d2.
 report \
   $OLD/structured_float64.json $OLD/williams_float64.json $OLD/cocktail_float64.json \
   $OLD/structured_float32.json $OLD/williams_float32.json $OLD/cocktail_float32.json \
