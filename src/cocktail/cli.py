@@ -326,6 +326,7 @@ def _calibrate(args) -> int:
 
     from ._xp import cuda_available
     from .bench import calibrate
+    from .bench.progress import counter
     from .tuning import variants
 
     if not cuda_available():
@@ -334,46 +335,13 @@ def _calibrate(args) -> int:
     only = _split(args.variants) if args.variants else None
     for key in only or ():
         variants.get(key)  # ValueError names an unknown key
-    with _calibration_progress() as progress:
+    with counter("calibrate") as progress:
         prof = calibrate.run("quick" if args.quick else "full", tuple(_split(args.dtype)), only, args.restart,
                              progress, Path(args.out) if args.out else None)
     count = sum(len(v) for d in prof.samples.values() for v in d.values())
     print(f"profile of {prof.device['name']}: {count} samples, launch cost "
           + ", ".join(f"{dt} {us:.2f} us" for dt, us in prof.launch_us.items()) + f"\nwritten to {prof.source}")
     return 0
-
-
-def _calibration_progress():
-    """A progress callback ``(done, total, text)``: a rich bar when rich is installed, else a line every 5%."""
-    import contextlib
-
-    @contextlib.contextmanager
-    def plain():
-        shown = [-1]
-
-        def report(done, total, text):
-            pct = int(100 * done / max(total, 1))
-            if pct // 5 != shown[0] // 5:
-                shown[0] = pct
-                print(f"  calibrate: {done}/{total} ({pct}%) {text}", file=sys.stderr)
-
-        yield report
-
-    try:
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-    except ImportError:
-        return plain()
-
-    @contextlib.contextmanager
-    def bar():
-        from rich.console import Console
-
-        cols = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-        with Progress(*cols, console=Console(stderr=True), transient=True) as p:
-            task = p.add_task("calibrating", total=None)
-            yield lambda done, total, text: p.update(task, completed=done, total=total, description=text)
-
-    return bar()
 
 
 def main(argv=None) -> int:

@@ -19,6 +19,7 @@ import warnings
 from dataclasses import dataclass, field
 
 from . import executors, formats, kernels
+from .tuning import variants
 from .errors import FormatFillError
 
 TUNE = ("model", "measure")
@@ -75,7 +76,7 @@ def _fallback(csr, notice: str):
     name = choose_format(csr, device="cuda")
     storage = formats.get(name).from_csr(csr, **format_params(name, csr.dtype, {}))
     executor = executors.create(None, storage, "cuda")
-    variant = executor.kernel if executor.kernel in {v.key for v in _variants()} else "csr_scalar"
+    variant = executor.kernel if executor.kernel in variants.keys() else "csr_scalar"
     part = planner.Part(variant, ("rest",), csr.nnz, storage.stored_slots, 0.0)
     warnings.warn(notice, planner.PlannerNotice, stacklevel=4)
     return storage, executor, AutoReport(planner.Plan((part,), 0.0), "model", notice=notice)
@@ -123,13 +124,12 @@ def choose(csr, tune: str = "model"):
         raise ValueError(f"tune must be one of {TUNE}, got {tune!r}")
     device = profile.current_device()
     prof = profile.for_device(device)
-    if prof is None or not any(prof.has(v.key, csr.dtype) for v in _variants()):
+    if prof is None or not any(prof.has(key, csr.dtype) for key in variants.keys()):
         return _fallback(csr, f"no device profile with {csr.dtype.name} samples for {device['name']}: "
                               "format='auto' used its fixed rule; run `cocktail calibrate`")
     key = None
     if tune == "measure":
-        key = decisions.key(structure_fingerprint(csr), profile.device_key(**_key_args(device)), csr.dtype,
-                            csr.index_dtype)
+        key = decisions.key(structure_fingerprint(csr), profile.key_of(device), csr.dtype, csr.index_dtype)
         cached = decisions.lookup(key)
         if cached is not None:
             t0 = time.perf_counter()
@@ -166,14 +166,3 @@ def choose(csr, tune: str = "model"):
     report.plan = best[0]
     decisions.store(key, best[0])
     return best[1][0], best[1][1], report
-
-
-def _key_args(device: dict) -> dict:
-    return {"name": device["name"], "compute_capability": device["compute_capability"],
-            "cuda_version": device["cuda"]}
-
-
-def _variants():
-    from .tuning import variants
-
-    return variants.VARIANTS

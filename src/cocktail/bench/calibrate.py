@@ -155,8 +155,7 @@ def _run(mode, dtypes, only, restart, progress, out) -> _profile.Profile:
     if mode not in GRIDS:
         raise ValueError(f"calibrate: mode must be one of {', '.join(GRIDS)}, got {mode!r}")
     device = _profile.current_device()
-    key = _profile.device_key(device["name"], device["compute_capability"], device["cuda"])
-    final = _profile.user_path(key) if out is None else out
+    final = _profile.user_path(_profile.key_of(device)) if out is None else out
     partial = final.with_name(final.stem + ".samples.json")
     state = {} if restart or not partial.exists() else _read(partial, mode)
     chosen = [v for v in _variants.VARIANTS if (only is None or v.key in only) and v.kernel in kernels.names()]

@@ -59,11 +59,12 @@ def _selected(selector, csr: CSR, free):
     return free & (rank < int(k))
 
 
-def on_diagonals(csr: CSR, offsets):
+def on_diagonals(csr: CSR, offsets, rows=None):
     """A boolean mask over ``csr``'s entries: those on the diagonals ``offsets`` (``col - row``).
 
     A lookup table over the ``m + n - 1`` possible offsets: one gather per entry, however many
-    diagonals (``isin`` would compare every entry with every offset on the GPU).
+    diagonals (``isin`` would compare every entry with every offset on the GPU).  ``rows``: the
+    entries' row ids (int64) when the caller has them already.
     """
     xp = get_xp(csr.indptr)
     m, n = csr.shape
@@ -74,7 +75,9 @@ def on_diagonals(csr: CSR, offsets):
         table[xp.asarray(offsets + (m - 1))] = True
     if not csr.nnz:
         return xp.zeros(0, dtype=bool)
-    return table[csr.indices.astype(xp.int64) - csr.row_ids().astype(xp.int64) + (m - 1)]
+    if rows is None:
+        rows = csr.row_ids().astype(xp.int64)
+    return table[csr.indices.astype(xp.int64) - rows + (m - 1)]
 
 
 class Cocktail(SparseFormat):

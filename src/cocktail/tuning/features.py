@@ -395,18 +395,18 @@ def fingerprint(features: Features) -> str:
     Cheap and coarse: matrices differing only in values share it, and so can different
     structures with the same shape, entry count and histogram.  Meant as a decision-cache key.
     """
-    m, n = features.shape
-    text = "|".join([_FINGERPRINT_VERSION, f"{m}x{n}", str(features.nnz),
-                     ",".join(map(str, features.row_length_histogram))])
-    return hashlib.sha256(text.encode("ascii")).hexdigest()[:32]
+    return _structure_hash(features.shape, features.nnz, features.row_length_histogram)
 
 
 def structure_fingerprint(csr) -> str:
     """:func:`fingerprint` of ``csr`` without computing the other features (its row-length histogram only)."""
-    xp = get_xp(csr.indptr)
-    m, n = (int(d) for d in csr.shape)
+    m = int(csr.shape[0])
     lengths = csr.row_lengths()
     edges = length_buckets(int(lengths.max()) if m else 0)
-    text = "|".join([_FINGERPRINT_VERSION, f"{m}x{n}", str(int(csr.nnz)),
-                     ",".join(map(str, _histogram(xp, lengths, edges)))])
+    return _structure_hash(csr.shape, csr.nnz, _histogram(get_xp(csr.indptr), lengths, edges))
+
+
+def _structure_hash(shape, nnz: int, histogram) -> str:
+    m, n = (int(d) for d in shape)
+    text = "|".join([_FINGERPRINT_VERSION, f"{m}x{n}", str(int(nnz)), ",".join(map(str, histogram))])
     return hashlib.sha256(text.encode("ascii")).hexdigest()[:32]

@@ -315,12 +315,10 @@ def _remainder(c: _Costing, groups, nnz: int, skip: int = 0):
     return _best(opts)
 
 
-def _singles(c: _Costing, features: Features) -> list[Plan]:
-    """Every sampled variant holding the whole matrix (padded ones within MAX_SLOTS_PER_ENTRY)."""
-    nnz = features.nnz
-    out = []
-    limit = MAX_SLOTS_PER_ENTRY * max(nnz, 1)
-    block_limit = block_fill_limit(c.dtype) * max(nnz, 1)
+def _whole_matrix(c: _Costing, features: Features) -> dict:
+    """``{variant: (slots, µs)}`` of every sampled variant holding the whole matrix, however much it
+    pads (block shapes the features left out are missing)."""
+    out = {}
     for v in _variants.VARIANTS:
         if not c.has(v.key):
             continue
@@ -328,13 +326,25 @@ def _singles(c: _Costing, features: Features) -> list[Plan]:
         if got is None:
             continue
         slots, tail = got
+        t = c.time(v.key, slots, tail)
+        if t is not None:
+            out[v.key] = (int(slots), t)
+    return out
+
+
+def _singles(whole: dict, nnz: int, dtype) -> list[Plan]:
+    """The single-format plans: padded formats within MAX_SLOTS_PER_ENTRY, block formats within
+    :func:`block_fill_limit`."""
+    limit = MAX_SLOTS_PER_ENTRY * max(nnz, 1)
+    block_limit = block_fill_limit(dtype) * max(nnz, 1)
+    out = []
+    for key, (slots, t) in whole.items():
+        v = _variants.get(key)
         if v.format not in ("csr", "coo") and slots > limit:
             continue
         if v.pattern == "blocks" and slots > block_limit:
             continue
-        t = c.time(v.key, slots, tail)
-        if t is not None:
-            out.append(Plan((Part(v.key, ("rest",), nnz, int(slots), t),), t))
+        out.append(Plan((Part(key, ("rest",), nnz, slots, t),), t))
     return out
 
 
@@ -367,7 +377,7 @@ def _rest_groups(csr, offsets):
 
     xp = get_xp(csr.indptr)
     rows = csr.row_ids().astype(xp.int64)
-    on = on_diagonals(csr, offsets)
+    on = on_diagonals(csr, offsets, rows)
     lengths = csr.row_lengths().astype(xp.int64) - xp.bincount(rows[on], minlength=csr.shape[0])
     return row_groups(lengths)
 
@@ -409,19 +419,20 @@ def plan(csr, features: Features, profile, dtype) -> Planning:
     nnz, m = features.nnz, c.m
     if not nnz:
         raise ValueError("the planner needs a matrix with entries (one without is stored as csr)")
-    singles = _singles(c, features)
+    whole = _whole_matrix(c, features)
+    singles = _singles(whole, nnz, c.dtype)
     if not singles:
         raise ValueError(f"the device profile ({profile.source}) has no samples for {np.dtype(dtype).name}")
     flats = [p for p in singles if _variants.get(p.parts[0].variant).category == "flat"]
     g_flat = nnz / min(p.predicted_us for p in flats) if flats else 0.0
     plans = list(singles)
     # SELL variants ranked by their time on the whole matrix, however much they would pad.
-    sells = sorted(_flat_variants(c, ("sell",)), key=lambda v: c.flat(v, features.groups, nnz)[1])
+    sells = sorted((k for k in whole if _variants.get(k).format == "sell"), key=lambda k: whole[k][1])
     prefix_variants = _flat_variants(c, ("ell",)) + sells[:PREFIX_SELL_VARIANTS]
 
     # The diagonal part (or none), then the row-prefix part (or none), then CSR/COO for the rest.
     heads = [((), features.groups, nnz)]
-    diag = _dense_diagonals(c, features, g_flat) if nnz else None
+    diag = _dense_diagonals(c, features, g_flat)
     if diag is not None and diag[1] >= MIN_PART_SHARE * nnz:
         offsets, taken, variant = diag
         t = c.time(variant, len(offsets) * m)

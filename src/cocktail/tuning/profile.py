@@ -42,6 +42,11 @@ def device_key(name: str, compute_capability, cuda_version: int) -> str:
     return f"{slug}-sm{major}{minor}-cuda{int(cuda_version)}"
 
 
+def key_of(device: dict) -> str:
+    """:func:`device_key` of a device description (``name``, ``compute_capability``, ``cuda``)."""
+    return device_key(device["name"], device["compute_capability"], device["cuda"])
+
+
 class _Curve:
     """log(time) against log(rows) for one entries-per-row value: sorted samples."""
 
@@ -112,8 +117,7 @@ class Profile:
     @property
     def key(self) -> str:
         """The device key this profile was measured for."""
-        d = self.device
-        return device_key(d["name"], d["compute_capability"], d["cuda"])
+        return key_of(self.device)
 
     def has(self, variant: str, dtype) -> bool:
         """True when ``variant`` was sampled for ``dtype``."""
@@ -209,7 +213,7 @@ def for_device(device: dict) -> Profile | None:
     The user's own (``cocktail calibrate``) when present, else the shipped one of the same GPU,
     else the nearest shipped one with a :class:`ProfileNotice`; None when none ships.
     """
-    key = device_key(device["name"], device["compute_capability"], device["cuda"])
+    key = key_of(device)
     if key in _FOR_DEVICE:
         return _FOR_DEVICE[key]
     path = user_path(key)
