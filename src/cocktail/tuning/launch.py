@@ -13,7 +13,7 @@ import numbers
 import operator
 
 from .. import kernels
-from ..kernels import bcsr, blocks, coo_segmented, csr_vector, sell
+from ..kernels import bcsr, blocks, coo_segmented, csr_stream, csr_vector, sell
 from ..kernels import bdia as bdia_kernel
 from ..kernels.device import WARP_SIZE
 from . import coo as coo_rules
@@ -79,6 +79,22 @@ def _csr_merge(spec, fmt, p, props) -> dict:
     if k is None or k < 1:
         raise ValueError(f"csr_merge: items_per_thread must be a positive integer or None, got {p['items_per_thread']!r}")
     return {**_row_kernel(spec, fmt, p, props), "items_per_thread": k}
+
+
+def _csr_stream(spec, fmt, p, props) -> dict:
+    k = rules.STREAM_ITEMS_PER_LANE if p["items_per_lane"] is None else p["items_per_lane"]
+    if isinstance(k, bool) or k not in csr_stream.ITEMS_PER_LANE:
+        raise ValueError(f"csr_stream: items_per_lane must be one of {csr_stream.ITEMS_PER_LANE} or None, "
+                         f"got {p['items_per_lane']!r}")
+    config = {**_row_kernel(spec, fmt, p, props), "items_per_lane": int(k),
+              "stream": _flag(spec.name, "stream", p["stream"])}
+    shared = config["block_threads"] * int(k) * fmt.dtype.itemsize
+    if shared > props.shared_memory_per_block:
+        raise ValueError(f"csr_stream: block_threads={config['block_threads']} with items_per_lane={k} stages "
+                         f"{shared} bytes of products, more than the {props.shared_memory_per_block} bytes of shared "
+                         "memory a block may use; choose fewer threads or items")
+    own_row, rows_per_item = rules.csr_stream_shape(k)
+    return {**config, "own_row": own_row, "rows_per_item": rows_per_item}
 
 
 def _block_kernel(spec, fmt, p, props) -> dict:
@@ -169,6 +185,7 @@ _CONFIGURE = {
     "csr_scalar": _row_kernel,
     "csr_vector": _csr_vector,
     "csr_merge": _csr_merge,
+    "csr_stream": _csr_stream,
     "coo_segmented": _coo_segmented,
     "coo_atomic": _coo_atomic,
     "dia": _row_kernel,

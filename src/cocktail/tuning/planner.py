@@ -55,7 +55,8 @@ TAIL_ROWS = 1024
 #: Candidate plans ``tune="measure"`` times on the matrix (and the best of each kind besides).
 MEASURE_TOP = 3
 #: The CSR kernels and COO kernels the remainder of a Cocktail may use.
-CSR_VARIANTS = ("csr_scalar",) + tuple(f"csr_vector(t={t})" for t in _variants.VECTOR_THREADS) + ("csr_merge",)
+CSR_VARIANTS = (("csr_scalar",) + tuple(f"csr_vector(t={t})" for t in _variants.VECTOR_THREADS)
+                + ("csr_merge", "csr_stream"))
 COO_VARIANTS = ("coo_atomic", "coo_segmented")
 DIAGONAL_VARIANTS = ("dia", "bdia", "bdia_direct")
 #: Formats with a rows-prefix selector part.
@@ -262,7 +263,7 @@ def flat_work(v, groups, nnz: int, m: int, skip: int = 0, limit: int | None = No
         return groups[v.format_params["slice_height"]].padded_slots(lanes, limit, skip), tail
     if v.kernel == "ell":
         return m * widest, 0
-    if v.kernel == "csr_merge":
+    if v.kernel in ("csr_merge", "csr_stream"):  # balanced over rows and nonzeros
         return nnz + m, 0
     return nnz, 0  # COO
 

@@ -56,6 +56,7 @@ def _all() -> tuple[Variant, ...]:
     out += [Variant(f"csr_vector(t={t})", "csr", "csr_vector", "rows", kernel_params={"threads_per_row": t},
                     long_rows=t >= 8) for t in VECTOR_THREADS]
     out += [Variant("csr_merge", "csr", "csr_merge", "rows", long_rows=True),
+            Variant("csr_stream", "csr", "csr_stream", "rows", long_rows=True),
             Variant("coo_atomic", "coo", "coo_atomic", "rows", long_rows=True, launches=2),
             Variant("coo_segmented", "coo", "coo_segmented", "rows", long_rows=True, launches=2),
             Variant("ell", "ell", "ell", "rows", format_params={"max_fill": None})]

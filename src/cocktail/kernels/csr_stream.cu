@@ -1,0 +1,129 @@
+// csr_stream: CSR in balanced warp items, products staged in shared memory (after Greathouse &
+// Daga's CSR-Adaptive, SC14, at warp rather than block granularity).
+//
+// Work is cut at construction into items of at most CAP = 32 * ITEMS nonzeros, listed by
+// item_row / item_nz (item i covers rows [item_row[i], item_row[i+1]) and nonzeros
+// [item_nz[i], item_nz[i+1])). An item is either
+//  * a run of whole rows: the warp streams the run's products into its slice of shared memory
+//    (ITEMS independent loads per lane in flight), then reduces each row with the widest power
+//    of two lanes that lets every row have its own lanes (one lane per row past 32 rows); or
+//  * a piece of a row longer than CAP (item_row[i+1] == item_row[i], or item_nz[i] past the
+//    row's start): the warp writes the piece's sum to partial[i]; the warp that finishes the
+//    row's last piece (a ticket per row, kept at its first piece) adds the pieces in piece
+//    order and stores the row, so the result is deterministic; it resets the ticket for the
+//    next product.
+// Rows are stored through store_y, so beta is applied once per row and y is never read when beta == 0.
+#include "common.cuh"
+
+// Matrix streams are read once per product: STREAM asks for evict-first loads so that x keeps
+// its place in L2.
+template <bool STREAM, typename V>
+__device__ __forceinline__ V load_matrix(const V* __restrict__ p) {
+    if (STREAM) {
+        return __ldcs(p);
+    }
+    return *p;
+}
+
+template <typename T, typename I, int ITEMS, bool STREAM>
+__global__ void csr_stream(const long long n_items,
+                           const I* __restrict__ item_row,
+                           const I* __restrict__ item_nz,
+                           const I* __restrict__ indptr,
+                           const I* __restrict__ indices,
+                           const T* __restrict__ data,
+                           const T* __restrict__ x,
+                           T* __restrict__ y,
+                           const T alpha,
+                           const T beta,
+                           T* __restrict__ partial,
+                           unsigned int* __restrict__ ticket) {
+    constexpr int WARP = 32;
+    constexpr int CAP = WARP * ITEMS;
+    extern __shared__ __align__(16) unsigned char csr_stream_shared[];
+    const int lane = threadIdx.x % WARP;
+    const int warp_in_block = threadIdx.x / WARP;
+    T* products = reinterpret_cast<T*>(csr_stream_shared) + warp_in_block * CAP;
+    const long long item = (long long)blockIdx.x * (blockDim.x / WARP) + warp_in_block;
+    if (item >= n_items) {
+        return;  // whole warp: nothing below synchronises beyond the warp
+    }
+    const long long r0 = item_row[item];
+    const long long r1 = item_row[item + 1];
+    const long long z0 = item_nz[item];
+    const long long z1 = item_nz[item + 1];
+    const long long row_start = indptr[r0];
+
+#pragma unroll
+    for (int k = 0; k < ITEMS; ++k) {
+        const long long j = z0 + k * WARP + lane;
+        T v = T(0);
+        if (j < z1) {
+            v = load_matrix<STREAM>(data + j) * load_x(x, load_matrix<STREAM>(indices + j));
+        }
+        products[k * WARP + lane] = v;
+    }
+    __syncwarp();
+
+    if (r1 == r0 || z0 != row_start) {  // a piece of a long row
+        T v = T(0);
+#pragma unroll
+        for (int k = 0; k < ITEMS; ++k) {
+            v += products[k * WARP + lane];
+        }
+        v = group_sum(v, WARP);
+        const long long first = item - (z0 - row_start) / CAP;
+        const long long pieces = ((long long)indptr[r0 + 1] - row_start + CAP - 1) / CAP;
+        unsigned int finisher = 0;
+        if (lane == 0) {
+            partial[item] = v;
+            __threadfence();  // the piece's sum is visible before its ticket
+            finisher = atomicAdd(ticket + first, 1u) == (unsigned int)(pieces - 1);
+        }
+        if (!__shfl_sync(COCKTAIL_FULL_MASK, finisher, 0)) {
+            return;
+        }
+        __threadfence();
+        T sum = T(0);
+        for (long long p = lane; p < pieces; p += WARP) {
+            sum += __ldcg(partial + first + p);  // from L2: other SMs wrote them
+        }
+        sum = group_sum(sum, WARP);
+        if (lane == 0) {
+            store_y(y, r0, sum, alpha, beta);
+            ticket[first] = 0u;
+        }
+        return;
+    }
+
+    const long long rows = r1 - r0;
+    if (rows <= WARP) {
+        int width = WARP;  // lanes per row: rows * width <= 32
+        while ((long long)width * rows > WARP) {
+            width >>= 1;
+        }
+        const int group = lane / width;
+        const int sub = lane % width;
+        const long long row = r0 + group;
+        T v = T(0);
+        if (group < rows) {
+            const long long end = (long long)indptr[row + 1] - z0;
+            for (long long j = (long long)indptr[row] - z0 + sub; j < end; j += width) {
+                v += products[j];
+            }
+        }
+        v = group_sum(v, width);
+        if (sub == 0 && group < rows) {
+            store_y(y, row, v, alpha, beta);
+        }
+        return;
+    }
+    for (long long row = r0 + lane; row < r1; row += WARP) {
+        T v = T(0);
+        const long long end = (long long)indptr[row + 1] - z0;
+        for (long long j = (long long)indptr[row] - z0; j < end; ++j) {
+            v += products[j];
+        }
+        store_y(y, row, v, alpha, beta);
+    }
+}
