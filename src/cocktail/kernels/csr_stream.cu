@@ -1,18 +1,15 @@
-// csr_stream: CSR in balanced warp items, products staged in shared memory (after Greathouse &
-// Daga's CSR-Adaptive, SC14, at warp rather than block granularity).
+// csr_stream: CSR cut into equal warp items of CAP = 32 * ITEMS nonzeros, products staged in
+// shared memory (after Greathouse & Daga's CSR-Adaptive, SC14, with the row-splitting of
+// merge-based CSR so that every item is full).
 //
-// Work is cut at construction into items of at most CAP = 32 * ITEMS nonzeros, listed by
-// item_row / item_nz (item i covers rows [item_row[i], item_row[i+1]) and nonzeros
-// [item_nz[i], item_nz[i+1])). An item is either
-//  * a run of whole rows: the warp streams the run's products into its slice of shared memory
-//    (ITEMS independent loads per lane in flight), then reduces each row with the widest power
-//    of two lanes that lets every row have its own lanes (one lane per row past 32 rows); or
-//  * a piece of a row longer than CAP (item_row[i+1] == item_row[i], or item_nz[i] past the
-//    row's start): the warp writes the piece's sum to partial[i]; the warp that finishes the
-//    row's last piece (a ticket per row, kept at its first piece) adds the pieces in piece
-//    order and stores the row, so the result is deterministic; it resets the ticket for the
-//    next product.
-// Rows are stored through store_y, so beta is applied once per row and y is never read when beta == 0.
+// Item i holds nonzeros [i*CAP, min((i+1)*CAP, nnz)). It stores the rows that end inside it:
+// rows [item_row[i], item_row[i+1]) (item_row[i] = the first row ending past i*CAP; item 0 also
+// takes the empty rows in front). The row item_row[i+1], when it starts before the item's end,
+// continues past it: the item writes that row's share to tail[i]. A row that ends in item b but
+// began in an earlier item a writes its last share to head[b]; every item a..b that holds a share
+// then takes a ticket (kept at ticket[a]), and the warp that takes the last one adds the shares
+// in item order (tail[a] .. tail[b-1], head[b]) and stores the row: deterministic, with beta
+// applied once. The finisher resets the ticket for the next product.
 #include "common.cuh"
 
 // Matrix streams are read once per product: STREAM asks for evict-first loads so that x keeps
@@ -25,10 +22,28 @@ __device__ __forceinline__ V load_matrix(const V* __restrict__ p) {
     return *p;
 }
 
+// Adds the shares of `row` (items first..last) and stores it. The whole warp calls it.
+template <typename T, typename I>
+__device__ __forceinline__ void csr_stream_finish(const long long row, const long long first, const long long last,
+                                                  const T* __restrict__ head, const T* __restrict__ tail,
+                                                  T* __restrict__ y, const T alpha, const T beta,
+                                                  unsigned int* __restrict__ ticket, const int lane) {
+    T sum = T(0);
+    for (long long i = first + lane; i < last; i += 32) {
+        sum += __ldcg(tail + i);  // from L2: other SMs wrote them
+    }
+    sum = group_sum(sum, 32);
+    if (lane == 0) {
+        store_y(y, row, sum + __ldcg(head + last), alpha, beta);
+        ticket[first] = 0u;
+    }
+}
+
 template <typename T, typename I, int ITEMS, bool STREAM>
 __global__ void csr_stream(const long long n_items,
+                           const I m,
+                           const long long nnz,
                            const I* __restrict__ item_row,
-                           const I* __restrict__ item_nz,
                            const I* __restrict__ indptr,
                            const I* __restrict__ indices,
                            const T* __restrict__ data,
@@ -36,10 +51,11 @@ __global__ void csr_stream(const long long n_items,
                            T* __restrict__ y,
                            const T alpha,
                            const T beta,
-                           T* __restrict__ partial,
+                           T* __restrict__ head,
+                           T* __restrict__ tail,
                            unsigned int* __restrict__ ticket) {
     constexpr int WARP = 32;
-    constexpr int CAP = WARP * ITEMS;
+    constexpr long long CAP = WARP * ITEMS;
     extern __shared__ __align__(16) unsigned char csr_stream_shared[];
     const int lane = threadIdx.x % WARP;
     const int warp_in_block = threadIdx.x / WARP;
@@ -48,11 +64,12 @@ __global__ void csr_stream(const long long n_items,
     if (item >= n_items) {
         return;  // whole warp: nothing below synchronises beyond the warp
     }
+    const long long z0 = item * CAP;
+    const long long z1 = z0 + CAP < nnz ? z0 + CAP : nnz;
     const long long r0 = item_row[item];
     const long long r1 = item_row[item + 1];
-    const long long z0 = item_nz[item];
-    const long long z1 = item_nz[item + 1];
-    const long long row_start = indptr[r0];
+    // Starts of rows r0 .. r0 + 31 (clamped to indptr's end), loaded alongside the products.
+    const long long bound = indptr[r0 + lane < (long long)m ? r0 + lane : (long long)m];
 
 #pragma unroll
     for (int k = 0; k < ITEMS; ++k) {
@@ -65,65 +82,90 @@ __global__ void csr_stream(const long long n_items,
     }
     __syncwarp();
 
-    if (r1 == r0 || z0 != row_start) {  // a piece of a long row
+    // The row continuing past the item: its share, summed by the whole warp.
+    const long long tail_start = r1 < (long long)m ? (long long)indptr[r1] : z1;
+    const bool has_tail = tail_start < z1;
+    if (has_tail) {
         T v = T(0);
-#pragma unroll
-        for (int k = 0; k < ITEMS; ++k) {
-            v += products[k * WARP + lane];
+        for (long long j = (tail_start > z0 ? tail_start : z0) - z0 + lane; j < z1 - z0; j += WARP) {
+            v += products[j];
         }
         v = group_sum(v, WARP);
-        const long long first = item - (z0 - row_start) / CAP;
-        const long long pieces = ((long long)indptr[r0 + 1] - row_start + CAP - 1) / CAP;
-        unsigned int finisher = 0;
         if (lane == 0) {
-            partial[item] = v;
-            __threadfence();  // the piece's sum is visible before its ticket
-            finisher = atomicAdd(ticket + first, 1u) == (unsigned int)(pieces - 1);
+            tail[item] = v;
         }
-        if (!__shfl_sync(COCKTAIL_FULL_MASK, finisher, 0)) {
-            return;
-        }
-        __threadfence();
-        T sum = T(0);
-        for (long long p = lane; p < pieces; p += WARP) {
-            sum += __ldcg(partial + first + p);  // from L2: other SMs wrote them
-        }
-        sum = group_sum(sum, WARP);
-        if (lane == 0) {
-            store_y(y, r0, sum, alpha, beta);
-            ticket[first] = 0u;
-        }
-        return;
     }
 
+    // Rows ending in the item; the first may have begun in an earlier item.
     const long long rows = r1 - r0;
-    if (rows <= WARP) {
-        int width = WARP;  // lanes per row: rows * width <= 32
+    const long long first_start = __shfl_sync(COCKTAIL_FULL_MASK, bound, 0);
+    T sum = T(0);
+    long long my_row = -1;  // the row this lane finished (lanes with sub == 0 only)
+    if (rows < WARP) {      // the row bounds are all in `bound` (row r0 + rows ends at bound[rows])
+        int width = WARP;   // lanes per row: rows * width <= 32
         while ((long long)width * rows > WARP) {
             width >>= 1;
         }
         const int group = lane / width;
         const int sub = lane % width;
-        const long long row = r0 + group;
-        T v = T(0);
+        const long long start = __shfl_sync(COCKTAIL_FULL_MASK, bound, group);
+        const long long end = __shfl_sync(COCKTAIL_FULL_MASK, bound, (group + 1) % WARP);
         if (group < rows) {
-            const long long end = (long long)indptr[row + 1] - z0;
-            for (long long j = (long long)indptr[row] - z0 + sub; j < end; j += width) {
-                v += products[j];
+            for (long long j = (start > z0 ? start : z0) - z0 + sub; j < end - z0; j += width) {
+                sum += products[j];
             }
         }
-        v = group_sum(v, width);
+        sum = group_sum(sum, width);
         if (sub == 0 && group < rows) {
-            store_y(y, row, v, alpha, beta);
+            my_row = r0 + group;
         }
-        return;
+    } else {
+        for (long long row = r0 + lane; row < r1; row += WARP) {
+            const long long start = indptr[row];
+            const long long end = indptr[row + 1];
+            T v = T(0);
+            for (long long j = (start > z0 ? start : z0) - z0; j < end - z0; ++j) {
+                v += products[j];
+            }
+            if (row == r0) {  // kept for the spanning check below
+                sum = v;
+                my_row = row;
+            } else {
+                store_y(y, row, v, alpha, beta);
+            }
+        }
     }
-    for (long long row = r0 + lane; row < r1; row += WARP) {
-        T v = T(0);
-        const long long end = (long long)indptr[row + 1] - z0;
-        for (long long j = (long long)indptr[row] - z0; j < end; ++j) {
-            v += products[j];
-        }
-        store_y(y, row, v, alpha, beta);
+    const bool spanning = rows > 0 && first_start < z0;  // row r0 began in an earlier item
+    if (my_row >= 0 && !(spanning && my_row == r0)) {
+        store_y(y, my_row, sum, alpha, beta);
+    }
+
+    // Shares of rows that span items: tickets, and the last taker finishes the row.
+    bool finish_head = false, finish_tail = false;
+    long long head_first = 0, tail_first = 0, tail_last = 0;
+    if (spanning && my_row == r0) {
+        head[item] = sum;
+        head_first = first_start / CAP;
+        __threadfence();  // the share is visible before its ticket
+        finish_head = atomicAdd(ticket + head_first, 1u) == (unsigned int)(item - head_first);
+    }
+    if (has_tail && lane == 0) {
+        tail_first = tail_start / CAP;
+        tail_last = ((long long)indptr[r1 + 1] - 1) / CAP;
+        __threadfence();
+        finish_tail = atomicAdd(ticket + tail_first, 1u) == (unsigned int)(tail_last - tail_first);
+    }
+    const unsigned int heads = __ballot_sync(COCKTAIL_FULL_MASK, finish_head);
+    if (heads) {
+        const int src = __ffs(heads) - 1;
+        __threadfence();
+        csr_stream_finish<T, I>(r0, __shfl_sync(COCKTAIL_FULL_MASK, head_first, src), item, head, tail, y,
+                                alpha, beta, ticket, lane);
+    }
+    if (__shfl_sync(COCKTAIL_FULL_MASK, finish_tail, 0)) {
+        __threadfence();
+        csr_stream_finish<T, I>(r1, __shfl_sync(COCKTAIL_FULL_MASK, tail_first, 0),
+                                __shfl_sync(COCKTAIL_FULL_MASK, tail_last, 0), head, tail, y, alpha, beta,
+                                ticket, lane);
     }
 }
