@@ -39,51 +39,21 @@ __device__ __forceinline__ void csr_stream_finish(const long long row, const lon
     }
 }
 
-template <typename T, typename I, int ITEMS, bool STREAM>
-__global__ void csr_stream(const long long n_items,
-                           const I m,
-                           const long long nnz,
-                           const I* __restrict__ item_row,
-                           const I* __restrict__ indptr,
-                           const I* __restrict__ indices,
-                           const T* __restrict__ data,
-                           const T* __restrict__ x,
-                           T* __restrict__ y,
-                           const T alpha,
-                           const T beta,
-                           T* __restrict__ head,
-                           T* __restrict__ tail,
-                           unsigned int* __restrict__ ticket) {
+// Stores the rows ending in one item from its products; shares of rows spanning items go
+// through head/tail and the tickets. The whole warp calls it.
+template <typename T, typename I, int ITEMS>
+__device__ __forceinline__ void csr_stream_item(const long long item, const long long z0, const long long z1,
+                                                const long long r0, const long long r1, const long long bound,
+                                                const T* products, const I m, const I* __restrict__ indptr,
+                                                T* __restrict__ y, const T alpha, const T beta,
+                                                T* __restrict__ head, T* __restrict__ tail,
+                                                unsigned int* __restrict__ ticket, const int lane) {
     constexpr int WARP = 32;
     constexpr long long CAP = WARP * ITEMS;
-    extern __shared__ __align__(16) unsigned char csr_stream_shared[];
-    const int lane = threadIdx.x % WARP;
-    const int warp_in_block = threadIdx.x / WARP;
-    T* products = reinterpret_cast<T*>(csr_stream_shared) + warp_in_block * CAP;
-    const long long item = (long long)blockIdx.x * (blockDim.x / WARP) + warp_in_block;
-    if (item >= n_items) {
-        return;  // whole warp: nothing below synchronises beyond the warp
-    }
-    const long long z0 = item * CAP;
-    const long long z1 = z0 + CAP < nnz ? z0 + CAP : nnz;
-    const long long r0 = item_row[item];
-    const long long r1 = item_row[item + 1];
-    // Starts of rows r0 .. r0 + 31 (clamped to indptr's end), loaded alongside the products.
-    const long long bound = indptr[r0 + lane < (long long)m ? r0 + lane : (long long)m];
-
-#pragma unroll
-    for (int k = 0; k < ITEMS; ++k) {
-        const long long j = z0 + k * WARP + lane;
-        T v = T(0);
-        if (j < z1) {
-            v = load_matrix<STREAM>(data + j) * load_x(x, load_matrix<STREAM>(indices + j));
-        }
-        products[k * WARP + lane] = v;
-    }
-    __syncwarp();
-
     // The row continuing past the item: its share, summed by the whole warp.
-    const long long tail_start = r1 < (long long)m ? (long long)indptr[r1] : z1;
+    const long long rows = r1 - r0;
+    const long long row_after = __shfl_sync(COCKTAIL_FULL_MASK, bound, (int)(rows < WARP ? rows : 0));
+    const long long tail_start = rows < WARP ? row_after : (r1 < (long long)m ? (long long)indptr[r1] : z1);
     const bool has_tail = tail_start < z1;
     if (has_tail) {
         T v = T(0);
@@ -97,7 +67,6 @@ __global__ void csr_stream(const long long n_items,
     }
 
     // Rows ending in the item; the first may have begun in an earlier item.
-    const long long rows = r1 - r0;
     const long long first_start = __shfl_sync(COCKTAIL_FULL_MASK, bound, 0);
     T sum = T(0);
     long long my_row = -1;  // the row this lane finished (lanes with sub == 0 only)
@@ -167,5 +136,79 @@ __global__ void csr_stream(const long long n_items,
         csr_stream_finish<T, I>(r1, __shfl_sync(COCKTAIL_FULL_MASK, tail_first, 0),
                                 __shfl_sync(COCKTAIL_FULL_MASK, tail_last, 0), head, tail, y, alpha, beta,
                                 ticket, lane);
+    }
+}
+
+// The item's entries this lane reads: ITEMS values and column indices, loaded together.
+template <typename T, typename I, int ITEMS, bool STREAM>
+struct csr_stream_entries {
+    T value[ITEMS];
+    I column[ITEMS];
+
+    __device__ __forceinline__ void load(const T* __restrict__ data, const I* __restrict__ indices,
+                                         const long long z0, const long long z1, const int lane) {
+#pragma unroll
+        for (int k = 0; k < ITEMS; ++k) {
+            const long long j = z0 + k * 32 + lane;
+            value[k] = j < z1 ? load_matrix<STREAM>(data + j) : T(0);
+            column[k] = j < z1 ? load_matrix<STREAM>(indices + j) : I(0);
+        }
+    }
+};
+
+// Warps loop over the items (item, item + all warps, ...); each loads its next item's entries
+// before it reduces the current one, so those loads are in flight during the reduction.
+template <typename T, typename I, int ITEMS, bool STREAM>
+__global__ void csr_stream(const long long n_items,
+                           const I m,
+                           const long long nnz,
+                           const I* __restrict__ item_row,
+                           const I* __restrict__ indptr,
+                           const I* __restrict__ indices,
+                           const T* __restrict__ data,
+                           const T* __restrict__ x,
+                           T* __restrict__ y,
+                           const T alpha,
+                           const T beta,
+                           T* __restrict__ head,
+                           T* __restrict__ tail,
+                           unsigned int* __restrict__ ticket) {
+    constexpr int WARP = 32;
+    constexpr long long CAP = WARP * ITEMS;
+    extern __shared__ __align__(16) unsigned char csr_stream_shared[];
+    const int lane = threadIdx.x % WARP;
+    const int warp_in_block = threadIdx.x / WARP;
+    T* products = reinterpret_cast<T*>(csr_stream_shared) + warp_in_block * CAP;
+    const long long warps = (long long)gridDim.x * (blockDim.x / WARP);
+    long long item = (long long)blockIdx.x * (blockDim.x / WARP) + warp_in_block;
+    csr_stream_entries<T, I, ITEMS, STREAM> entries;
+    long long r0 = 0, r1 = 0;
+    if (item < n_items) {
+        entries.load(data, indices, item * CAP, min(item * CAP + CAP, nnz), lane);
+        r0 = item_row[item];
+        r1 = item_row[item + 1];
+    }
+    for (; item < n_items; item += warps) {  // warp-uniform
+        const long long z0 = item * CAP;
+        const long long z1 = z0 + CAP < nnz ? z0 + CAP : nnz;
+        // Starts of rows r0 .. r0 + 31 (clamped to indptr's end).
+        const long long bound = indptr[r0 + lane < (long long)m ? r0 + lane : (long long)m];
+#pragma unroll
+        for (int k = 0; k < ITEMS; ++k) {
+            products[k * WARP + lane] = entries.value[k] * load_x(x, entries.column[k]);
+        }
+        const long long next = item + warps;
+        long long next_r0 = 0, next_r1 = 0;
+        if (next < n_items) {
+            entries.load(data, indices, next * CAP, min(next * CAP + CAP, nnz), lane);
+            next_r0 = item_row[next];
+            next_r1 = item_row[next + 1];
+        }
+        __syncwarp();
+        csr_stream_item<T, I, ITEMS>(item, z0, z1, r0, r1, bound, products, m, indptr, y, alpha, beta, head, tail,
+                                     ticket, lane);
+        __syncwarp();  // every lane is done reading products before the next item writes them
+        r0 = next_r0;
+        r1 = next_r1;
     }
 }

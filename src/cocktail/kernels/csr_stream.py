@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .device import WARP_SIZE
+from .device import WARP_SIZE, blocks_per_sm
 from .launch import ALPHA, X, Y, Launch, beta_arg
 from .spec import KernelSpec, type_names
 
@@ -44,7 +44,8 @@ def item_rows(indptr, capacity: int):
 
 
 def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
-    """One warp per item; the item rows, the row shares and the tickets are allocated here, once."""
+    """A grid of resident warps looping over the items; the item rows, the row shares and the
+    tickets are allocated here, once."""
     import cupy
 
     k, block = config["items_per_lane"], config["block_threads"]
@@ -59,7 +60,9 @@ def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
     fn = SPEC.compiled(expression(*type_names(fmt), k, config["stream"]), config["ldg"], props.id)
     args = (np.int64(n_items), I(fmt.shape[0]), np.int64(fmt.nnz), item_row, fmt.indptr, fmt.indices, fmt.data,
             X, Y, ALPHA, beta_arg(fmt, accumulate), head, tail, ticket)
-    return [Launch(fn, -(-n_items // warps), block, args, fmt.dtype, shared_mem=warps * capacity * fmt.dtype.itemsize)]
+    shared = warps * capacity * fmt.dtype.itemsize
+    resident = props.sm_count * blocks_per_sm(fn, block, shared)  # the warps loop over the items
+    return [Launch(fn, min(-(-n_items // warps), resident), block, args, fmt.dtype, shared_mem=shared)]
 
 
 SPEC = KernelSpec(
