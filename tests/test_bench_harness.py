@@ -60,6 +60,18 @@ def test_records_follow_the_json_schema():
         assert r["rel_err"] < (1e-6 if r["dtype"] == "float32" else 1e-14)
     assert [r["method"] for r in records] == ["csr", "reference:ell", "cocktail-auto", "scipy"] * 2
     assert [r["params"].get("executor") for r in records[:3]] == ["cpu", "reference", "cpu"]
+    for r in records:  # the DRAM model of CSR (int32): values, indices, pointers, then x and y once
+        if r["method"] in ("csr", "scipy"):
+            val = np.dtype(r["dtype"]).itemsize
+            assert r["dram_bytes"] == 288 * val + 288 * 4 + 65 * 4 + 64 * val + 64 * val
+        assert r["dram_bytes"] > 0 and r["dram_fraction"] is None and r["l2_bytes"] is None  # no GPU
+        assert r["family"] == ""
+
+
+def test_records_carry_the_problems_family():
+    problem = Problem("generated", "laplace5_4", "test", laplacian(5, 4), "regular")
+    (rec,) = runner.run([problem], [methods.HostMethod("csr")], ["float64"], Settings(repeat=1), on_gpu=False)
+    assert rec.family == "regular" and rec.kind == "test"
 
 
 def test_refused_format_is_recorded_with_its_reason():
@@ -123,6 +135,11 @@ def test_baseline_byte_models_match_the_formats():
     assert methods.csr_bytes(S) == SparseMatrix(S, format="csr", device="cpu").storage.spmv_bytes()
     assert methods.coo_bytes(S) == SparseMatrix(S, format="coo", device="cpu").storage.spmv_bytes()
     assert methods.csr_bytes(S, np.int64) > methods.csr_bytes(S)
+    for l2 in (None, 0):
+        assert methods.csr_model(S).dram_bytes(l2) == SparseMatrix(S, format="csr", device="cpu").storage.dram_bytes(l2)
+        assert methods.coo_model(S).dram_bytes(l2) == SparseMatrix(S, format="coo", device="cpu").storage.dram_bytes(l2)
+    m, nnz = S.shape[0], S.nnz
+    assert methods.csr_model(S, np.int64).dram_bytes() - methods.csr_model(S).dram_bytes() == 4 * (nnz + m + 1)
 
 
 def test_close_runs_when_timing_fails():

@@ -130,13 +130,15 @@ def test_markdown_report(tmp_path, capsys):
     text = capsys.readouterr().out
     assert text.startswith("# T\n\non a CPU\n")
     assert "## GFLOP/s: suite `generated`, float64" in text
-    assert "| generated | laplace5_6 | generated Laplacian | 36 | 36 | 156 | 4.3 | - |" in text  # no L2 on a CPU
+    # the generated Laplacian is regular; no L2 on a CPU
+    assert "| generated | laplace5_6 | generated Laplacian | regular | 36 | 36 | 156 | 4.3 | - |" in text
     assert "| matrix | csr | ell | cocktail-auto | scipy |" in text and text.count("\n| laplace5_6 |") == 2
     assert "## GFLOP/s statistics (Flegar & Anzt Table 1), float64" in text
     assert "## CPU time: cocktail-auto against SciPy, float64" in text
     assert "| CPU time: cocktail-auto / SciPy | float64 | 1 |" in text
     records = json.loads(out.read_text())
     assert {"gpu", "cuda", "cupy", "commit", "date", "section"} <= set(records[0])
+    assert all(r["family"] == "regular" and r["dram_bytes"] > 0 and r["dram_fraction"] is None for r in records)
     plots = tmp_path / "plots"
     assert main(["report", str(out), "--title", "T", "--plots", str(plots), "--out", str(tmp_path / "r.md")]) == 0
     md = (tmp_path / "r.md").read_text()

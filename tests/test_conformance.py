@@ -38,6 +38,9 @@ def check_format(name, params, zm, dtype, index_dtype, seed=0):
     itemsize = np.dtype(dtype).itemsize
     assert fmt.spmv_bytes() >= fmt.nnz * itemsize + zm.shape[0] * itemsize
     assert fmt.spmv_bytes("float64") >= fmt.spmv_bytes("float32")
+    floor = (fmt.nnz + sum(zm.shape)) * itemsize  # the values, x and y, each once
+    assert floor <= fmt.dram_bytes() <= fmt.dram_bytes(l2_bytes=0)
+    assert fmt.dram_bytes(dtype="float64") >= fmt.dram_bytes(dtype="float32")
     assert fmt.nbytes == sum(a.nbytes for a in fmt.arrays().values())
 
     # exact round trip

@@ -351,9 +351,15 @@ def test_max_fill_refusal():
 def test_spmv_bytes_and_describe(monkeypatch):
     monkeypatch.setitem(sys.modules, "pymetis", fake_pymetis(lambda k, nv: [0] * 6 + [1] * 5))
     fmt = PKT.from_csr(fig13_csr(), packet_rows=6, threads_per_packet=4, partitioner="metis")
-    # perm 11*4 + ptr/offset 3*(4+4) + x 11*8 + slots 52*(4+8) + y 11*8 + COO 4*(2*4+8) + 4*8 + 11*8
-    assert fmt.spmv_bytes() == 44 + 24 + 88 + 624 + 88 + (64 + 32 + 88)
-    assert fmt.spmv_bytes("float32") == 44 + 24 + 44 + 52 * 8 + 44 + (4 * 12 + 16 + 44)
+    # perm 11*4 + ptr/offset 3*(4+4) + x 11*8 + slots 52*(4+8) + y 11*8 + COO 4*(2*4+8) + 4*8, and the
+    # COO remainder adds into y: a read and a write of the CUT entries' 4 rows (5, 6, 2, 9)
+    assert fmt.spmv_bytes() == 44 + 24 + 88 + 624 + 88 + (64 + 32 + 2 * 4 * 8)
+    assert fmt.spmv_bytes("float32") == 44 + 24 + 44 + 52 * 8 + 44 + (4 * 12 + 16 + 2 * 4 * 4)
+    # DRAM model: perm 11*4, packet_ptr and packet_offset 3*4 each, index and data 52*(4+8), the
+    # remainder's 4*(4+4+8); x 11*8 staged once; y 11*8 plus the remainder's 4 rows read and written
+    arrays = 44 + 12 + 12 + 52 * 12 + 4 * 16
+    assert fmt.dram_bytes() == arrays + 88 + 88 + 2 * 4 * 8
+    assert fmt.dram_bytes(l2_bytes=0) == arrays + (11 + 4) * 8 + 88 + 2 * 4 * 8  # the remainder gathers x
     assert fmt.stored_slots == 52 + 4
     d = fmt.describe()
     assert d["packets"] == 2 and d["threads per packet"] == 4 and d["partitioner"] == "metis"

@@ -86,6 +86,8 @@ def test_kernel_time_uses_graphs_where_capture_is_allowed(records):
         else:
             assert r.copy_gbps == 1000.0 and r.bandwidth_fraction == pytest.approx(r.gbps / 1000.0)
             assert r.l2_ratio == pytest.approx(r.spmv_bytes / (50 << 20))
+            assert r.l2_bytes == 50 << 20 and r.dram_bytes > 0
+            assert r.dram_fraction == pytest.approx(r.dram_bytes / (r.kernel_us * 1e-6) / 1e9 / 1000.0)
 
 
 def test_cusparse_best_and_speedups(records):

@@ -109,3 +109,18 @@ def test_cache_is_uncompressed(tmp_path, monkeypatch):
         assert {i.compress_type for i in z.infolist()} == {zipfile.ZIP_STORED}
     second = suites.load(m)
     assert first.shape == second.shape and (first != second).nnz == 0
+
+
+def test_every_suite_matrix_has_a_family():
+    from cocktail.bench.families import FAMILIES, POWER_LAW, REGULAR
+
+    for name in suites.names():
+        for m in suites.get(name):
+            assert m.family in FAMILIES, (name, m.name, m.family)
+    family = {m.name: m.family for s in ("structured", "williams", "cocktail", "holdout") for m in suites.get(s)}
+    assert {family[n] for n in family if n.startswith(("laplace", "fem_")) or n in ("qcd", "dense")} == {REGULAR}
+    assert {family[n] for n in ("webbase", "circuit", "circuit5m", "eu2005", "in2004", "holdout_rmat")} == {POWER_LAW}
+    default = {m.name: m.family for m in suites.get("default")}
+    for m in suites.get("default-cpu"):  # a CPU-size matrix keeps its counterpart's family
+        assert m.family == default[CPU_COUNTERPARTS[m.name][0]]
+    assert [m.family for m in suites.get("holdout-cpu")] == [m.family for m in suites.get("holdout")]

@@ -15,6 +15,7 @@ def _load_matrices(specs):
     from pathlib import Path
 
     from .bench import overhead
+    from .bench.families import REGULAR
     from .bench.generators import by_name
     from .bench.runner import Problem
     from .io import read_matrix
@@ -25,7 +26,7 @@ def _load_matrices(specs):
         if spec == overhead.SMALL_NAME:
             out.append(overhead.small_problem())
         elif generated is not None:
-            out.append(Problem("generated", spec, "generated Laplacian", generated))
+            out.append(Problem("generated", spec, "generated Laplacian", generated, REGULAR))
         else:
             out.append(Problem("file", Path(spec).name, "file", read_matrix(spec)))
     return out
@@ -39,7 +40,7 @@ def _problems(args, on_gpu: bool) -> list:
     problems = _load_matrices(args.matrices)
     chosen = list(args.suite) or ([] if problems else ["default" if on_gpu else "default-cpu"])
     for name in chosen:
-        problems += [Problem(name, m.name, m.kind, suites.load(m)) for m in suites.get(name)]
+        problems += [Problem(name, m.name, m.kind, suites.load(m), m.family) for m in suites.get(name)]
     return problems
 
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .methods import Inputs, Prepared, Unavailable, coo_bytes, csr_bytes
+from .methods import Inputs, Prepared, Unavailable, coo_model, csr_model
 from .record import fastest_per_problem
 
 CUSPARSE_BEST = "cusparse-best"
@@ -101,11 +101,11 @@ class Cusparse:
         if storage == "csr":
             ptr = cupy.asarray(S.indptr.astype(index_dtype))
             mat = cs.createCsr(m, n, S.nnz, ptr.data.ptr, cols.data.ptr, vals.data.ptr, itype, itype, 0, cuda_type)
-            arrays, nbytes = (vals, cols, ptr), csr_bytes(S, index_dtype)
+            arrays, model = (vals, cols, ptr), csr_model(S, index_dtype)
         else:
             rows = cupy.asarray(np.repeat(np.arange(m, dtype=index_dtype), np.diff(S.indptr)))
             mat = cs.createCoo(m, n, S.nnz, rows.data.ptr, cols.data.ptr, vals.data.ptr, itype, 0, cuda_type)
-            arrays, nbytes = (vals, cols, rows), coo_bytes(S, index_dtype)
+            arrays, model = (vals, cols, rows), coo_model(S, index_dtype)
         made.append((cs.destroySpMat, mat))
         y = inputs.y_dev
         xs = []
@@ -151,7 +151,7 @@ class Cusparse:
         calls = [(lambda xd=xd, keep=keep: one(xd)) for xd in xs]
         params = {"alg": self.alg, "index": np.dtype(index_dtype).name, "preprocess": preprocessed,
                   "workspace_bytes": int(size), "call": "ctypes" if lib is not None else "cupy"}
-        return Prepared(self.name, calls, result, params, nbytes, close=close)
+        return Prepared(self.name, calls, result, params, model.spmv_bytes(), close=close, dram_bytes=model.dram_bytes)
 
 
 @dataclass(frozen=True)
@@ -169,7 +169,9 @@ class Cupyx:
         S = inputs.S
         A = csp.csr_matrix((cupy.asarray(S.data), cupy.asarray(S.indices), cupy.asarray(S.indptr)), shape=S.shape)
         calls = [(lambda x=x: A @ x) for x in inputs.x_dev]
-        return Prepared(self.name, calls, lambda: A @ inputs.x_dev[0], {"call": "A @ x"}, csr_bytes(S))
+        model = csr_model(S)
+        return Prepared(self.name, calls, lambda: A @ inputs.x_dev[0], {"call": "A @ x"}, model.spmv_bytes(),
+                        dram_bytes=model.dram_bytes)
 
 
 @dataclass(frozen=True)
@@ -199,9 +201,10 @@ class Torch:
         previous = torch.cuda.current_stream()
         torch.cuda.set_stream(torch.cuda.ExternalStream(cupy.cuda.get_current_stream().ptr))
         calls = [(lambda x=x: torch.mv(A, x)) for x in xs]
+        model = csr_model(S, index)
         return Prepared(self.name, calls, lambda: cupy.from_dlpack(torch.mv(A, xs[0])),
-                        {"call": "torch.mv", "torch": torch.__version__}, csr_bytes(S, index),
-                        close=lambda: torch.cuda.set_stream(previous))
+                        {"call": "torch.mv", "torch": torch.__version__}, model.spmv_bytes(),
+                        close=lambda: torch.cuda.set_stream(previous), dram_bytes=model.dram_bytes)
 
 
 @dataclass(frozen=True)
@@ -217,8 +220,9 @@ class Scipy:
 
         S = inputs.S
         calls = [(lambda x=x: S @ x) for x in inputs.x_host]
-        return Prepared(self.name, calls, lambda: S @ inputs.x_host[0], {"scipy": scipy.__version__}, csr_bytes(S),
-                        on_gpu=False)
+        model = csr_model(S)
+        return Prepared(self.name, calls, lambda: S @ inputs.x_host[0], {"scipy": scipy.__version__},
+                        model.spmv_bytes(), on_gpu=False, dram_bytes=model.dram_bytes)
 
 
 CUSPARSE = tuple(Cusparse(alg) for alg in _ALGS)

@@ -1,5 +1,6 @@
 """Tables of call time: ``cocktail-auto`` against cupyx, torch and SciPy, the call-overhead
-section, and the target verdicts of :mod:`.targets`; each table is (title, header, rows) of text.
+section, and the target verdicts of :mod:`.targets` (issues 8 and 9, then issue 10); each table
+is (title, header, rows) of text.
 
 Records are dictionaries as written to JSON.
 """
@@ -96,6 +97,9 @@ def call_tables(records) -> list[tuple[str, list[str], list[list[str]]]]:
     found = targets.verdicts(records)
     if found:
         tables.append(("Targets (issues 8 and 9)", *verdict_table(found)))
+    found = targets.performance_verdicts(records)
+    if found:
+        tables.append(("Targets (issue 10): kernel time, call time, DRAM bandwidth, DIA floor", *verdict_table(found)))
     return tables
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from .families import POWER_LAW, REGULAR
 from .williams import _bernoulli_rows, _diagonal, _ranges, _stencil_graph, _values
 
 
@@ -215,3 +216,7 @@ MATRICES = (
     ("si41ge41h72", "electronic structure: FD diagonals + atom blocks", si41ge41h72),
     ("mip1", "optimisation: dense blocks, band, full rows", mip1),
 )
+
+#: Family of each matrix (:mod:`.families`): mip1's full rows and columns make it power-law.
+FAMILIES = {"circuit5m": POWER_LAW, "eu2005": POWER_LAW, "in2004": POWER_LAW, "ga41as41h72": REGULAR,
+            "si41ge41h72": REGULAR, "mip1": POWER_LAW}

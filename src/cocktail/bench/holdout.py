@@ -24,6 +24,8 @@ import math
 import numpy as np
 import scipy.sparse as sp
 
+from .families import POWER_LAW, REGULAR
+
 
 def _pattern(rng, rows, cols, shape, *, symmetric: bool = False) -> sp.csr_array:
     """A canonical CSR array with an entry at every ``(rows[k], cols[k])`` (duplicates merged),
@@ -214,3 +216,13 @@ def matrices(shrink: int = 1) -> tuple[tuple[str, str, object], ...]:
 
 #: The held-out suite at full size.
 MATRICES = matrices()
+
+#: Family of each class (:mod:`.families`); stated for judging the bandwidth target, never for tuning.
+FAMILIES = {"holdout_banded": REGULAR, "holdout_blockdiag": REGULAR, "holdout_rmat": POWER_LAW,
+            "holdout_tall": POWER_LAW, "holdout_wide": POWER_LAW, "holdout_sparse_rows": POWER_LAW,
+            "holdout_mesh2d": REGULAR, "holdout_mesh3d_b3": REGULAR}
+
+
+def family(name: str) -> str:
+    """The family of a holdout matrix, full or CPU size."""
+    return FAMILIES[name.removesuffix("_small")]

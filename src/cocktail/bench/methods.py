@@ -71,23 +71,42 @@ class Prepared:
     on_gpu: bool = True
     close: Callable = lambda: None
     planning_s: dict | None = None  # format="auto": seconds of analysis, conversion and measuring
+    dram_bytes: Callable | None = None  # the storage's dram_bytes(l2_bytes): the DRAM traffic model
+
+
+def csr_model(S, index_dtype=np.int32):
+    """A :class:`~cocktail.formats.csr.CSR` over SciPy's ``S`` for the byte models (baselines store CSR).
+
+    Nothing is copied: the models read the arrays' sizes, counting indices at ``index_dtype``.
+    """
+    from ..formats.csr import CSR
+
+    return CSR(S.shape, S.dtype, index_dtype, S.nnz, {}, data=S.data, indices=_sized(S.indices, index_dtype),
+               indptr=_sized(S.indptr, index_dtype))
+
+
+def coo_model(S, index_dtype=np.int32):
+    """A :class:`~cocktail.formats.coo.COO` of ``S``'s sizes for the byte models (cuSPARSE's COO algorithms)."""
+    from ..formats.coo import COO
+
+    rows = np.empty(S.nnz, dtype=index_dtype)  # the models read sizes only
+    return COO(S.shape, S.dtype, index_dtype, S.nnz, COO.resolve_params({}), row=rows,
+               col=_sized(S.indices, index_dtype), data=S.data)
+
+
+def _sized(arr, dtype):
+    """``arr`` itself when it has ``dtype``, else an uninitialised array of its size in ``dtype``."""
+    return arr if arr.dtype == dtype else np.empty(arr.shape, dtype=dtype)
 
 
 def csr_bytes(S, index_dtype=np.int32) -> int:
     """Bell & Garland's CSR byte model for SciPy's ``S`` (baselines store CSR); nothing is copied."""
-    from ..formats.csr import CSR
-
-    return CSR(S.shape, S.dtype, index_dtype, S.nnz, {}, data=S.data, indices=S.indices,
-               indptr=S.indptr).spmv_bytes()
+    return csr_model(S, index_dtype).spmv_bytes()
 
 
 def coo_bytes(S, index_dtype=np.int32) -> int:
     """Bell & Garland's COO byte model for SciPy's ``S`` (cuSPARSE's COO algorithms)."""
-    from ..formats.coo import COO
-
-    rows = np.empty(S.nnz, dtype=index_dtype)  # the model reads sizes only
-    return COO(S.shape, S.dtype, index_dtype, S.nnz, COO.resolve_params({}), row=rows, col=S.indices,
-               data=S.data).spmv_bytes()
+    return coo_model(S, index_dtype).spmv_bytes()
 
 
 def _json_value(value):
@@ -188,7 +207,7 @@ def _prepared(A, inputs: Inputs, label: str) -> Prepared:
     y = inputs.y_dev
     calls = [(lambda x=x: A.matvec(x, out=y)) for x in inputs.x_dev]
     return Prepared(label, calls, lambda: A.matvec(inputs.x_dev[0], out=y), matrix_params(A),
-                    A.storage.spmv_bytes(), A.storage.padding_ratio)
+                    A.storage.spmv_bytes(), A.storage.padding_ratio, dram_bytes=A.storage.dram_bytes)
 
 
 def _host_prepared(A, inputs: Inputs, label: str) -> Prepared:
@@ -196,7 +215,7 @@ def _host_prepared(A, inputs: Inputs, label: str) -> Prepared:
     calls = [(lambda x=x: A.matvec(x)) for x in inputs.x_host]
     params = {"format": A.format, "executor": A.executor, **{k: _json_value(v) for k, v in A.params.items()}}
     return Prepared(label, calls, lambda: A.matvec(inputs.x_host[0]), params, A.storage.spmv_bytes(),
-                    A.storage.padding_ratio, on_gpu=False)
+                    A.storage.padding_ratio, on_gpu=False, dram_bytes=A.storage.dram_bytes)
 
 
 def ours(format_names, all_kernels: bool) -> list:

@@ -158,7 +158,7 @@ def run(problems, dtypes, methods=METHODS, on_gpu: bool = True, repeat: int = 10
                 group = []
                 for method in methods:
                     rec = Record(p.suite, p.name, p.S.shape[0], p.S.shape[1], int(p.S.nnz), np.dtype(dtype).name,
-                                 method.name, section=OVERHEAD, kind=p.kind)
+                                 method.name, section=OVERHEAD, kind=p.kind, family=p.family)
                     try:
                         measure(method, inputs, rec, sync, repeat, target_seconds)
                     except Unavailable as exc:

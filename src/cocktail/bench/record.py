@@ -48,6 +48,9 @@ class Record:
     bandwidth_fraction: float | None = None
     spmv_bytes: int | None = None
     l2_ratio: float | None = None  # spmv_bytes over the L2 cache size
+    l2_bytes: int | None = None  # GPU: the device's L2 size the DRAM model assumed
+    dram_bytes: int | None = None  # the DRAM traffic model's bytes (formats' dram_bytes at l2_bytes)
+    dram_fraction: float | None = None  # GPU: dram_bytes over the time, as a fraction of copy_gbps
     padding_ratio: float | None = None
     rel_err: float | None = None
     speedup_cusparse_best: float | None = None
@@ -63,6 +66,7 @@ class Record:
     sync_over_empty_launch: float | None = None  # sync_call_us over the empty kernel launch's
     sync_over_empty_graph: float | None = None  # sync_call_us over the empty graph replay's
     kind: str = ""
+    family: str = ""  # the matrix's family (cocktail.bench.families), empty when unstated
     note: str = ""
     gpu: str = ""
     cuda: str = ""

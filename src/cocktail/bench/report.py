@@ -17,6 +17,7 @@ from .selection import section, spmv_records, summary_records
 
 COLUMNS = (("matrix", "matrix"), ("dtype", "dtype"), ("method", "method"), ("kernel_us", "kernel µs"),
            ("call_us", "call µs"), ("gflops", "GFLOP/s"), ("gbps", "GB/s"), ("bandwidth_fraction", "of copy"),
+           ("dram_fraction", "DRAM of copy"),
            ("speedup_cusparse_best", "× cuSPARSE"), ("rel_err", "rel err"), ("note", "note"))
 
 
@@ -114,7 +115,7 @@ def pivot(records, dtype: str, suite: str) -> tuple[list[str], list[list[str]]]:
 
 
 def matrices_table(records) -> tuple[list[str], list[list[str]]]:
-    """One row per matrix: suite, class, size, and its CSR bytes per SpMV over the L2 size per dtype."""
+    """One row per matrix: suite, class, family, size, and its CSR bytes per SpMV over the L2 size per dtype."""
     csr_model = Cusparse("csr-alg1").name  # a GPU record of Bell & Garland's CSR byte model
     dtypes = list(dict.fromkeys(r["dtype"] for r in records))
     ratio = {(r.get("suite", ""), r["matrix"], r["dtype"]): r.get("l2_ratio") for r in spmv_records(records)
@@ -122,9 +123,10 @@ def matrices_table(records) -> tuple[list[str], list[list[str]]]:
     rows = []
     for r in {(r.get("suite", ""), r["matrix"]): r for r in records}.values():
         key = (r.get("suite", ""), r["matrix"])
-        rows.append([key[0], r["matrix"], r.get("kind", ""), str(r["rows"]), str(r["cols"]), str(r["nnz"]),
+        rows.append([key[0], r["matrix"], r.get("kind", ""), r.get("family", ""), str(r["rows"]), str(r["cols"]),
+                     str(r["nnz"]),
                      f"{r['nnz'] / max(r['rows'], 1):.1f}", *(cell(ratio.get(key + (d,))) for d in dtypes)])
-    return ["suite", "matrix", "class", "rows", "cols", "nnz", "nnz/row",
+    return ["suite", "matrix", "class", "family", "rows", "cols", "nnz", "nnz/row",
             *(f"CSR bytes / L2, {d}" for d in dtypes)], rows
 
 

@@ -23,12 +23,13 @@ BEST_SINGLE = "best-single"
 
 @dataclass(frozen=True)
 class Problem:
-    """A matrix to benchmark: the suite it came from (or ``file``), its name and class."""
+    """A matrix to benchmark: the suite it came from (or ``file``), its name, class and family."""
 
     suite: str
     name: str
     kind: str
     S: sp.csr_array
+    family: str = ""
 
 
 @dataclass(frozen=True)
@@ -68,6 +69,11 @@ def _measure(method, inputs: Inputs, rec: Record, settings: Settings) -> None:
         rec.bandwidth_fraction = metrics.bandwidth_fraction(rec.gbps, settings.copy_gbps)
     if prep.on_gpu and settings.l2_bytes:
         rec.l2_ratio = prep.spmv_bytes / settings.l2_bytes
+        rec.l2_bytes = settings.l2_bytes
+    if prep.dram_bytes is not None:
+        rec.dram_bytes = prep.dram_bytes(settings.l2_bytes)
+        if prep.on_gpu and settings.copy_gbps:
+            rec.dram_fraction = metrics.bandwidth_fraction(metrics.gbps(rec.dram_bytes, seconds), settings.copy_gbps)
     if prep.planning_s and t.kernel_us:
         spmv_s = t.kernel_us * 1e-6
         rec.analysis_spmvs = prep.planning_s["analysis"] / spmv_s
@@ -117,7 +123,7 @@ def run(problems, methods, dtypes, settings: Settings, on_gpu: bool, progress=No
                 inputs = Inputs.create(p.S, dtype, on_gpu)
                 for method in methods:
                     rec = Record(p.suite, p.name, p.S.shape[0], p.S.shape[1], int(p.S.nnz), np.dtype(dtype).name,
-                                 method.name, kind=p.kind)
+                                 method.name, kind=p.kind, family=p.family)
                     try:
                         _measure(method, inputs, rec, settings)
                     except Unavailable as exc:

@@ -14,6 +14,7 @@ from typing import Callable
 import scipy.sparse as sp
 
 from . import clspmv_matrices, holdout, williams
+from .families import REGULAR
 from .generators import laplacian
 
 GENERATOR_VERSION = 1
@@ -21,16 +22,18 @@ GENERATOR_VERSION = 1
 
 @dataclass(frozen=True)
 class SuiteMatrix:
-    """A benchmark matrix: its name, the class it stands for, and how to build it."""
+    """A benchmark matrix: its name, the class it stands for, how to build it, and its family
+    (:mod:`.families`; empty when unstated)."""
 
     name: str
     kind: str
     build: Callable[[], sp.csr_array]
+    family: str = ""
 
 
 def _laplace(points: int, k: int) -> SuiteMatrix:
     return SuiteMatrix(f"laplace{points}_{k}", f"structured: {points}-point Laplacian",
-                       lambda: laplacian(points, k))
+                       lambda: laplacian(points, k), REGULAR)
 
 
 #: Bell & Garland Table 3.
@@ -43,10 +46,11 @@ STRUCTURED = (
 )
 
 #: Bell & Garland Table 4: stand-ins for Williams et al.'s 14 unstructured matrices.
-WILLIAMS = tuple(SuiteMatrix(name, kind, fn) for name, kind, fn in williams.MATRICES)
+WILLIAMS = tuple(SuiteMatrix(name, kind, fn, williams.FAMILIES[name]) for name, kind, fn in williams.MATRICES)
 
 #: Mixed-structure stand-ins for the six matrices clSpMV added.
-COCKTAIL = tuple(SuiteMatrix(name, kind, fn) for name, kind, fn in clspmv_matrices.MATRICES)
+COCKTAIL = tuple(SuiteMatrix(name, kind, fn, clspmv_matrices.FAMILIES[name])
+                 for name, kind, fn in clspmv_matrices.MATRICES)
 
 _BY_NAME = {m.name: m for m in STRUCTURED + WILLIAMS + COCKTAIL}
 
@@ -62,8 +66,8 @@ _CPU_LAPLACE_K = 40
 
 
 def _cpu(full: str, name: str, build: Callable[[], sp.csr_array]) -> SuiteMatrix:
-    """A CPU-size version of the default matrix ``full``: same class, about 1/15 of the rows."""
-    return SuiteMatrix(name, f"{_BY_NAME[full].kind} (CPU size)", build)
+    """A CPU-size version of the default matrix ``full``: same class and family, about 1/15 of the rows."""
+    return SuiteMatrix(name, f"{_BY_NAME[full].kind} (CPU size)", build, _BY_NAME[full].family)
 
 
 def _cpu_laplace(points: int) -> SuiteMatrix:
@@ -87,10 +91,11 @@ DEFAULT_CPU = (
 )
 
 #: Held out: classes the format planner is judged on and never tuned on (see :mod:`.holdout`).
-HOLDOUT = tuple(SuiteMatrix(name, kind, fn) for name, kind, fn in holdout.MATRICES)
+HOLDOUT = tuple(SuiteMatrix(name, kind, fn, holdout.family(name)) for name, kind, fn in holdout.MATRICES)
 
 #: The held-out suite at CPU size (about 1/15 of the rows).
-HOLDOUT_CPU = tuple(SuiteMatrix(name, kind, fn) for name, kind, fn in holdout.matrices(CPU_SHRINK))
+HOLDOUT_CPU = tuple(SuiteMatrix(name, kind, fn, holdout.family(name))
+                    for name, kind, fn in holdout.matrices(CPU_SHRINK))
 
 SUITES: dict[str, tuple[SuiteMatrix, ...]] = {
     "structured": STRUCTURED,

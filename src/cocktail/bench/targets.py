@@ -1,4 +1,4 @@
-"""The call-time targets of issue 8, checked against records: each a ratio per matrix, its
+"""The targets of issues 8, 9 and 10, checked against records: each a ratio per matrix, its
 geometric mean and worst, and pass or miss.
 
 Call overhead (back to back, :mod:`.overhead`): ``A.matvec(x, out=y)`` within 2x an empty
@@ -9,13 +9,25 @@ raw replay of its own graph on every matrix (Cocktail's host cost alone).  Call 
 ``cocktail-auto``.  On the CPU: ``cocktail-auto`` within 1.2x of SciPy's time on every matrix.
 Records are dictionaries as written to JSON; records with a ``note`` (refused, failed or
 flagged as wrong) count as not measured.
+
+Issue 10 (:func:`performance_verdicts`), on the GPU SpMV records: ``cusparse-best`` kernel time
+over ``cocktail-auto``'s at least 1.5x in geometric mean and 0.95x on every matrix; the cupyx
+call-time target above; on matrices whose CSR moves more than 4x the L2 size, the
+``dram_fraction`` of ``cocktail-auto`` (the DRAM traffic model over the time, against the copy
+bandwidth) at least 0.85 on regular matrices and 0.60 on power-law ones (the suites' families,
+:mod:`.families`); and DIA on the structured suite's Laplacians within 0.8 of the floor time of
+reading the values once plus ``x`` and ``y`` at the copy bandwidth.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from . import metrics
+from .baselines import CUSPARSE_BEST
+from .families import POWER_LAW, REGULAR
 from .overhead_methods import BOUND, BOUND_GRAPH, EMPTY_LAUNCH, MATMUL, MATVEC
 from .selection import overhead_records, spmv_records
 
@@ -54,6 +66,22 @@ AUTO_WORST_TARGET = Target("kernel time: best-single / cocktail-auto", 0.8, True
 MEASURED_TARGET = Target("kernel time: best-single / cocktail-measured", 0.97, True, "geomean")
 COCKTAIL_SUITE_TARGET = Target("cocktail suite, kernel time: best-single / cocktail-auto", 1.1, True, "geomean")
 ANALYSIS_TARGET = Target("cocktail-auto analysis and planning, in SpMVs of its plan", 20.0, False)
+
+#: Issue 10, performance: cusparse-best's kernel time over cocktail-auto's (the cupyx call-time
+#: target is CUPYX_TARGET, shared with issue 8); the DRAM model's bandwidth on matrices whose CSR
+#: moves more than LARGE_L2_MULTIPLE times the L2 size; DIA against its floor on the Laplacians.
+CUSPARSE_GEOMEAN_TARGET = Target("kernel time: cusparse-best / cocktail-auto", 1.5, True, "geomean")
+CUSPARSE_WORST_TARGET = Target("kernel time: cusparse-best / cocktail-auto", 0.95, True)
+DRAM_REGULAR_TARGET = Target("regular matrices over 4x L2: cocktail-auto DRAM-model GB/s / copy GB/s", 0.85, True)
+DRAM_POWER_LAW_TARGET = Target("power-law matrices over 4x L2: cocktail-auto DRAM-model GB/s / copy GB/s", 0.60,
+                               True)
+LARGE_L2_MULTIPLE = 4
+#: The DIA kernels judged against the floor; dia_vi (value-indexed DIA) where it exists.
+DIA_METHODS = ("dia", "dia_vi")
+DIA_FLOOR_TARGETS = {m: Target(f"structured Laplacians: floor time (values once + x + y at copy GB/s) / {m} kernel "
+                               "time", 0.80, True) for m in DIA_METHODS}
+ISSUE_10_TARGETS = (CUSPARSE_GEOMEAN_TARGET, CUSPARSE_WORST_TARGET, CUPYX_TARGET, DRAM_REGULAR_TARGET,
+                    DRAM_POWER_LAW_TARGET, *DIA_FLOOR_TARGETS.values())
 
 #: Overhead target -> (method, record field): the ratio comes from the overhead records.
 OVERHEAD_TARGETS = {MATVEC_TARGET: (MATVEC, "over_empty_launch"), MATMUL_TARGET: (MATMUL, "over_empty_launch"),
@@ -204,6 +232,70 @@ def planner_verdicts(records) -> list[Verdict]:
     return out
 
 
+def _values(picked: dict, value) -> tuple[dict, tuple]:
+    """``{matrix: value(record)}`` of the records in ``picked`` (``{matrix: record}``); one with a note
+    or without a value is not measured."""
+    ratios, missing = {}, []
+    for matrix, r in picked.items():
+        v = None if r.get("note") else value(r)
+        if v:
+            ratios[matrix] = float(v)
+        else:
+            missing.append(matrix)
+    return ratios, tuple(missing)
+
+
+def csr_dram_bytes(record) -> int:
+    """The size of a record's matrix for the L2 test: the DRAM model of its CSR with int32 indices
+    (values and column indices, row pointers, ``x`` and ``y`` once), whatever method ran, so the
+    matrices judged do not change with the format the planner picks."""
+    val = np.dtype(record["dtype"]).itemsize
+    m, n, nnz = int(record["rows"]), int(record["cols"]), int(record["nnz"])
+    return nnz * (val + 4) + (m + 1) * 4 + n * val + m * val
+
+
+def beyond_l2(methods: dict) -> bool:
+    """True when a matrix (``{method: record}``) moves more than ``LARGE_L2_MULTIPLE`` times the L2 size
+    in CSR (:func:`csr_dram_bytes` over the ``l2_bytes`` of a record that has it)."""
+    sized = [r for r in methods.values() if r.get("l2_bytes")]
+    return bool(sized) and csr_dram_bytes(sized[0]) > LARGE_L2_MULTIPLE * sized[0]["l2_bytes"]
+
+
+def floor_fraction(record) -> float | None:
+    """DIA's floor time over the record's kernel time: the values read once plus ``x`` and ``y``
+    (``(nnz + cols + rows)`` values) at the record's copy bandwidth; None without both."""
+    t, copy = metrics.time_us(record), record.get("copy_gbps")
+    if not t or not copy:
+        return None
+    floor = (int(record["nnz"]) + int(record["cols"]) + int(record["rows"])) * np.dtype(record["dtype"]).itemsize
+    return floor / (t * 1e-6) / (copy * 1e9)
+
+
+def performance_verdicts(records) -> list[Verdict]:
+    """Issue 10's targets per dtype of the GPU SpMV records (see the module docstring)."""
+    rows = [r for r in spmv_records(records) if r.get("kernel_timing") != "cpu"]
+    cupyx = [v for v in call_time_verdicts(records) if v.target == CUPYX_TARGET]
+    out = []
+    for dtype in dict.fromkeys(r["dtype"] for r in rows):
+        by_matrix = _by_matrix(rows, dtype)
+        relevant = {m: v for m, v in by_matrix.items() if AUTO in v and CUSPARSE_BEST in v}
+        if relevant:
+            for target in (CUSPARSE_GEOMEAN_TARGET, CUSPARSE_WORST_TARGET):
+                out.append(Verdict(target, dtype, *_ratios(relevant, CUSPARSE_BEST, AUTO, metrics.time_us)))
+        out += [v for v in cupyx if v.dtype == dtype]
+        for target, family in ((DRAM_REGULAR_TARGET, REGULAR), (DRAM_POWER_LAW_TARGET, POWER_LAW)):
+            picked = {m: v[AUTO] for m, v in by_matrix.items()
+                      if AUTO in v and v[AUTO].get("family") == family and beyond_l2(v)}
+            if picked:
+                out.append(Verdict(target, dtype, *_values(picked, lambda r: r.get("dram_fraction"))))
+        for method, target in DIA_FLOOR_TARGETS.items():
+            picked = {m: v[method] for m, v in by_matrix.items()
+                      if method in v and v[method].get("suite") == "structured" and v[method].get("family") == REGULAR}
+            if picked:
+                out.append(Verdict(target, dtype, *_values(picked, floor_fraction)))
+    return out
+
+
 def verdicts(records) -> list[Verdict]:
-    """Every target the records allow checking."""
+    """Every target of issues 8 and 9 the records allow checking (issue 10's: :func:`performance_verdicts`)."""
     return overhead_verdicts(records) + call_time_verdicts(records) + cpu_verdicts(records) + planner_verdicts(records)

@@ -18,6 +18,8 @@ import itertools
 import numpy as np
 import scipy.sparse as sp
 
+from .families import POWER_LAW, REGULAR
+
 # --------------------------------------------------------------------------- building blocks
 
 
@@ -456,3 +458,11 @@ MATRICES = (
     ("webbase", "web graph: power-law rows", webbase),
     ("lp", "LP: wide, very uneven rows", lp),
 )
+
+#: Family of each matrix (:mod:`.families`): heavy-tailed rows or scattered columns are power-law.
+FAMILIES = {
+    "dense": REGULAR, "protein": REGULAR, "fem_spheres": REGULAR, "fem_cantilever": REGULAR,
+    "wind_tunnel": REGULAR, "fem_harbor": REGULAR, "qcd": REGULAR, "fem_ship": REGULAR,
+    "economics": POWER_LAW, "epidemiology": REGULAR, "fem_accelerator": REGULAR, "circuit": POWER_LAW,
+    "webbase": POWER_LAW, "lp": POWER_LAW,
+}

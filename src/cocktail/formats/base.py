@@ -14,17 +14,26 @@ import numpy as np
 from .._xp import get_xp, to_numpy
 
 
+def array_bytes(arr, val: int) -> int:
+    """Bytes of ``arr``, a value array (float or complex) counted at ``val`` bytes an entry."""
+    return int(arr.size) * val if arr.dtype.kind in "fc" else int(arr.nbytes)
+
+
 class SparseFormat:
     """Common behaviour of the storage formats.
 
     Subclasses name their arrays in ``array_fields`` and their sub-formats (HYB's ELL
     and COO parts, PKT's COO remainder) in ``part_fields``; they implement
-    ``from_csr``, ``to_csr``, ``stored_slots`` and ``spmv_bytes``.
+    ``from_csr``, ``to_csr``, ``stored_slots`` and ``spmv_bytes``, and override ``x_reads``
+    and ``y_bytes`` where the DRAM traffic model's defaults do not fit their kernels.
     """
 
     name: ClassVar[str] = ""
     array_fields: ClassVar[tuple[str, ...]] = ()
     part_fields: ClassVar[tuple[str, ...]] = ()
+    #: Arrays kept for ``to_csr`` alone (explicit zeros, sizes the kernels recompute): no
+    #: product reads them, so the DRAM traffic model leaves them out.
+    unread_fields: ClassVar[tuple[str, ...]] = ()
     defaults: ClassVar[dict] = {}
     #: False for a format built from a plan rather than on its own (the Cocktail).
     standalone: ClassVar[bool] = True
@@ -123,6 +132,45 @@ class SparseFormat:
         to count in (default the format's own).
         """
         raise NotImplementedError
+
+    def dram_bytes(self, l2_bytes: int | None = None, dtype=None) -> int:
+        """Bytes one product (beta = 0) moves between DRAM and the chip: the DRAM traffic model.
+
+        Every array a product reads is read once (``unread_fields`` left out; value arrays
+        counted at ``dtype``'s item size, default the format's own).  ``x`` is read once
+        (``n`` values) when it fits in ``l2_bytes`` of L2 (None: assume it fits); otherwise the
+        model counts one read per ``x_reads()``, at least ``n`` values, a rough upper bound.
+        ``y`` moves as ``y_bytes`` says: written once, plus a read and a write of the rows a
+        later kernel adds into.  beta != 0 would read ``y`` once more.  See
+        docs/performance-notes.md, "DRAM traffic model".
+        """
+        val, _ = self._sizes(dtype)
+        x = self.shape[1] * val
+        if l2_bytes is not None and x > l2_bytes:
+            x = max(x, self.x_reads() * val)
+        return self._stream_bytes(val) + x + self.y_bytes(val)
+
+    def _stream_bytes(self, val: int) -> int:
+        """Bytes of the arrays a product reads, each read once, values at ``val`` bytes each."""
+        own = sum(array_bytes(getattr(self, k), val) for k in self.array_fields if k not in self.unread_fields)
+        return own + sum(getattr(self, p)._stream_bytes(val) for p in self.part_fields)
+
+    def x_reads(self) -> int:
+        """Reads of ``x`` one product makes when no cache keeps it: one per stored entry.
+
+        Formats that multiply fill (DIA's in-matrix slots) or reuse an ``x`` segment (the
+        blocked formats, PKT's staged packets) count their own, as their ``spmv_bytes`` does.
+        """
+        return self.nnz
+
+    def y_bytes(self, val: int, accumulate: bool = False) -> int:
+        """Bytes of ``y`` a product moves: every row written once, or, when it adds into a ``y``
+        an earlier kernel wrote (``accumulate``), each row it touches read and written.
+
+        The earlier kernel's ``y`` lines are cold by then (the streams in between went through
+        L2), so the re-read comes from DRAM whatever the L2 size.
+        """
+        return self.shape[0] * val * (2 if accumulate else 1)
 
     def _sizes(self, dtype):
         val = np.dtype(self.dtype if dtype is None else dtype).itemsize

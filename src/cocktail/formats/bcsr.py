@@ -29,6 +29,7 @@ class BCSR(SparseFormat):
 
     name = "bcsr"
     array_fields = ("row_ptr", "col", "data") + _fill.ZERO_FIELDS
+    unread_fields = _fill.ZERO_FIELDS
     defaults = {"block": _blocks.DEFAULT_BLOCK, "max_fill": _fill.DEFAULT_MAX_FILL}
 
     @classmethod
@@ -79,6 +80,10 @@ class BCSR(SparseFormat):
         nb = self.nblocks
         return (int(self.row_ptr.shape[0]) * idx + nb * idx + nb * r * c * val + nb * c * val
                 + self.shape[0] * val)
+
+    def x_reads(self) -> int:
+        """One ``x`` segment of c values per block, reused by its r rows."""
+        return self.nblocks * self.block[1]
 
     def describe(self) -> dict:
         r, c = self.block

@@ -34,6 +34,7 @@ class BELL(SparseFormat):
 
     name = "bell"
     array_fields = ("col", "data") + _fill.ZERO_FIELDS
+    unread_fields = _fill.ZERO_FIELDS
     defaults = {"block": _blocks.DEFAULT_BLOCK, "align": 32, "max_fill": _fill.DEFAULT_MAX_FILL}
 
     @classmethod
@@ -98,6 +99,10 @@ class BELL(SparseFormat):
     def real_blocks(self) -> int:
         """Number of slots holding a block (col != -1)."""
         return int((self.col != -1).sum())
+
+    def x_reads(self) -> int:
+        """One ``x`` segment of c values per real block, reused by its r rows."""
+        return self.real_blocks() * self.block[1]
 
     def describe(self) -> dict:
         r, c = self.block

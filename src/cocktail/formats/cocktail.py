@@ -162,6 +162,19 @@ class Cocktail(SparseFormat):
         later = max(0, len(self.parts) - 1)
         return sum(p.spmv_bytes(dtype) for p in self.parts) + later * self.shape[0] * val
 
+    def _stream_bytes(self, val: int) -> int:
+        return sum(p._stream_bytes(val) for p in self.parts)
+
+    def x_reads(self) -> int:
+        """The parts' reads of ``x``.  (With ``x`` in L2 the DRAM model counts it once for all
+        the parts: the later parts find it there.)"""
+        return sum(p.x_reads() for p in self.parts)
+
+    def y_bytes(self, val: int, accumulate: bool = False) -> int:
+        """The first part writes ``y`` (or adds into it when ``accumulate``); every later part adds
+        into it: a read and a write of each row it touches (every row, but for a COO part)."""
+        return sum(p.y_bytes(val, accumulate or i > 0) for i, p in enumerate(self.parts))
+
     def shares(self) -> str:
         """Each part's format and share of the entries, e.g. ``dia(9%) sell(73%) coo(18%)``."""
         total = max(self.nnz, 1)

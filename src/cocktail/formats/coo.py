@@ -40,4 +40,20 @@ class COO(SparseFormat):
         k = self.stored_slots
         return k * (2 * idx + val) + k * val + self.shape[0] * val
 
+    def touched_rows(self) -> int:
+        """Number of distinct rows holding an entry (``row`` is sorted)."""
+        k = int(self.row.shape[0])
+        return 1 + int((self.row[1:] != self.row[:-1]).sum()) if k else 0
+
+    def y_bytes(self, val: int, accumulate: bool = False) -> int:
+        """Every row written once; adding into ``y`` (HYB's or PKT's remainder, a later Cocktail
+        part), only the rows holding an entry are read and written.
+
+        Alone, the COO kernels first zero ``y`` in a pass of their own and then add into it;
+        the model counts that as the one write, like cuSPARSE's COO algorithms.
+        """
+        if accumulate:
+            return 2 * self.touched_rows() * val
+        return super().y_bytes(val)
+
 FORMAT = COO

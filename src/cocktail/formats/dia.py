@@ -81,6 +81,7 @@ class DIA(SparseFormat):
 
     name = "dia"
     array_fields = ("offsets", "data") + _fill.ZERO_FIELDS
+    unread_fields = _fill.ZERO_FIELDS
     defaults = {"align": 32, "max_fill": _fill.DEFAULT_MAX_FILL}
 
     @classmethod
@@ -130,6 +131,15 @@ class DIA(SparseFormat):
         val, idx = self._sizes(dtype)
         valid = valid_slots(self.diagonals(), self.shape)
         return int(self.offsets.shape[0]) * idx + 2 * valid * val + self.shape[0] * val
+
+    def x_reads(self) -> int:
+        """The in-matrix slots: each multiplies its ``x`` value, fill included."""
+        return valid_slots(self.diagonals(), self.shape)
+
+    def _stream_bytes(self, val: int) -> int:
+        # The kernel bounds-checks the column before loading data: the slots outside the matrix
+        # (whole runs at the ends of each diagonal) and the alignment padding are never read.
+        return super()._stream_bytes(val) - int(self.data.size) * val + self.x_reads() * val
 
     def describe(self) -> dict:
         out = {"diagonals": int(self.offsets.shape[0]), "stride": self.stride}

@@ -92,9 +92,15 @@ class HYB(SparseFormat):
         return self.ell.stored_slots + self.coo.stored_slots
 
     def spmv_bytes(self, dtype=None) -> int:
-        """ELL part's bytes plus COO part's bytes (the COO kernel adds into the y the ELL kernel
-        wrote, so y is counted once per part)."""
-        return self.ell.spmv_bytes(dtype) + self.coo.spmv_bytes(dtype)
+        """ELL part's bytes plus COO part's bytes, ``y`` counted once: the ELL kernel writes every
+        row, then the COO kernel reads and writes again only the rows holding a COO entry."""
+        val, _ = self._sizes(dtype)
+        coo_y = self.shape[0] * val  # the COO part's own model writes all of y
+        return self.ell.spmv_bytes(dtype) + self.coo.spmv_bytes(dtype) - coo_y + self.coo.y_bytes(val, accumulate=True)
+
+    def y_bytes(self, val: int, accumulate: bool = False) -> int:
+        """The ELL kernel's ``y`` then the COO kernel's, which adds into it."""
+        return self.ell.y_bytes(val, accumulate) + self.coo.y_bytes(val, accumulate=True)
 
     def describe(self) -> dict:
         total = max(self.nnz, 1)

@@ -205,20 +205,30 @@ class PKT(SparseFormat):
         return int(self.index.shape[0]) + self.rest.stored_slots
 
     def spmv_bytes(self, dtype=None) -> int:
-        """``N*idx + (P+1)*(idx + off) + n*val + slots*(4 + val) + m*val + rest.spmv_bytes``.
+        """``N*idx + (P+1)*(idx + off) + n*val + slots*(4 + val) + m*val + rest``.
 
         ``perm`` (N entries) and both pointer arrays are read once; each packet stages its
         vertices below ``n`` into ``x_local`` (``n`` values in all); every slot, empty ones
         included, reads a 4-byte packed index and a value; each row's ``y`` is written once
-        from ``y_local``; the COO remainder is counted by its own model.  ``off`` is the
-        item size of ``packet_offset``.  Reads of x_local/y_local (shared memory) are free.
+        from ``y_local``.  ``rest`` is the COO remainder's model with its ``y`` write replaced
+        by a read and a write of the rows it adds into.  ``off`` is the item size of
+        ``packet_offset``.  Reads of x_local/y_local (shared memory) are free.
         """
         val, idx = self._sizes(dtype)
         m, n = self.shape
         nv = max(m, n)
         ptrs = (self.npackets + 1) * (idx + self.packet_offset.dtype.itemsize)
         slots = int(self.index.shape[0])
-        return nv * idx + ptrs + n * val + slots * (4 + val) + m * val + self.rest.spmv_bytes(dtype)
+        rest = self.rest.spmv_bytes(dtype) - m * val + self.rest.y_bytes(val, accumulate=True)
+        return nv * idx + ptrs + n * val + slots * (4 + val) + m * val + rest
+
+    def x_reads(self) -> int:
+        """``n`` (each vertex below ``n`` staged once into ``x_local``) plus the remainder's."""
+        return self.shape[1] + self.rest.x_reads()
+
+    def y_bytes(self, val: int, accumulate: bool = False) -> int:
+        """Every row from ``y_local``, then the remainder adding into the rows it touches."""
+        return super().y_bytes(val, accumulate) + self.rest.y_bytes(val, accumulate=True)
 
     def describe(self) -> dict:
         xp = self.xp

@@ -46,6 +46,7 @@ class SBELL(SparseFormat):
 
     name = "sbell"
     array_fields = ("slice_ptr", "col", "data") + _fill.ZERO_FIELDS
+    unread_fields = _fill.ZERO_FIELDS
     defaults = {"block": _blocks.DEFAULT_BLOCK, "slice_height": 32, "max_fill": _fill.DEFAULT_MAX_FILL}
 
     @classmethod
@@ -136,6 +137,10 @@ class SBELL(SparseFormat):
     def real_blocks(self) -> int:
         """Number of slots holding a block (col != -1)."""
         return int((self.col != -1).sum())
+
+    def x_reads(self) -> int:
+        """One ``x`` segment of c values per real block, reused by its r rows."""
+        return self.real_blocks() * self.block[1]
 
     def describe(self) -> dict:
         r, c = self.block

@@ -34,6 +34,7 @@ class SELL(SparseFormat):
 
     name = "sell"
     array_fields = ("slice_ptr", "slice_width", "col", "data", "perm")
+    unread_fields = ("slice_width",)  # the kernel finds a slice's width from slice_ptr
     defaults = {"slice_height": 32, "sort_window": 1, "width_multiple": 1, "max_fill": DEFAULT_MAX_FILL}
 
     @classmethod
@@ -140,6 +141,10 @@ class SELL(SparseFormat):
         m = self.shape[0]
         ptr = (self.nslices + 1) * self.slice_ptr.dtype.itemsize
         return ptr + self._real_row_slots() * (idx + val) + m * idx + self.nnz * val + m * val
+
+    def _stream_bytes(self, val: int) -> int:
+        unpermuted = int(self.params["sort_window"]) == 1  # then the kernel never reads perm
+        return super()._stream_bytes(val) - (int(self.perm.nbytes) if unpermuted else 0)
 
     def describe(self) -> dict:
         n = self.nslices
