@@ -1,8 +1,8 @@
-"""csr_stream's items (CPU): the kernel's reading of ``item_row`` replayed on the host.
+"""csr_stream's item partition (CPU): every item within capacity, rows covered once, long rows in pieces.
 
-:func:`_replay` follows the kernel step by step (rows ending in an item, the spanning first row's
-head share, the tail share of the row continuing past the item, tickets and the finisher's sum in
-item order), so the item rows and the kernel's rules are checked together against SciPy's product.
+The kernel's reading of the items is replayed on the host (:func:`_replay`), so the partition
+and the kernel's rules (a piece is an item whose row does not advance or whose first nonzero is
+past its row's start) are checked together against SciPy's product.
 """
 
 from __future__ import annotations
@@ -11,42 +11,34 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from cocktail.kernels.csr_stream import item_rows
+from cocktail.kernels.csr_stream import partition
+from cocktail.tuning.kernels import csr_stream_shape
 
 
-def _replay(indptr, indices, data, x, item_row, capacity):
-    m, nnz = indptr.shape[0] - 1, int(indptr[-1])
-    n_items = item_row.shape[0] - 1
+def _replay(indptr, indices, data, x, item_row, item_nz, capacity):
+    m = indptr.shape[0] - 1
     y = np.full(m, np.nan)
-    head, tail = np.full(n_items, np.nan), np.full(n_items, np.nan)
-    tickets: dict[int, list] = {}
-    for i in range(n_items):
-        z0, z1 = i * capacity, min((i + 1) * capacity, nnz)
-        r0, r1 = int(item_row[i]), int(item_row[i + 1])
-        products = np.zeros(capacity)
-        products[:z1 - z0] = data[z0:z1] * x[indices[z0:z1]]
-        tail_start = indptr[r1] if r1 < m else z1
-        if tail_start < z1:
-            tail[i] = products[max(tail_start, z0) - z0:z1 - z0].sum()
-            first, last = tail_start // capacity, (indptr[r1 + 1] - 1) // capacity
-            tickets.setdefault(first, []).append((i, r1, last))
+    pieces: dict[int, list] = {}
+    for i in range(item_row.shape[0] - 1):
+        r0, r1, z0, z1 = (int(v) for v in (item_row[i], item_row[i + 1], item_nz[i], item_nz[i + 1]))
+        assert 0 <= z1 - z0 <= capacity
+        products = data[z0:z1] * x[indices[z0:z1]]
+        if r1 == r0 or z0 != indptr[r0]:
+            first = i - (z0 - indptr[r0]) // capacity
+            pieces.setdefault(first, []).append((i, r0, products.sum()))
+            continue
+        assert indptr[r1] == z1
         for r in range(r0, r1):
-            assert indptr[r + 1] <= z1 and (indptr[r + 1] > z0 or i == 0), f"row {r} does not end in item {i}"
-            v = products[max(indptr[r], z0) - z0:indptr[r + 1] - z0].sum()
-            if r == r0 and indptr[r] < z0:
-                head[i] = v
-                tickets.setdefault(indptr[r] // capacity, []).append((i, r, i))
-            else:
-                assert np.isnan(y[r]), f"row {r} stored twice"
-                y[r] = v
-    for first, takers in tickets.items():
-        rows = {r for _, r, _ in takers}
-        assert len(rows) == 1, "one ticket, one row"
+            assert np.isnan(y[r]), f"row {r} stored twice"
+            y[r] = products[indptr[r] - z0:indptr[r + 1] - z0].sum()
+    for first, got in pieces.items():
+        rows = {r for _, r, _ in got}
+        assert len(rows) == 1
         (r,) = rows
-        last = takers[0][2]
-        assert sorted(i for i, _, _ in takers) == list(range(first, last + 1)), "every share takes one ticket"
+        expected_pieces = -(-(indptr[r + 1] - indptr[r]) // capacity)
+        assert [i for i, _, _ in got] == list(range(first, first + expected_pieces))
         assert np.isnan(y[r])
-        y[r] = tail[first:last].sum() + head[last]
+        y[r] = sum(s for _, _, s in got)
     return y
 
 
@@ -61,12 +53,6 @@ def _matrix(kind: str, rng):
         m = 300
         lengths = np.ones(m, dtype=int)
         lengths[17] = 2 * 256 + 1
-    elif kind == "empty_edges":  # empty rows in front, at item boundaries and at the end
-        m = 400
-        lengths = np.full(m, 16)
-        lengths[:5] = 0
-        lengths[-7:] = 0
-        lengths[21:30] = 0  # rows 5..20 fill exactly 256 entries: empty rows sit on the boundary
     elif kind == "no_entries":
         m = 700
         lengths = np.zeros(m, dtype=int)
@@ -83,21 +69,36 @@ def _matrix(kind: str, rng):
     return S
 
 
-@pytest.mark.parametrize("kind", ["power_law", "empty_rows", "one_long_row", "empty_edges", "no_entries", "multiples"])
+@pytest.mark.parametrize("kind", ["power_law", "empty_rows", "one_long_row", "no_entries", "multiples"])
 @pytest.mark.parametrize("items_per_lane", [4, 8, 16])
-def test_item_rows_replay_to_the_product(kind, items_per_lane):
+def test_partition_replays_to_the_product(kind, items_per_lane):
     rng = np.random.default_rng(7)
     S = _matrix(kind, rng)
     capacity = 32 * items_per_lane
+    own_row, rows_per_item = csr_stream_shape(items_per_lane)
     indptr = S.indptr.astype(np.int32)
-    item_row = item_rows(indptr, capacity)
-    assert item_row.dtype == indptr.dtype
-    assert item_row.shape[0] - 1 == max(1, -(-S.nnz // capacity))
-    assert item_row[0] == 0 and item_row[-1] == S.shape[0] and np.all(np.diff(item_row) >= 0)
+    item_row, item_nz = partition(indptr, capacity, own_row, rows_per_item)
+    assert item_row.dtype == indptr.dtype and item_nz.dtype == indptr.dtype
+    assert item_row[-1] == S.shape[0] and item_nz[-1] == S.nnz
+    assert np.all(np.diff(item_row) >= 0) and np.all(np.diff(item_nz) >= 0)
+    assert np.all(np.diff(item_row) <= rows_per_item)
     x = rng.standard_normal(S.shape[1])
-    y = _replay(indptr, S.indices, S.data, x, item_row, capacity)
+    y = _replay(indptr, S.indices, S.data, x, item_row, item_nz, capacity)
     assert not np.isnan(y).any(), "a row was never stored"
     np.testing.assert_allclose(y, S @ x, rtol=1e-12, atol=1e-12)
+
+
+def test_runs_fill_most_of_an_item_on_short_rows():
+    rng = np.random.default_rng(3)
+    m = 20000
+    lengths = rng.integers(5, 15, m)
+    indptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    own_row, rows_per_item = csr_stream_shape(8)
+    item_row, item_nz = partition(indptr, 256, own_row, rows_per_item)
+    fill = indptr[-1] / (256 * (item_row.shape[0] - 1))
+    from cocktail.tuning.kernels import STREAM_OWN_ROW_SHARE
+
+    assert fill > 0.95 * (1 - STREAM_OWN_ROW_SHARE)
 
 
 def _props():
@@ -121,6 +122,7 @@ def test_configuration_resolves_the_rule_and_checks_each_parameter():
     spec = get("csr_stream")
     config = launch.configure(spec, _storage(), {}, _props())
     assert config["items_per_lane"] == rules.STREAM_ITEMS_PER_LANE and config["stream"] is True
+    assert (config["own_row"], config["rows_per_item"]) == rules.csr_stream_shape(rules.STREAM_ITEMS_PER_LANE)
     with pytest.raises(ValueError, match="items_per_lane must be one of"):
         launch.configure(spec, _storage(), {"items_per_lane": 3}, _props())
     with pytest.raises(ValueError, match="stream must be True or False"):

@@ -1,15 +1,15 @@
-"""csr_stream: CSR in equal warp items of ``32 * items_per_lane`` nonzeros, products staged in
-shared memory (after CSR-Adaptive, with merge-based CSR's row splitting).
+"""csr_stream: CSR in balanced warp items with products staged in shared memory (after CSR-Adaptive).
 
-The first row ending in each item is found once, when the matrix is bound.  Deterministic: the
-shares of a row that spans items are added in item order by the warp that finishes last.
+The items are cut once, when the matrix is bound: runs of rows of at most ``32 * items_per_lane``
+nonzeros, and rows longer than that in pieces of that many.  Deterministic: the pieces of a
+long row are added in order by the warp that finishes the last one.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from .device import WARP_SIZE, blocks_per_sm
+from .device import WARP_SIZE
 from .launch import ALPHA, X, Y, Launch, beta_arg
 from .spec import KernelSpec, type_names
 
@@ -26,43 +26,55 @@ def expression(v: str, i: str, items: int, stream: bool) -> str:
     return f"csr_stream<{v}, {i}, {items}, {'true' if stream else 'false'}>"
 
 
-def item_rows(indptr, capacity: int):
-    """``item_row`` (``n_items + 1`` entries, the dtype of ``indptr``): the first row that ends in each
-    item of ``capacity`` nonzeros (0 for the first item, which also takes the empty rows in front),
-    then ``m``.  At least one item, also without nonzeros.  Computed with the array module of ``indptr``.
+def partition(indptr, capacity: int, own_row: int, rows_per_item: int):
+    """``(item_row, item_nz)`` of the items, each with a sentinel ``(m, nnz)`` at the end.
+
+    A row with more than ``own_row`` nonzeros is an item of its own, cut into pieces of
+    ``capacity`` when it is longer; the other rows are cut into runs that start at the first row
+    at or past every ``capacity - own_row`` nonzeros and every ``rows_per_item`` rows, so a run
+    holds at most ``capacity`` nonzeros and ``rows_per_item`` rows.  Computed with the array
+    module of ``indptr``; the arrays have its dtype.
     """
     from .._xp import get_xp
 
     xp = get_xp(indptr)
     ptr = indptr.astype(xp.int64)
     m, nnz = int(ptr.shape[0]) - 1, int(ptr[-1])
-    n_items = max(1, -(-nnz // capacity))
-    starts = xp.arange(n_items, dtype=xp.int64) * capacity
-    rows = xp.searchsorted(ptr[1:], starts, side="right")
-    rows[0] = 0
-    return xp.concatenate([rows, xp.asarray([m], dtype=xp.int64)]).astype(indptr.dtype)
+    lengths = ptr[1:] - ptr[:-1]
+    step = capacity - own_row
+    long_rows = xp.nonzero(lengths > own_row)[0]
+    starts = xp.concatenate([
+        xp.searchsorted(ptr, xp.arange(0, nnz, step, dtype=xp.int64), side="left"),
+        xp.arange(0, m, rows_per_item, dtype=xp.int64),
+        long_rows, long_rows + 1,
+    ])
+    starts = xp.unique(starts[starts < m])
+    first_len = lengths[starts]
+    pieces = xp.where(first_len > own_row, xp.maximum((first_len + capacity - 1) // capacity, 1), 1)
+    item_row = xp.repeat(starts, pieces)
+    group_first = xp.cumsum(pieces) - pieces  # item index of each run's first item
+    piece = xp.arange(item_row.shape[0], dtype=xp.int64) - xp.repeat(group_first, pieces)
+    item_nz = ptr[item_row] + piece * capacity
+    item_row = xp.concatenate([item_row, xp.asarray([m], dtype=xp.int64)])
+    item_nz = xp.concatenate([item_nz, xp.asarray([nnz], dtype=xp.int64)])
+    return item_row.astype(indptr.dtype), item_nz.astype(indptr.dtype)
 
 
 def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
-    """A grid of resident warps looping over the items; the item rows, the row shares and the
-    tickets are allocated here, once."""
+    """One warp per item; the items, the piece sums and the tickets are allocated here, once."""
     import cupy
 
     k, block = config["items_per_lane"], config["block_threads"]
     capacity = WARP_SIZE * k
-    item_row = item_rows(fmt.indptr, capacity)
+    item_row, item_nz = partition(fmt.indptr, capacity, config["own_row"], config["rows_per_item"])
     n_items = int(item_row.shape[0]) - 1
-    head = cupy.empty(n_items, dtype=fmt.dtype)
-    tail = cupy.empty(n_items, dtype=fmt.dtype)
-    ticket = cupy.zeros(n_items, dtype=np.uint32)
+    partial = cupy.empty(max(n_items, 1), dtype=fmt.dtype)
+    ticket = cupy.zeros(max(n_items, 1), dtype=np.uint32)
     warps = block // WARP_SIZE
-    I = fmt.index_dtype.type
     fn = SPEC.compiled(expression(*type_names(fmt), k, config["stream"]), config["ldg"], props.id)
-    args = (np.int64(n_items), I(fmt.shape[0]), np.int64(fmt.nnz), item_row, fmt.indptr, fmt.indices, fmt.data,
-            X, Y, ALPHA, beta_arg(fmt, accumulate), head, tail, ticket)
-    shared = warps * capacity * fmt.dtype.itemsize
-    resident = props.sm_count * blocks_per_sm(fn, block, shared)  # the warps loop over the items
-    return [Launch(fn, min(-(-n_items // warps), resident), block, args, fmt.dtype, shared_mem=shared)]
+    args = (np.int64(n_items), item_row, item_nz, fmt.indptr, fmt.indices, fmt.data, X, Y, ALPHA,
+            beta_arg(fmt, accumulate), partial, ticket)
+    return [Launch(fn, -(-n_items // warps), block, args, fmt.dtype, shared_mem=warps * capacity * fmt.dtype.itemsize)]
 
 
 SPEC = KernelSpec(
@@ -72,6 +84,6 @@ SPEC = KernelSpec(
     expressions=_expressions,
     bind=bind,
     defaults={"items_per_lane": None, "stream": True, "ldg": True, "block_threads": None},
-    description="equal warp items of 32*items_per_lane nonzeros, products staged in shared memory, rows split across items",
+    description="balanced warp items of up to 32*items_per_lane nonzeros, products staged in shared memory",
     deterministic=True,
 )

@@ -24,6 +24,13 @@ MERGE_MIN_LONGEST = 2048
 MERGE_ITEMS_PER_THREAD = 7
 #: csr_stream: nonzeros per lane of a warp item (an item holds 32 times as many).
 STREAM_ITEMS_PER_LANE = 8
+#: csr_stream: rows longer than this share of an item get items of their own (their lanes then
+#: reduce them together); shorter rows are packed into runs, so a run's start is never more than
+#: this far behind its nominal place and a run fills at least ``1 - share`` of an item on average.
+STREAM_OWN_ROW_SHARE = 1 / 2
+#: csr_stream: rows per run of short rows, as a multiple of the item's nonzeros (bounds the
+#: lane-per-row loop on runs of empty or one-entry rows).
+STREAM_ROWS_PER_NONZERO = 1
 #: bcsr: lanes per superrow, the smallest power of two covering the mean blocks per superrow, within these bounds.
 BCSR_MIN_THREADS, BCSR_MAX_THREADS = 2, 32
 #: Flegar & Anzt's oversubscription: omega by nonzero count (their Fig. 5 heuristic).
@@ -87,6 +94,12 @@ def bdia_piece_width(widest_band: int, block: int, itemsize: int) -> int:
     of x (``block + piece - 1`` values) fits ``BDIA_SHARED_BUDGET``; at least 1."""
     cap = BDIA_SHARED_BUDGET // int(itemsize) - int(block) + 1
     return max(1, min(int(widest_band), cap))
+
+
+def csr_stream_shape(items_per_lane: int) -> tuple[int, int]:
+    """``(own_row, rows_per_item)`` of csr_stream's partition for ``items_per_lane`` nonzeros per lane."""
+    capacity = 32 * int(items_per_lane)
+    return max(1, int(capacity * STREAM_OWN_ROW_SHARE)), max(1, int(capacity * STREAM_ROWS_PER_NONZERO))
 
 
 def csr_kernel(row_lengths) -> str:

@@ -93,7 +93,8 @@ def _csr_stream(spec, fmt, p, props) -> dict:
         raise ValueError(f"csr_stream: block_threads={config['block_threads']} with items_per_lane={k} stages "
                          f"{shared} bytes of products, more than the {props.shared_memory_per_block} bytes of shared "
                          "memory a block may use; choose fewer threads or items")
-    return config
+    own_row, rows_per_item = rules.csr_stream_shape(k)
+    return {**config, "own_row": own_row, "rows_per_item": rows_per_item}
 
 
 def _block_kernel(spec, fmt, p, props) -> dict:
