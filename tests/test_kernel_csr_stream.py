@@ -98,7 +98,7 @@ def test_runs_fill_most_of_an_item_on_short_rows():
     fill = indptr[-1] / (256 * (item_row.shape[0] - 1))
     from cocktail.tuning.kernels import STREAM_OWN_ROW_SHARE
 
-    assert fill > 0.95 * (1 - STREAM_OWN_ROW_SHARE)
+    assert fill > 0.85 * (1 - STREAM_OWN_ROW_SHARE)  # runs start every (1 - share) of an item
 
 
 def _props():

@@ -26,8 +26,8 @@ MERGE_ITEMS_PER_THREAD = 7
 STREAM_ITEMS_PER_LANE = 8
 #: csr_stream: rows longer than this share of an item get items of their own (their lanes then
 #: reduce them together); shorter rows are packed into runs, so a run's start is never more than
-#: this far behind its nominal place and a run fills at least ``1 - share`` of an item on average.
-STREAM_OWN_ROW_SHARE = 1 / 2
+#: this far behind its nominal place and a run fills about ``1 - share`` of an item on average.
+STREAM_OWN_ROW_SHARE = 1 / 4
 #: csr_stream: rows per run of short rows, as a multiple of the item's nonzeros (bounds the
 #: lane-per-row loop on runs of empty or one-entry rows).
 STREAM_ROWS_PER_NONZERO = 1

@@ -56,7 +56,7 @@ TAIL_ROWS = 1024
 MEASURE_TOP = 3
 #: The CSR kernels and COO kernels the remainder of a Cocktail may use.
 CSR_VARIANTS = (("csr_scalar",) + tuple(f"csr_vector(t={t})" for t in _variants.VECTOR_THREADS)
-                + ("csr_merge", "csr_stream"))
+                + ("csr_merge",) + tuple(f"csr_stream(k={k})" for k in _variants.STREAM_ITEMS))
 COO_VARIANTS = ("coo_atomic", "coo_segmented")
 DIAGONAL_VARIANTS = ("dia", "bdia", "bdia_direct")
 #: Formats with a rows-prefix selector part.

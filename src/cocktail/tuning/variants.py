@@ -23,6 +23,8 @@ from .features import BLOCK_SIZES
 #: Lanes per row of csr_vector and of sell that the profile samples.
 VECTOR_THREADS = (2, 4, 8, 16, 32)
 SELL_THREADS = (1, 2, 4, 8)
+#: Nonzeros per lane of csr_stream's items that the profile samples.
+STREAM_ITEMS = (8, 16)
 #: Slice heights C of SELL (multiples of the 128-byte alignment, as clSpMV).
 SELL_HEIGHTS = (32, 64, 128, 256)
 #: Slice height of SBELL in the profile and in plans.
@@ -56,7 +58,8 @@ def _all() -> tuple[Variant, ...]:
     out += [Variant(f"csr_vector(t={t})", "csr", "csr_vector", "rows", kernel_params={"threads_per_row": t},
                     long_rows=t >= 8) for t in VECTOR_THREADS]
     out += [Variant("csr_merge", "csr", "csr_merge", "rows", long_rows=True),
-            Variant("csr_stream", "csr", "csr_stream", "rows", long_rows=True),
+            *[Variant(f"csr_stream(k={k})", "csr", "csr_stream", "rows", kernel_params={"items_per_lane": k},
+                      long_rows=True) for k in STREAM_ITEMS],
             Variant("coo_atomic", "coo", "coo_atomic", "rows", long_rows=True, launches=2),
             Variant("coo_segmented", "coo", "coo_segmented", "rows", long_rows=True, launches=2),
             Variant("ell", "ell", "ell", "rows", format_params={"max_fill": None})]
