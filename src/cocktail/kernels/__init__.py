@@ -13,7 +13,7 @@ from .spec import KernelSpec, value_type_name
 
 # Kernel modules in registry order.
 _MODULES = ("csr_scalar", "csr_vector", "csr_merge", "coo_segmented", "coo_atomic", "dia", "ell", "hyb", "pkt",
-            "bdia", "bdia_direct", "sell", "bcsr", "bell", "sbell")
+            "bdia", "bdia_direct", "sell", "bcsr", "bell", "sbell", "dia_vi")
 _REGISTRY: dict[str, KernelSpec] = {}
 
 
