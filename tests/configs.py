@@ -13,6 +13,8 @@ CONFIGS = [
     ("coo", {}),
     ("dia", {}),
     ("dia", {"align": 1}),
+    ("dia_vi", {}),
+    ("dia_vi", {"align": 1}),
     ("bdia", {}),
     ("bdia", {"align": 4}),
     ("ell", {}),
@@ -44,6 +46,7 @@ CONFIGS = [
                             ("sell", {"max_fill": None, "slice_height": 4}, ("row_prefix", 3)),
                             ("coo", {}, ("rest",))]}),
     ("cocktail", {"parts": [("dia", {"max_fill": None}, ("diagonals", [-1, 0, 1])), ("hyb", {}, ("rest",))]}),
+    ("cocktail", {"parts": [("dia_vi", {"max_fill": None}, ("diagonals", [-1, 0, 1])), ("csr", {}, ("rest",))]}),
 ]
 
 BLOCK_SIZES = (1, 2, 3, 4, 8)

@@ -22,6 +22,11 @@ KERNEL_CONFIGS = [
     ("coo_atomic", "coo", {}, {"omega": 128}),
     ("dia", "dia", {"max_fill": None}, {}),
     ("dia", "dia", {"max_fill": None, "align": 1}, {"ldg": False}),
+    # dia_vi: the four-row load (default align 32), one row per thread by choice and where the stride forces it.
+    ("dia_vi", "dia_vi", {"max_fill": None}, {}),
+    ("dia_vi", "dia_vi", {"max_fill": None}, {"rows_per_thread": 1, "block_threads": 64}),
+    ("dia_vi", "dia_vi", {"max_fill": None, "align": 1}, {"ldg": False}),
+    ("dia_vi", "dia_vi", {"max_fill": None, "align": 4}, {"rows_per_thread": 4, "block_threads": 32}),
     ("ell", "ell", {"max_fill": None}, {}),
     ("ell", "ell", {"max_fill": None, "align": 1}, {"ldg": False}),
     ("hyb", "hyb", {}, {}),

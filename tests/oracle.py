@@ -21,11 +21,33 @@ def build_params(name: str, params: dict, dtype) -> dict:
     return format_params(name, dtype, unbounded(name, params))
 
 
-def raw_arrays(zm, dtype, index_dtype):
-    """Fresh copies of a zoo matrix's raw CSR arrays in the given dtypes."""
+def value_limited(name: str, params: dict) -> bool:
+    """Whether format ``name`` (a Cocktail: one of its parts) stores its values as codes into a table of
+    at most a few hundred (dia_vi): it refuses the zoo's matrices of random values."""
+    if name == "cocktail":
+        return any(value_limited(part, {}) for part, _, _ in params.get("parts", ()))
+    return get(name).max_values is not None
+
+
+def few_values(data):
+    """``data`` (an array, or a SciPy sparse matrix's values) moved onto a grid of halves, the real and
+    imaginary parts each: signs and zeros (-0.0 too) kept, a few dozen distinct values in the zoo."""
+    if sp.issparse(data):
+        out = data.copy()
+        out.data = few_values(out.data)
+        return out
+    if np.iscomplexobj(data):
+        return (few_values(data.real) + 1j * few_values(data.imag)).astype(data.dtype)
+    return np.where(data == 0, data, np.sign(data) * (np.floor(np.abs(data) * 2) + 1) / 2).astype(data.dtype)
+
+
+def raw_arrays(zm, dtype, index_dtype, few=False):
+    """Fresh copies of a zoo matrix's raw CSR arrays in the given dtypes (``few``: values by :func:`few_values`)."""
     data = zm.data.astype(dtype)
     if np.dtype(dtype).kind == "c":
         data = data + 1j * np.linspace(-1, 1, data.shape[0]).astype(data.dtype)
+    if few:
+        data = few_values(data)
     return data, zm.indices.astype(index_dtype), zm.indptr.astype(index_dtype)
 
 

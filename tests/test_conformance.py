@@ -1,7 +1,9 @@
 """The conformance suite: every format and parameter set, over the whole matrix zoo.
 
 For each (format config, zoo matrix, value dtype, index dtype) it checks the exact
-round trip through ``to_csr()`` and the reference product against SciPy in float64.
+round trip through ``to_csr()`` and the reference product against SciPy in float64.  A
+format with a value table (dia_vi) gets the zoo's matrices with few distinct values
+(``oracle.few_values``); its refusal of many is tested in ``test_format_dia_vi``.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from cocktail import reference
 from cocktail.formats import CSR, get
 from configs import BLOCK_SIZES, CONFIGS, config_id
 from oracle import (assert_csr_identical, assert_product_close, build_params, canonical_scipy, random_operand,
-                    raw_arrays)
+                    raw_arrays, value_limited)
 from zoo import ZOO, ZOO_BY_NAME
 
 DTYPES = ["float32", "float64", "complex64", "complex128"]
@@ -21,7 +23,7 @@ INDEX_DTYPES = ["int32", "int64"]
 
 
 def check_format(name, params, zm, dtype, index_dtype, seed=0):
-    data, indices, indptr = raw_arrays(zm, dtype, index_dtype)
+    data, indices, indptr = raw_arrays(zm, dtype, index_dtype, few=value_limited(name, params))
     before = [a.copy() for a in (data, indices, indptr)]
     csr = CSR.from_arrays(data, indices, indptr, zm.shape, index_dtype=index_dtype)
     fmt = get(name).from_csr(csr, **build_params(name, params, csr.dtype))
@@ -38,7 +40,8 @@ def check_format(name, params, zm, dtype, index_dtype, seed=0):
     itemsize = np.dtype(dtype).itemsize
     assert fmt.spmv_bytes() >= fmt.nnz * itemsize + zm.shape[0] * itemsize
     assert fmt.spmv_bytes("float64") >= fmt.spmv_bytes("float32")
-    floor = (fmt.nnz + sum(zm.shape)) * itemsize  # the values, x and y, each once
+    per_value = 1 if fmt.max_values else itemsize  # a value-indexed format reads a one-byte code per entry
+    floor = fmt.nnz * per_value + sum(zm.shape) * itemsize  # the values, x and y, each once
     assert floor <= fmt.dram_bytes() <= fmt.dram_bytes(l2_bytes=0)
     assert fmt.dram_bytes(dtype="float64") >= fmt.dram_bytes(dtype="float32")
     assert fmt.nbytes == sum(a.nbytes for a in fmt.arrays().values())
@@ -87,7 +90,7 @@ def test_every_block_shape(name, r, c, zm):
 def test_beta_zero_ignores_nan_in_out(config):
     name, params = config
     zm = ZOO_BY_NAME["empty_rows"]
-    data, indices, indptr = raw_arrays(zm, "float64", "int32")
+    data, indices, indptr = raw_arrays(zm, "float64", "int32", few=value_limited(name, params))
     fmt = get(name).from_csr(CSR.from_arrays(data, indices, indptr, zm.shape), **build_params(name, params, data.dtype))
     x = random_operand(np.random.default_rng(1), (zm.shape[1],), "float64")
     out = np.full(zm.shape[0], np.nan)

@@ -10,14 +10,16 @@ import scipy.sparse as sp
 
 from cocktail import CPUFallbackWarning, SparseMatrix, matrix
 from configs import CONFIGS, config_id
-from oracle import assert_product_close, unbounded
+from oracle import assert_product_close, few_values, unbounded, value_limited
 
 SCIPY_LAYOUTS = ("csr", "coo", "dia", "bcsr")
 
 
-def _sample(m=64, n=48, seed=0, dtype=np.float64):
-    """A random matrix whose shape is a multiple of every block size in CONFIGS (SciPy BSR needs whole blocks)."""
-    return sp.random_array((m, n), density=0.1, format="csr", random_state=seed, dtype=dtype)
+def _sample(m=64, n=48, seed=0, dtype=np.float64, few=False):
+    """A random matrix whose shape is a multiple of every block size in CONFIGS (SciPy BSR needs whole blocks);
+    ``few``: its values by ``oracle.few_values``."""
+    S = sp.random_array((m, n), density=0.1, format="csr", random_state=seed, dtype=dtype)
+    return few_values(S) if few else S
 
 
 def _raw(S):
@@ -28,7 +30,7 @@ def _raw(S):
 @pytest.mark.parametrize("executor", [None, "cpu", "reference"])
 def test_cpu_executors_agree_with_scipy(config, executor):
     name, params = config
-    S = _sample()
+    S = _sample(few=value_limited(name, params))
     A = SparseMatrix(S, format=name, device="cpu", executor=executor, **unbounded(name, params))
     assert A.executor == (executor or "cpu")
     def expected(part_name):
@@ -79,7 +81,7 @@ def test_beta_zero_never_reads_out_and_noncontiguous_out():
 
 
 def test_matmat_zero_columns_every_format():
-    S = _sample()
+    S = _sample(few=True)
     for name, params in CONFIGS:
         A = SparseMatrix(S, format=name, device="cpu", **unbounded(name, params))
         Y = A @ np.ones((S.shape[1], 0))

@@ -264,3 +264,23 @@ def test_block_fill_limit_leaves_out_only_shapes_past_it():
             assert r > 1 and stats.fill > 3.0
             assert one_by_c is None or one_by_c.fill > 3.0
     assert set(limited) < set(full)
+
+
+def test_distinct_values():
+    A = laplacian_7pt(10)
+    assert F.compute(A).distinct_values == 3  # 6, -1 and zero
+    assert F.distinct_values(np.array([1.0, 0.0, 1.0])) == 2
+    assert F.distinct_values(np.zeros(0)) == 1  # zero alone
+    assert F.distinct_values(np.array([-0.0, 2.0])) == 3  # -0.0 is a bit pattern of its own
+    assert F.distinct_values(np.array([complex(-0.0, 1.0), complex(0.0, 1.0)])) == 3
+    assert F.distinct_values(np.arange(1000.0)) == F.DISTINCT_CAP
+    assert F.distinct_values(np.arange(256.0)) == 256  # zero among them
+    # the sample of many entries holds every value: exact without a sort of all of them
+    many = np.tile(np.arange(1.0, 101.0), 1000)
+    assert F.distinct_values(many) == 101
+    # a value the sample misses is still counted, and a cap reached only past the sample too
+    rare = many.copy()
+    rare[12345] = 0.5
+    assert F.distinct_values(rare) == 102
+    assert F.distinct_values(np.r_[many, np.arange(200.0, 400.0)]) == F.DISTINCT_CAP
+    assert F.distinct_values(np.r_[many, np.array([np.nan, np.nan])]) == 102

@@ -13,21 +13,23 @@ import cocktail
 from cocktail import SparseMatrix
 from configs import CONFIGS, config_id
 from kernel_configs import KERNEL_CONFIGS, kernel_config_id
-from oracle import assert_product_close, unbounded
+from oracle import assert_product_close, few_values, unbounded, value_limited
 
 pytestmark = pytest.mark.gpu
 
 cupy = pytest.importorskip("cupy") if cocktail._xp.cuda_available() else None
 
 
-def _matrix(m=700, n=500, seed=0):
-    """Rows of very different lengths (0 to 120), more rows than a block of threads."""
+def _matrix(m=700, n=500, seed=0, few=False):
+    """Rows of very different lengths (0 to 120), more rows than a block of threads; ``few``: values by
+    ``oracle.few_values`` (for a format with a value table)."""
     rng = np.random.default_rng(seed)
     lengths = np.minimum(rng.zipf(1.6, size=m), 120)
     lengths[::17] = 0
     rows = np.repeat(np.arange(m), lengths)
     cols = np.concatenate([rng.choice(n, size=k, replace=False) for k in lengths])
-    return sp.csr_array((rng.standard_normal(rows.size), (rows, cols)), shape=(m, n))
+    S = sp.csr_array((rng.standard_normal(rows.size), (rows, cols)), shape=(m, n))
+    return few_values(S) if few else S
 
 
 def _first_call_captured(A, S, dtype, alpha=1.5, beta=-0.5):
@@ -56,7 +58,7 @@ def _first_call_captured(A, S, dtype, alpha=1.5, beta=-0.5):
 @pytest.mark.parametrize("config", CONFIGS, ids=config_id)
 def test_first_call_of_every_format_is_capturable(config, dtype):
     name, params = config
-    S = _matrix()
+    S = _matrix(few=value_limited(name, params))
     if np.dtype(dtype).kind == "c":
         S = S + 0.5j * S
     A = SparseMatrix(S.astype(dtype), format=name, device="cuda", **unbounded(name, params))
@@ -66,7 +68,7 @@ def test_first_call_of_every_format_is_capturable(config, dtype):
 @pytest.mark.parametrize("config", KERNEL_CONFIGS, ids=kernel_config_id)
 def test_first_call_of_every_kernel_is_capturable(config):
     kernel, fmt, fparams, kparams = config
-    S = _matrix(seed=1)
+    S = _matrix(seed=1, few=value_limited(fmt, fparams))
     A = SparseMatrix(S, format=fmt, device="cuda", kernel=kernel, **fparams, **kparams)
     assert A.executor == "cuda" and A.kernel == kernel
     assert None not in A.kernel_params.values()

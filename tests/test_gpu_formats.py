@@ -9,7 +9,7 @@ import cocktail
 from cocktail import reference
 from cocktail.formats import CSR, get
 from configs import CONFIGS, config_id
-from oracle import assert_product_close, build_params, raw_arrays
+from oracle import assert_product_close, build_params, raw_arrays, value_limited
 from zoo import ZOO_BY_NAME
 
 pytestmark = pytest.mark.gpu
@@ -21,7 +21,7 @@ cupy = pytest.importorskip("cupy") if cocktail._xp.cuda_available() else None
 @pytest.mark.parametrize("config", CONFIGS, ids=config_id)
 def test_builder_on_gpu_matches_host(config, zm):
     name, params = config
-    raw = raw_arrays(zm, "float64", "int32")
+    raw = raw_arrays(zm, "float64", "int32", few=value_limited(name, params))
     params = build_params(name, params, raw[0].dtype)
     host = get(name).from_csr(CSR.from_arrays(*raw, zm.shape), **params)
     dev = get(name).from_csr(CSR.from_arrays(*(cupy.asarray(a) for a in raw), zm.shape), **params)

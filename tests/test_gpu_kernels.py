@@ -12,7 +12,7 @@ import scipy.sparse as sp
 import cocktail
 from cocktail import SparseMatrix, reference
 from kernel_configs import KERNEL_CONFIGS, kernel_config_id
-from oracle import assert_product_close, raw_arrays
+from oracle import assert_product_close, raw_arrays, value_limited
 from zoo import ZOO, ZooMatrix, raw_csr
 
 pytestmark = pytest.mark.gpu
@@ -52,7 +52,7 @@ MATRICES = ZOO + _big_matrices()
 
 
 def build(zm, fmt, fparams, kernel, kparams, dtype, index_dtype):
-    data, indices, indptr = raw_arrays(zm, dtype, index_dtype)
+    data, indices, indptr = raw_arrays(zm, dtype, index_dtype, few=value_limited(fmt, fparams))
     S = sp.csr_array((data, indices, indptr), shape=zm.shape)
     A = SparseMatrix(S, format=fmt, device="cuda", kernel=kernel, index_dtype=index_dtype, **fparams, **kparams)
     return A, (data, indices, indptr)

@@ -120,10 +120,12 @@ def test_calibrate_writes_a_profile_the_planner_reads(tmp_path, monkeypatch):
     monkeypatch.setenv("COCKTAIL_CACHE", str(tmp_path))
     monkeypatch.setitem(calibrate.GRIDS, "quick", ((1 << 10, 1 << 14), (1, 8), (64,), 1 << 20))
     seen = []
-    prof = calibrate.run("quick", ("float64",), only=["csr_scalar", "csr_vector(t=32)", "dia", "sell(C=32,t=2)"],
+    prof = calibrate.run("quick", ("float64",),
+                         only=["csr_scalar", "csr_vector(t=32)", "dia", "sell(C=32,t=2)", "dia_vi"],
                          progress=lambda done, total, text: seen.append((done, total)))
     assert seen and seen[-1][0] == seen[-1][1]
     assert prof.launch_us["float64"] > 0
+    assert len(prof.samples["float64"]["dia_vi"]) == len(prof.samples["float64"]["dia"])  # none refused
     assert len(prof.samples["float64"]["csr_scalar"]) == 4 and len(prof.samples["float64"]["csr_vector(t=32)"]) == 6
     for rows, per_row, us in prof.samples["float64"]["csr_scalar"]:  # a prediction at a sample gives it back
         want = max(us, prof.launch_us["float64"])
@@ -138,14 +140,16 @@ def test_calibrate_writes_a_profile_the_planner_reads(tmp_path, monkeypatch):
     profile.forget()
 
 
+@pytest.mark.parametrize("values", [None, 8])
 @pytest.mark.parametrize("pattern", ["rows", "band", "blocks"])
-def test_synthetic_patterns(pattern):
+def test_synthetic_patterns(pattern, values):
     from cocktail.bench import calibrate
 
-    point = calibrate.Point(pattern, 1000, 8, (2, 4) if pattern == "blocks" else None)
+    point = calibrate.Point(pattern, 1000, 8, (2, 4) if pattern == "blocks" else None, values)
     data, indices, indptr = calibrate.synthetic(point, np.float64)
     S = sp.csr_array((data.get(), indices.get(), indptr.get()), shape=(1000, 1000))
     assert S.has_canonical_format and S.nnz == S.count_nonzero()
+    assert len(np.unique(S.data)) == (8 if values else S.nnz)
     lengths = np.diff(S.indptr)
     if pattern == "rows":
         assert (lengths == 8).all()

@@ -14,7 +14,7 @@ from cocktail.tuning import auto
 from oracle import unbounded
 from zoo import ZOO_BY_NAME
 
-ALL_FORMATS = ["csr", "coo", "dia", "bdia", "ell", "sell", "hyb", "pkt", "bcsr", "bell", "sbell"]
+ALL_FORMATS = ["csr", "coo", "dia", "dia_vi", "bdia", "ell", "sell", "hyb", "pkt", "bcsr", "bell", "sbell"]
 
 
 def sample(m=40, n=30, seed=0):

@@ -15,7 +15,7 @@ from cocktail import reference
 from cocktail.formats import CSR, get
 from cocktail.reference.entries import Entries, entries_of
 from configs import CONFIGS, config_id
-from oracle import assert_product_close, assert_same_arrays, build_params, random_operand, raw_arrays
+from oracle import assert_product_close, assert_same_arrays, build_params, random_operand, raw_arrays, value_limited
 from zoo import ZOO, ZOO_BY_NAME
 
 DTYPES = ["float32", "float64", "complex64", "complex128"]
@@ -23,7 +23,7 @@ INDEX_DTYPES = ["int32", "int64"]
 
 
 def build(name, params, zm, dtype="float64", index_dtype="int32"):
-    raw = raw_arrays(zm, dtype, index_dtype)
+    raw = raw_arrays(zm, dtype, index_dtype, few=value_limited(name, params))
     csr = CSR.from_arrays(*raw, zm.shape, index_dtype=index_dtype)
     return csr, get(name).from_csr(csr, **build_params(name, params, csr.dtype)), raw
 

@@ -8,7 +8,7 @@ Quick use::
 """
 
 from . import formats
-from .errors import CocktailError, CPUFallbackWarning, FormatFillError, MatrixFileError
+from .errors import CocktailError, CPUFallbackWarning, FormatFillError, FormatValuesError, MatrixFileError
 from .io import read_matrix, write_matrix
 from .matrix import SparseMatrix
 
@@ -22,6 +22,7 @@ __all__ = [
     "CocktailError",
     "MatrixFileError",
     "FormatFillError",
+    "FormatValuesError",
     "CPUFallbackWarning",
     "__version__",
 ]

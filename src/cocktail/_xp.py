@@ -83,3 +83,20 @@ def stable_argsort(keys):
     if xp is np:
         return np.argsort(keys, kind="stable")
     return xp.argsort(keys)  # CuPy sorts with a stable radix sort
+
+
+def bit_keys(values):
+    """One unsigned or int64 key per value of a 1-D array, equal exactly when the values' bits are.
+
+    Unlike the values themselves, ``-0.0`` and ``0.0`` (or a complex component of each) get
+    different keys, and so do NaNs of different payloads.  Values of up to 8 bytes are their
+    own bits; complex128's two halves are numbered separately and combined.
+    """
+    xp = get_xp(values)
+    values = xp.ascontiguousarray(values)
+    size = values.dtype.itemsize
+    if size <= 8:
+        return values.view(np.dtype(f"uint{8 * size}"))
+    _, high = xp.unique(xp.ascontiguousarray(values.real).view(np.uint64), return_inverse=True)
+    lows, low = xp.unique(xp.ascontiguousarray(values.imag).view(np.uint64), return_inverse=True)
+    return high.reshape(-1).astype(xp.int64) * int(lows.shape[0]) + low.reshape(-1).astype(xp.int64)

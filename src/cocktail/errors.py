@@ -19,5 +19,15 @@ class FormatFillError(CocktailError, ValueError):
     max_fill: float = float("nan")
 
 
+class FormatValuesError(CocktailError, ValueError):
+    """A format that stores its values as codes into a table would need more distinct values than the table holds.
+
+    ``distinct`` (the values the table would hold) and ``limit`` (the most it holds) are attributes.
+    """
+
+    distinct: int = 0
+    limit: int = 0
+
+
 class CPUFallbackWarning(RuntimeWarning):
     """No CUDA GPU was found, so products run on the CPU reference executor."""

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 from . import executors, formats, kernels
 from .tuning import variants
-from .errors import FormatFillError
+from .errors import FormatFillError, FormatValuesError
 
 TUNE = ("model", "measure")
 #: Products per timed graph and timed replays of ``tune="measure"``.
@@ -47,7 +47,8 @@ def build(plan, csr, device: str = "cuda", guard: bool = False):
 
     ``guard`` (a plan from the decision cache, made for another matrix of the same fingerprint):
     a padded part may store at most twice the slots per entry it was planned with, else the
-    format raises :class:`~cocktail.errors.FormatFillError` before allocating.
+    format raises :class:`~cocktail.errors.FormatFillError` before allocating (and a part with a
+    value table refuses more distinct values than it holds: :class:`~cocktail.errors.FormatValuesError`).
     """
     from .formats.cocktail import Cocktail
     from .tuning.formats import format_params
@@ -135,8 +136,8 @@ def choose(csr, tune: str = "model"):
             t0 = time.perf_counter()
             try:
                 storage, executor = build(cached, csr, guard=True)
-            except FormatFillError:
-                cached = None  # same fingerprint, another structure: decide afresh
+            except (FormatFillError, FormatValuesError):
+                cached = None  # same fingerprint, another structure or other values: decide afresh
             else:
                 report = AutoReport(cached, tune, cached=True, convert_s=time.perf_counter() - t0,
                                     notice=prof.notice)

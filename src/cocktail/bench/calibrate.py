@@ -5,7 +5,10 @@ pattern: rows of ``k`` adjacent entries, ``k`` adjacent dense diagonals, or ``k 
 blocks per super-row) over rows ``2^10 .. 2^21`` and entries per row ``1 .. 64`` (up to
 thousands for the variants that share a row among lanes), in float32 and float64, with the
 benchmark's kernel timing (CUDA graph replays, :func:`~.timing.time_gpu`).  The fixed cost of
-one launch is the time of a product of a 1 x 1 matrix.
+one launch is the time of a product of a 1 x 1 matrix.  A format that stores a table of few
+distinct values (DIA-VI) is sampled on the same patterns with values drawn from
+:data:`TABLE_VALUES` distinct ones (it refuses the others' matrices); every other variant's
+matrices are unchanged by it.
 
 The run writes ``<cache>/profiles/<device key>.json``.  Samples go to a ``.samples.json``
 beside it as they are taken and stay there: an interrupted run resumes where it stopped, and a
@@ -37,22 +40,35 @@ GRIDS = {
 WARM_UP_SECONDS = 0.3
 #: Timing of one sample in each mode: least samples and least seconds (``time_gpu``).
 TIMING = {"full": (10, 0.01), "quick": (5, 0.003)}
+#: Distinct values of the synthetic matrices of a format with a value table (a stencil's few).
+TABLE_VALUES = 8
 
 
 @dataclass(frozen=True)
 class Point:
-    """One synthetic matrix: pattern, rows, entries per row (block shape for the block pattern)."""
+    """One synthetic matrix: pattern, rows, entries per row (block shape for the block pattern), and the
+    number of distinct values to draw its values from (None: standard normal values, all distinct)."""
 
     pattern: str
     rows: int
     per_row: int
     block: tuple | None = None
+    values: int | None = None
+
+
+def sampled_values(variant) -> int | None:
+    """Distinct values of ``variant``'s synthetic matrices: :data:`TABLE_VALUES` for a format with a
+    value table, else None."""
+    from .. import formats
+
+    return TABLE_VALUES if formats.get(variant.format).max_values is not None else None
 
 
 def points(variant, mode: str) -> list[Point]:
     """The sample points of ``variant`` in ``mode``."""
     rows, per_row, longer, cap = GRIDS[mode]
     ks = per_row + (longer if variant.long_rows else ())
+    values = sampled_values(variant)
     out = []
     for k in ks:
         if variant.block is not None:
@@ -61,7 +77,7 @@ def points(variant, mode: str) -> list[Point]:
                 continue  # a block row holds at least c entries
         for m in rows:
             if m * k <= cap:
-                out.append(Point(variant.pattern, m, k, variant.block))
+                out.append(Point(variant.pattern, m, k, variant.block, values))
     return out
 
 
@@ -103,7 +119,11 @@ def synthetic(point: Point, dtype):
         start = cupy.arange(m, dtype=cupy.int64) - k // 2
         cols = cupy.sort((start[:, None] + cupy.arange(k, dtype=cupy.int64)[None, :]) % m, axis=1).reshape(-1)
         indptr = cupy.arange(m + 1, dtype=cupy.int64) * k
-    data = rng.standard_normal(int(cols.shape[0])).astype(dtype)
+    if point.values is None:
+        data = rng.standard_normal(int(cols.shape[0])).astype(dtype)
+    else:
+        table = rng.standard_normal(point.values).astype(dtype)
+        data = table[rng.integers(0, point.values, int(cols.shape[0]))]
     return data, cols.astype(cupy.int32), indptr.astype(cupy.int32)
 
 
@@ -162,7 +182,7 @@ def _run(mode, dtypes, only, restart, progress, out) -> _profile.Profile:
     jobs = [(dt, v, p) for dt in dtypes for v in chosen for p in points(v, mode)]
     by_point = {}
     for dt, v, p in jobs:
-        by_point.setdefault((dt, p.pattern, p.rows, p.per_row, p.block), []).append(v)
+        by_point.setdefault((dt, p), []).append(v)
     samples = state.setdefault("samples", {})
     launch = state.setdefault("launch_us", {})
     done = len([1 for dt, v, p in jobs if _sample_key(dt, v.key, p) in samples])
@@ -173,8 +193,8 @@ def _run(mode, dtypes, only, restart, progress, out) -> _profile.Profile:
     for dt in dtypes:
         if dt not in launch:
             launch[dt] = launch_cost(dt, mode)
-    for (dt, pattern, rows, per_row, block), group in by_point.items():
-        point = Point(pattern, rows, per_row, block)
+    for (dt, point), group in by_point.items():
+        rows, per_row = point.rows, point.per_row
         todo = [v for v in group if _sample_key(dt, v.key, point) not in samples]
         if not todo:
             continue

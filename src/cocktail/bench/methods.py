@@ -186,7 +186,7 @@ def _build(inputs: Inputs, format: str, device: str, kernel: str | None = None, 
     ``executor=None`` leaves the keyword out: the device's default executor runs.
     """
     from .. import SparseMatrix
-    from ..errors import FormatFillError
+    from ..errors import FormatFillError, FormatValuesError
 
     chosen = {} if executor is None else {"executor": executor}
     if tune != "model":
@@ -195,6 +195,8 @@ def _build(inputs: Inputs, format: str, device: str, kernel: str | None = None, 
         return SparseMatrix(inputs.S, format=format, device=device, kernel=kernel, **chosen)
     except FormatFillError as exc:
         raise Unavailable(f"refused: fill {exc.fill:.1f} > max_fill {exc.max_fill:g}") from None
+    except FormatValuesError as exc:
+        raise Unavailable(f"refused: {exc.distinct} distinct values > {exc.limit}") from None
 
 
 def matrix_params(A) -> dict:

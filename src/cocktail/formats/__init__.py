@@ -33,7 +33,7 @@ def get(name: str) -> type[SparseFormat]:
 
 
 # Registration order is the order of names(): general formats first, then the padded ones.
-_MODULES = ("csr", "coo", "dia", "bdia", "ell", "sell", "hyb", "pkt", "bcsr", "bell", "sbell", "cocktail")
+_MODULES = ("csr", "coo", "dia", "dia_vi", "bdia", "ell", "sell", "hyb", "pkt", "bcsr", "bell", "sbell", "cocktail")
 
 
 def _load_all() -> None:

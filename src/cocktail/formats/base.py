@@ -37,6 +37,8 @@ class SparseFormat:
     defaults: ClassVar[dict] = {}
     #: False for a format built from a plan rather than on its own (the Cocktail).
     standalone: ClassVar[bool] = True
+    #: The most distinct values the format can store (its padding zero included); None: any number.
+    max_values: ClassVar[int | None] = None
 
     def __init__(self, shape, dtype, index_dtype, nnz, params, **fields):
         self.shape = (int(shape[0]), int(shape[1]))

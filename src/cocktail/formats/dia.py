@@ -36,14 +36,20 @@ def diagonal_offsets(csr):
     return xp.unique(diag).astype(csr.index_dtype)
 
 
+def diagonal_slots(csr, offsets):
+    """``(d, rows)`` (int64): the slot ``[d, row]`` of every entry of ``csr`` on the diagonals ``offsets``."""
+    xp = csr.xp
+    rows = csr.row_ids().astype(xp.int64)
+    diag = csr.indices.astype(xp.int64) - rows
+    return xp.searchsorted(offsets.astype(xp.int64), diag), rows
+
+
 def diagonal_data(csr, offsets, stride: int):
     """The ``(len(offsets), stride)`` data array holding ``csr``'s entries on the diagonals ``offsets``."""
     xp = csr.xp
     data = xp.zeros((offsets.shape[0], stride), dtype=csr.dtype)
     if csr.nnz:
-        rows = csr.row_ids().astype(xp.int64)
-        diag = csr.indices.astype(xp.int64) - rows
-        d = xp.searchsorted(offsets.astype(xp.int64), diag)
+        d, rows = diagonal_slots(csr, offsets)
         data[d, rows] = csr.data  # canonical CSR: each (row, col) appears once
     return data
 
@@ -85,17 +91,26 @@ class DIA(SparseFormat):
     defaults = {"align": 32, "max_fill": _fill.DEFAULT_MAX_FILL}
 
     @classmethod
-    def dense_diagonals(cls, csr, params: dict):
-        """Resolved params, the sorted occupied offsets and the ``(ndiag, stride)`` data of ``csr``.
+    def diagonal_layout(cls, csr, params: dict):
+        """Resolved params, the sorted occupied offsets and the row stride of ``csr``'s diagonals.
 
-        Refuses (``max_fill``) before allocating the data.
+        Refuses (``max_fill``) before anything of the size of the layout is allocated.
         """
         params = cls.resolve_params(params)
         check_params(cls.name, params)
         m = csr.shape[0]
         offsets = diagonal_offsets(csr)
         _fill.check_fill(cls.name, int(offsets.shape[0]) * m, csr, params["max_fill"])
-        return params, offsets, diagonal_data(csr, offsets, _fill.aligned(m, params["align"]))
+        return params, offsets, _fill.aligned(m, params["align"])
+
+    @classmethod
+    def dense_diagonals(cls, csr, params: dict):
+        """Resolved params, the sorted occupied offsets and the ``(ndiag, stride)`` data of ``csr``.
+
+        Refuses (``max_fill``) before allocating the data.
+        """
+        params, offsets, stride = cls.diagonal_layout(csr, params)
+        return params, offsets, diagonal_data(csr, offsets, stride)
 
     @classmethod
     def from_csr(cls, csr, **params):

@@ -12,8 +12,8 @@ from importlib import import_module
 from .spec import KernelSpec, value_type_name
 
 # Kernel modules in registry order.
-_MODULES = ("csr_scalar", "csr_vector", "csr_merge", "csr_stream", "coo_segmented", "coo_atomic", "dia", "ell", "hyb", "pkt",
-            "bdia", "bdia_direct", "sell", "bcsr", "bell", "sbell")
+_MODULES = ("csr_scalar", "csr_vector", "csr_merge", "csr_stream", "coo_segmented", "coo_atomic", "dia", "ell", "hyb",
+            "pkt", "bdia", "bdia_direct", "sell", "bcsr", "bell", "sbell", "dia_vi")
 _REGISTRY: dict[str, KernelSpec] = {}
 
 

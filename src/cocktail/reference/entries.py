@@ -104,22 +104,29 @@ def stored(fmt, rows, cols, pos, values) -> Entries:
     return make(rows[keep], cols[keep], pos[keep], values)
 
 
-def diagonal_entries(fmt) -> list[Entries]:
-    """DIA and BDIA: slot ``[d, i]`` of ``data`` is row ``i``, column ``i + offset(d)``.
+def diagonal_cells(fmt):
+    """Row, column and flat slot ``d*stride + i`` of every in-matrix cell of a diagonal layout (DIA, BDIA, DIA-VI).
 
-    Candidates are the slots of the real rows (``i < rows``, the alignment slots
-    ``i >= rows`` are padding) whose column lies inside the matrix; fill is then dropped.
+    Slot ``[d, i]`` is row ``i``, column ``i + offset(d)``.  Candidates are the slots of the
+    real rows (``i < rows``, the alignment slots ``i >= rows`` are padding) whose column lies
+    inside the matrix.
     """
     xp = fmt.xp
     m, n = fmt.shape
     offsets = fmt.diagonals().astype(xp.int64)
-    ndiag, stride = int(fmt.data.shape[0]), int(fmt.data.shape[1])
+    ndiag, stride = int(offsets.shape[0]), fmt.stride
     d = xp.repeat(xp.arange(ndiag, dtype=xp.int64), m)
     i = xp.tile(xp.arange(m, dtype=xp.int64), ndiag)
     cols = i + offsets[d]
     inside = (cols >= 0) & (cols < n)
     d, i, cols = d[inside], i[inside], cols[inside]
-    return [stored(fmt, i, cols, d * stride + i, fmt.data)]
+    return i, cols, d * stride + i
+
+
+def diagonal_entries(fmt) -> list[Entries]:
+    """DIA and BDIA: the in-matrix cells of :func:`diagonal_cells` at their slot of ``data``, fill dropped."""
+    rows, cols, slots = diagonal_cells(fmt)
+    return [stored(fmt, rows, cols, slots, fmt.data)]
 
 
 def block_entries(fmt, superrow, first_col, position, values) -> list[Entries]:

@@ -3,7 +3,8 @@
 clSpMV decides a matrix's Cocktail partition from counts alone (§3.2, §4): the row-length
 distribution (flat formats ELL/SELL/CSR/COO), the number of nonzeros on every diagonal
 and which diagonals are dense (DIA/BDIA), and, for every candidate block size, the
-number of nonzero blocks per super-row and of dense blocks (BCSR/BELL/SBELL).
+number of nonzero blocks per super-row and of dense blocks (BCSR/BELL/SBELL).  One count
+is of values, not structure: the distinct values (DIA-VI stores at most 256).
 :func:`compute` gathers those counts from a canonical :class:`~cocktail.formats.csr.CSR`
 with array operations only (NumPy or CuPy: sorts, ``bincount``, ``cumsum``,
 ``searchsorted``; the only Python loop is over :data:`BLOCK_SIZES`) and returns them as
@@ -22,7 +23,7 @@ from types import MappingProxyType
 
 import numpy as np
 
-from .._xp import get_xp, stable_argsort, to_numpy
+from .._xp import bit_keys, get_xp, stable_argsort, to_numpy
 
 #: Candidate block shapes ``(r, c)``: ``r`` rows by ``c`` columns, on the aligned block grid.
 BLOCK_SIZES = ((1, 4), (2, 4), (4, 4), (8, 4), (1, 8), (2, 8), (4, 8), (8, 8), (2, 2), (3, 3))
@@ -34,6 +35,11 @@ GROUP_SIZES = (1, 2, 4, 8, 16, 32, 64, 128, 256)
 WIDTH_CAP = 4096
 #: Super-rows per slice of SBELL, the layout whose block slots :class:`BlockStats` counts.
 SBELL_HEIGHT = 32
+
+#: Distinct values are counted up to this many (one more than a one-byte code addresses); more count as this.
+DISTINCT_CAP = 257
+#: Values in the sample whose distinct values are counted first (a spread of the entries).
+DISTINCT_SAMPLE = 4096
 
 _FINGERPRINT_VERSION = "features-v1"
 _KEY_LIMIT = 1 << 62  # block keys below it, doubled, fit in int64 (an overflow guard)
@@ -189,6 +195,8 @@ class Features:
     ``blocks`` maps every ``(r, c)`` of :data:`BLOCK_SIZES` to its :class:`BlockStats` (those
     :func:`compute` left out by its ``block_fill_limit`` are missing);
     ``groups`` maps every size of :data:`GROUP_SIZES` to its :class:`GroupWidths`.
+    ``distinct_values`` counts the distinct values of the entries and zero (the value of
+    DIA-VI's padding), at most :data:`DISTINCT_CAP`.
     """
 
     shape: tuple
@@ -200,6 +208,7 @@ class Features:
     diagonal_counts: DiagonalCounts
     blocks: MappingProxyType
     groups: MappingProxyType = field(default_factory=lambda: MappingProxyType({}))
+    distinct_values: int = DISTINCT_CAP
 
     def dense_diagonals(self, threshold: float) -> np.ndarray:
         """Offsets of the diagonals whose fill (count / in-matrix length) is at least ``threshold``."""
@@ -348,12 +357,34 @@ def _diagonals(xp, rows, cols, shape) -> DiagonalCounts:
     return DiagonalCounts(tuple(shape), _readonly(both[0]), _readonly(both[1]))
 
 
+def distinct_values(values) -> int:
+    """Distinct values among ``values`` and zero, by their bits (``-0.0`` apart from ``0.0``, as a value
+    table keeps them), counted up to :data:`DISTINCT_CAP` on ``values``' device.
+
+    A spread sample of :data:`DISTINCT_SAMPLE` values is counted first: past the cap, that is
+    the answer.  Otherwise, when every value is one of the sample's (a lookup, no sort of all
+    the values), the sample's count is exact; else every value is counted.
+    """
+    xp = get_xp(values)
+    keys = bit_keys(xp.concatenate([values, xp.zeros(1, dtype=values.dtype)]))  # zero last
+    step = max(1, int(values.shape[0]) // DISTINCT_SAMPLE)
+    sample = xp.unique(xp.concatenate([keys[:-1:step], keys[-1:]]))
+    count = int(sample.shape[0])
+    if count >= DISTINCT_CAP or step == 1:
+        return min(count, DISTINCT_CAP)
+    at = xp.minimum(xp.searchsorted(sample, keys), count - 1)
+    if bool((sample[at] == keys).all()):
+        return count
+    return min(int(xp.unique(keys).shape[0]), DISTINCT_CAP)
+
+
 def compute(csr, block_fill_limit: float | None = None) -> Features:
     """Measure the structural features of a canonical CSR (NumPy or CuPy arrays).
 
-    Row lengths and their histogram, nonzeros per diagonal, and for every ``(r, c)`` of
-    :data:`BLOCK_SIZES` the nonzero and dense blocks (clSpMV §3-4).  Stored explicit zeros
-    count as entries throughout.  All results are host values.
+    Row lengths and their histogram, nonzeros per diagonal, for every ``(r, c)`` of
+    :data:`BLOCK_SIZES` the nonzero and dense blocks (clSpMV §3-4), and the distinct values
+    (:func:`distinct_values`).  Stored explicit zeros count as entries throughout.  All
+    results are host values.
 
     ``block_fill_limit``: leave out the block shapes ``r x c`` (``r > 1``) whose ``1 x c``
     fill already exceeds it: an ``r x c`` block holds at most ``r`` of the ``1 x c`` ones, so
@@ -386,6 +417,7 @@ def compute(csr, block_fill_limit: float | None = None) -> Features:
         diagonal_counts=_diagonals(xp, rows, cols, (m, n)),
         blocks=MappingProxyType(blocks),
         groups=row_groups(lengths, max_row) if m else MappingProxyType({}),
+        distinct_values=distinct_values(csr.data),
     )
 
 

@@ -40,6 +40,8 @@ CORES_PER_SM = {7: 64, 8: 64, 9: 128, 10: 128, 12: 128}
 #: bdia: bytes of shared memory a block's staged slice of x may take by default (caps piece_width).
 #: 16 KiB keeps 8 blocks of 256 threads per SM on H100 (228 KiB) and fits the 48 KiB portable limit.
 BDIA_SHARED_BUDGET = 16 * 1024
+#: dia_vi: rows per thread when a thread's codes of a diagonal can be loaded as one word (else 1).
+DIA_VI_ROWS_PER_THREAD = 4
 
 
 def csr_vector_threads(mean_row_length: float) -> int:
@@ -102,6 +104,12 @@ def csr_stream_shape(items_per_lane: int) -> tuple[int, int]:
     return max(1, int(capacity * STREAM_OWN_ROW_SHARE)), max(1, int(capacity * STREAM_ROWS_PER_NONZERO))
 
 
+def dia_vi_rows_per_thread(aligned) -> int:
+    """Rows per thread for dia_vi: DIA_VI_ROWS_PER_THREAD when ``aligned(rows)`` says the codes of that
+    many rows load as one word (a warp then reads 128 contiguous bytes of codes per diagonal), else 1."""
+    return DIA_VI_ROWS_PER_THREAD if aligned(DIA_VI_ROWS_PER_THREAD) else 1
+
+
 def csr_kernel(row_lengths) -> str:
     """Which CSR kernel suits these row lengths: csr_merge, csr_vector or csr_scalar."""
     m = int(row_lengths.shape[0])
@@ -118,7 +126,8 @@ def csr_kernel(row_lengths) -> str:
 
 #: The kernel each format uses unless the caller names one.
 FORMAT_KERNELS = {"coo": "coo_atomic", "dia": "dia", "ell": "ell", "hyb": "hyb", "pkt": "pkt",
-                  "bdia": "bdia", "sell": "sell", "bcsr": "bcsr", "bell": "bell", "sbell": "sbell"}
+                  "bdia": "bdia", "sell": "sell", "bcsr": "bcsr", "bell": "bell", "sbell": "sbell",
+                  "dia_vi": "dia_vi"}
 
 
 def choose_kernel(storage) -> str | None:

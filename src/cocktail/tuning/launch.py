@@ -15,6 +15,7 @@ import operator
 from .. import kernels
 from ..kernels import bcsr, blocks, coo_segmented, csr_stream, csr_vector, sell
 from ..kernels import bdia as bdia_kernel
+from ..kernels import dia_vi as dia_vi_kernel
 from ..kernels.device import WARP_SIZE
 from . import coo as coo_rules
 from . import kernels as rules
@@ -181,6 +182,21 @@ def _bdia(spec, fmt, p, props) -> dict:
     return {**config, "piece_width": int(piece)}
 
 
+def _dia_vi(spec, fmt, p, props) -> dict:
+    config = _row_kernel(spec, fmt, p, props)
+    rows = p["rows_per_thread"]
+    if rows is None:
+        rows = rules.dia_vi_rows_per_thread(lambda r: dia_vi_kernel.codes_aligned(fmt, r))
+    choices = dia_vi_kernel.ROWS_PER_THREAD
+    if isinstance(rows, bool) or not isinstance(rows, numbers.Integral) or rows not in choices:
+        raise ValueError(f"dia_vi: rows_per_thread must be one of {choices} or None, got {rows!r}")
+    if not dia_vi_kernel.codes_aligned(fmt, int(rows)):
+        raise ValueError(f"dia_vi: rows_per_thread={int(rows)} loads {int(rows)} codes as one word and needs a row "
+                         f"stride that is a multiple of {int(rows)}, got stride {fmt.stride} (build with an align "
+                         f"that is a multiple of {int(rows)}, or rows_per_thread=1)")
+    return {**config, "rows_per_thread": int(rows)}
+
+
 _CONFIGURE = {
     "csr_scalar": _row_kernel,
     "csr_vector": _csr_vector,
@@ -198,6 +214,7 @@ _CONFIGURE = {
     "bcsr": _bcsr,
     "bell": _block_kernel,
     "sbell": _block_kernel,
+    "dia_vi": _dia_vi,
 }
 
 

@@ -16,8 +16,9 @@ The policies (all thresholds of the planner are here):
 
 - **Singles**: every sampled variant on the whole matrix, the padded formats only while they
   store at most :data:`MAX_SLOTS_PER_ENTRY` slots per entry, the block formats only while they
-  read fewer bytes than CSR (:func:`block_fill_limit`).
-- **Dense diagonals** (DIA or BDIA part): a diagonal with ``e_d`` entries is dense when
+  read fewer bytes than CSR (:func:`block_fill_limit`).  A format with a value table (DIA-VI)
+  is costed only for a matrix whose distinct values (zero included) fit it (:func:`holds_values`).
+- **Dense diagonals** (DIA, BDIA or DIA-VI part): a diagonal with ``e_d`` entries is dense when
   ``e_d > n_d * g_f / g_d``, with ``n_d`` the ``m`` slots DIA stores for it (``g_f``, ``g_d``: the best flat and diagonal slot
   rates at this size).  The diagonal part is tried when the dense diagonals hold at least
   :data:`MIN_PART_SHARE` of the entries.
@@ -42,6 +43,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .. import formats
 from . import variants as _variants
 from .features import Features, GroupWidths, row_groups
 from .hyb import ELL_SPEEDUP_OVER_COO
@@ -58,7 +60,7 @@ MEASURE_TOP = 3
 CSR_VARIANTS = (("csr_scalar",) + tuple(f"csr_vector(t={t})" for t in _variants.VECTOR_THREADS)
                 + ("csr_merge",) + tuple(f"csr_stream(k={k})" for k in _variants.STREAM_ITEMS))
 COO_VARIANTS = ("coo_atomic", "coo_segmented")
-DIAGONAL_VARIANTS = ("dia", "bdia", "bdia_direct")
+DIAGONAL_VARIANTS = ("dia", "bdia", "bdia_direct", "dia_vi")
 #: Formats with a rows-prefix selector part.
 PREFIX_FORMATS = ("ell", "sell")
 #: Row-prefix parts are costed for ELL and for this many SELL variants (the best as singles).
@@ -214,7 +216,8 @@ class _Costing:
         self.f, self.profile, self.dtype = features, profile, np.dtype(dtype).name
         self.m = features.shape[0]
         registered = _registered()
-        self._has = {v.key: profile.has(v.key, self.dtype) and v.kernel in registered for v in _variants.VARIANTS}
+        self._has = {v.key: profile.has(v.key, self.dtype) and v.kernel in registered and holds_values(v, features)
+                     for v in _variants.VARIANTS}
 
     def time(self, variant: str, slots: float, widest: float = 0.0, rows: int | None = None) -> float | None:
         """Predicted µs of ``variant`` reading ``slots``; ``widest``: slots of the widest row a thread or warp takes."""
@@ -228,7 +231,7 @@ class _Costing:
         return t
 
     def has(self, variant: str) -> bool:
-        """Sampled in the profile and its kernel registered."""
+        """Sampled in the profile, its kernel registered and its format able to store the matrix's values."""
         return self._has[variant]
 
     def flat(self, variant: str, groups, nnz: int, skip: int = 0, limit: int | None = None):
@@ -268,13 +271,23 @@ def flat_work(v, groups, nnz: int, m: int, skip: int = 0, limit: int | None = No
     return nnz, 0  # COO
 
 
+def holds_values(v, features: Features) -> bool:
+    """Whether variant ``v``'s format can store the matrix's distinct values: always, except for a
+    format with a value table (DIA-VI: 256), which must hold them and zero (its padding)."""
+    limit = formats.get(v.format).max_values
+    return limit is None or features.distinct_values <= limit
+
+
 def work(v, features: Features) -> tuple[int, int] | None:
     """``(slots, tail)`` of variant ``v`` holding the whole matrix (see :func:`flat_work`); None for
-    a block shape the features left out.
+    a block shape the features left out, or a format whose value table cannot hold the matrix's
+    values (:func:`holds_values`).
 
     ``cocktail calibrate`` records its samples against these same slots, so that a prediction
     on the calibration matrices reproduces the measured time.
     """
+    if not holds_values(v, features):
+        return None
     m = features.shape[0]
     if v.pattern == "rows":
         return flat_work(v, features.groups, features.nnz, m)

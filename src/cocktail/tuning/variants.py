@@ -6,7 +6,7 @@ pattern it is sampled on:
 
 - ``rows``: every row holds ``k`` entries in adjacent columns (wrapping at the last column);
   the flat formats (CSR, COO, ELL, SELL).
-- ``band``: ``k`` adjacent dense diagonals (DIA, BDIA), as clSpMV's dense banded matrices.
+- ``band``: ``k`` adjacent dense diagonals (DIA, BDIA, DIA-VI), as clSpMV's dense banded matrices.
 - ``blocks``: every super-row holds ``k / c`` dense ``r x c`` blocks along the diagonal
   (BCSR, BELL, SBELL), as clSpMV's dense diagonal blocked matrices.
 
@@ -69,7 +69,8 @@ def _all() -> tuple[Variant, ...]:
             for c in SELL_HEIGHTS for t in SELL_THREADS]
     out += [Variant("dia", "dia", "dia", "band", format_params={"max_fill": None}),
             Variant("bdia", "bdia", "bdia", "band", format_params={"max_fill": None}),
-            Variant("bdia_direct", "bdia", "bdia_direct", "band", format_params={"max_fill": None})]
+            Variant("bdia_direct", "bdia", "bdia_direct", "band", format_params={"max_fill": None}),
+            Variant("dia_vi", "dia_vi", "dia_vi", "band", format_params={"max_fill": None})]
     for fmt, extra in (("bcsr", {}), ("bell", {}), ("sbell", {"slice_height": SBELL_HEIGHT})):
         out += [Variant(f"{fmt}({r}x{c})", fmt, fmt, "blocks", format_params={"block": (r, c), "max_fill": None,
                                                                              **extra},

@@ -1,0 +1,123 @@
+"""DIA-VI: DIA whose values are one-byte codes into a table of the matrix's distinct values.
+
+Kourtis, Goumas & Koziris (CF 2008) store CSR's values this way (CSR-VI); here DIA's.  A
+matrix with few distinct values (a stencil: two) is multiplied reading one byte per slot
+instead of the value's four or eight.  Layout, for an ``m x n`` matrix with ``ndiag``
+occupied diagonals:
+
+* ``offsets`` (ndiag,), index dtype: as DIA's.
+* ``codes`` (ndiag, stride), uint8, C order: ``table[codes[d, i]]`` is DIA's ``data[d, i]``
+  (DIA's slots, ``stride`` and padding; a slot holding no entry has the code of 0).
+* ``table`` (ntable,), value dtype: the distinct values of the stored entries, and 0 when
+  some slot holds no entry (the padding zero), sorted ascending; at most :data:`MAX_VALUES`.
+* ``zero_row``, ``zero_col``, ``zero_val``: the input's explicit zeros (kernels ignore them).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._xp import bit_keys
+from ..errors import FormatValuesError
+from . import _fill
+from .base import SparseFormat
+from .dia import DIA, diagonal_slots, diagonal_triplets, valid_slots
+
+#: Distinct values a one-byte code can address.
+MAX_VALUES = 256
+
+
+def value_table(name: str, csr, slots: int):
+    """``(table, entry_codes, zero_code)``: the distinct values of ``csr``'s entries (0 among them when
+    ``slots`` exceed the entries) sorted by value, each entry's code (uint8) and the code of 0 (0 when
+    0 is absent).
+
+    Values are distinct by their bits (:func:`~cocktail._xp.bit_keys`), so that ``-0.0`` and each
+    NaN decode as they were stored.  More than :data:`MAX_VALUES` distinct values is a
+    :class:`~cocktail.errors.FormatValuesError`.
+    """
+    xp = csr.xp
+    padded = slots > csr.nnz
+    values = xp.concatenate([csr.data, xp.zeros(1, dtype=csr.dtype)]) if padded else csr.data
+    _, first, inverse = xp.unique(bit_keys(values), return_index=True, return_inverse=True)
+    count = int(first.shape[0])
+    if count > MAX_VALUES:
+        error = FormatValuesError(
+            f"format {name!r} would need a table of {count:,} distinct values"
+            f"{' (the padding zero included)' if padded else ''}, more than the {MAX_VALUES} its one-byte "
+            f"codes address; store the matrix as dia or bdia")
+        error.distinct, error.limit = count, MAX_VALUES
+        raise error
+    order = xp.argsort(values[first])  # by value: the rank of each bit pattern is its code
+    rank = xp.empty_like(order)
+    rank[order] = xp.arange(count, dtype=order.dtype)
+    codes = rank[inverse.reshape(-1)].astype(xp.uint8)
+    return values[first][order], codes[:csr.nnz], int(codes[csr.nnz]) if padded else 0
+
+
+class DIAVI(DIA):
+    """DIA with one-byte value codes: ``offsets`` (ndiag,), ``codes`` (ndiag, stride), ``table`` (<= 256 values).
+
+    Parameters as DIA: ``align`` (default 32) rounds the row stride of ``codes`` up to a
+    multiple of this many slots; ``max_fill`` (default ``_fill.DEFAULT_MAX_FILL``, None
+    disables) refuses matrices needing more than ``max_fill * nnz`` slots (``ndiag * rows``).
+    A matrix with more than 256 distinct values (the padding zero included) is refused
+    (:class:`~cocktail.errors.FormatValuesError`).
+    """
+
+    name = "dia_vi"
+    array_fields = ("offsets", "codes", "table") + _fill.ZERO_FIELDS
+    defaults = {"align": 32, "max_fill": _fill.DEFAULT_MAX_FILL}
+    max_values = MAX_VALUES
+
+    @classmethod
+    def from_csr(cls, csr, **params):
+        """Store every occupied diagonal of ``csr`` as codes into the table of its distinct values."""
+        params, offsets, stride = cls.diagonal_layout(csr, params)
+        xp = csr.xp
+        table, entry_codes, zero_code = value_table(cls.name, csr, int(offsets.shape[0]) * stride)
+        codes = xp.full((int(offsets.shape[0]), stride), zero_code, dtype=xp.uint8)
+        if csr.nnz:
+            d, rows = diagonal_slots(csr, offsets)
+            codes[d, rows] = entry_codes  # canonical CSR: each (row, col) appears once
+        return cls(csr.shape, csr.dtype, csr.index_dtype, csr.nnz, params,
+                   offsets=offsets, codes=codes, table=table, **_fill.explicit_zeros(csr))
+
+    def values(self):
+        """DIA's ``data``, decoded: ``table[codes]`` (a new array of the value dtype)."""
+        if not self.codes.size:  # no diagonals: the table is empty too
+            return self.xp.zeros(self.codes.shape, dtype=self.dtype)
+        return self.table[self.codes]
+
+    def to_csr(self):
+        """The canonical CSR: nonzero in-matrix slots plus the recorded explicit zeros."""
+        rows, cols, vals = diagonal_triplets(self.values(), self.diagonals(), self.shape)
+        return _fill.with_explicit_zeros(self, rows, cols, vals)
+
+    @property
+    def stride(self) -> int:
+        """Distance in slots between consecutive diagonals in ``codes``."""
+        return int(self.codes.shape[1])
+
+    @property
+    def stored_slots(self) -> int:
+        return int(self.codes.shape[0]) * self.stride
+
+    def spmv_bytes(self, dtype=None) -> int:
+        """``ndiag*idx`` (offsets) + ``valid`` (one-byte codes) + ``ntable*val`` (table) + ``valid*val`` (x)
+        + ``rows*val`` (y); ``valid`` as DIA's."""
+        val, idx = self._sizes(dtype)
+        valid = valid_slots(self.diagonals(), self.shape)
+        codes = valid * np.dtype(np.uint8).itemsize
+        return (int(self.offsets.shape[0]) * idx + codes + int(self.table.shape[0]) * val + valid * val
+                + self.shape[0] * val)
+
+    def _stream_bytes(self, val: int) -> int:
+        # As DIA: only the in-matrix slots' codes leave DRAM (one byte each), plus offsets and table.
+        return SparseFormat._stream_bytes(self, val) - int(self.codes.nbytes) + self.x_reads()
+
+    def describe(self) -> dict:
+        return {**super().describe(), "distinct values": int(self.table.shape[0])}
+
+
+FORMAT = DIAVI

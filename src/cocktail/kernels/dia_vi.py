@@ -1,0 +1,57 @@
+"""dia_vi: one thread per one or four rows over DIA-VI's value codes, the value table in shared memory."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .device import grid_for
+from .launch import ALPHA, X, Y, Launch, beta_arg
+from .spec import KernelSpec, type_names
+
+#: Rows per thread the kernel is instantiated for (4: the rows' codes of a diagonal in one load).
+ROWS_PER_THREAD = (1, 4)
+
+
+def _expressions(v: str, i: str) -> list[str]:
+    return [f"dia_vi<{v}, {i}, {r}>" for r in ROWS_PER_THREAD]
+
+
+def _address(a) -> int:
+    """Address of an array's first element (host or device)."""
+    interface = getattr(a, "__cuda_array_interface__", None) or a.__array_interface__
+    return int(interface["data"][0])
+
+
+def codes_aligned(fmt, rows: int) -> bool:
+    """Whether each thread's ``rows`` codes of a diagonal can be loaded as one word: the row stride
+    and the address of ``codes`` are multiples of ``rows``."""
+    return fmt.stride % rows == 0 and _address(fmt.codes) % rows == 0
+
+
+def shared_bytes(fmt, block: int) -> int:
+    """Dynamic shared memory of one block: ``block`` staged offsets, then the value table."""
+    return block * fmt.index_dtype.itemsize + int(fmt.table.shape[0]) * fmt.dtype.itemsize
+
+
+def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
+    """One grid-stride pass over groups of ``rows_per_thread`` rows; each block stages the table once."""
+    m, n = fmt.shape
+    block, rows = config["block_threads"], config["rows_per_thread"]
+    I = fmt.index_dtype.type
+    v, i = type_names(fmt)
+    args = (I(m), I(n), I(fmt.offsets.shape[0]), np.int64(fmt.stride), np.int32(fmt.table.shape[0]), fmt.offsets,
+            fmt.codes, fmt.table, X, Y, ALPHA, beta_arg(fmt, accumulate))
+    return [Launch(SPEC.compiled(f"dia_vi<{v}, {i}, {rows}>", config["ldg"], props.id),
+                   grid_for(-(-m // rows), block, props), block, args, fmt.dtype,
+                   shared_mem=shared_bytes(fmt, block))]
+
+
+SPEC = KernelSpec(
+    name="dia_vi",
+    formats=("dia_vi",),
+    source="dia_vi",
+    expressions=_expressions,
+    bind=bind,
+    defaults={"ldg": True, "block_threads": None, "rows_per_thread": None},
+    description="one thread per 1 or 4 rows over one-byte value codes, the value table and offsets in shared memory",
+)
