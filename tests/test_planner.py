@@ -112,8 +112,9 @@ def test_profile_for_device_prefers_the_users_then_the_nearest_shipped(tmp_path,
     profile.forget()
 
 
-#: Variants newer than the shipped profiles: `cocktail calibrate --variants KEY` on each GPU adds them.
-AWAITING_CALIBRATION = {"dia_vi", "csr_stream(k=8)", "csr_stream(k=16)"}
+#: Variants newer than a shipped profile, by profile file: `cocktail calibrate --variants KEY` on that
+#: GPU adds them (the H100 profile covers every variant).
+AWAITING_CALIBRATION = {"shipped:h200.json": {"dia_vi", "csr_stream(k=8)", "csr_stream(k=16)"}}
 
 
 def test_shipped_profiles_cover_every_variant_and_dtype():
@@ -121,7 +122,8 @@ def test_shipped_profiles_cover_every_variant_and_dtype():
         assert prof.launch_us["float32"] > 0 and prof.launch_us["float64"] > 0
         for dt in ("float32", "float64"):
             missing = [v.key for v in variants.VARIANTS if not prof.has(v.key, dt)]
-            assert set(missing) <= AWAITING_CALIBRATION, f"{prof.source} lacks {dt} samples of {missing}"
+            awaiting = AWAITING_CALIBRATION.get(prof.source, set())
+            assert set(missing) <= awaiting, f"{prof.source} lacks {dt} samples of {missing}"
 
 
 def test_shipped_profiles_plan_without_the_variants_they_lack():
