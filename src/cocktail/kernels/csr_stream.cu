@@ -26,7 +26,7 @@ __device__ __forceinline__ V load_matrix(const V* __restrict__ p) {
 }
 
 template <typename T, typename I, int ITEMS, bool STREAM>
-__global__ void __launch_bounds__(1024, 2) csr_stream(const long long n_items,
+__global__ void csr_stream(const long long n_items,
                            const I* __restrict__ item_row,
                            const I* __restrict__ item_nz,
                            const I* __restrict__ indptr,

@@ -31,7 +31,7 @@ struct RowCodes<4> {
 };
 
 template <typename T, typename I, int ROWS>
-__global__ void __launch_bounds__(1024, 2) dia_vi(const I m,
+__global__ void dia_vi(const I m,
                        const I n,
                        const I ndiag,
                        const long long stride,
