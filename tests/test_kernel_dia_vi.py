@@ -82,7 +82,7 @@ def test_rows_per_thread_rule():
 def test_rows_per_thread_checked():
     fmt = _dia_vi(_banded(33, 33, [-1, 0]), align=1)
     with pytest.raises(ValueError, match=r"dia_vi: rows_per_thread=4 loads 4 codes as one word and needs a row "
-                                         r"stride that is a multiple of 4, got stride 33"):
+                                         r"stride and a codes address that are multiples of 4: got stride 33"):
         _config(fmt, {"rows_per_thread": 4})
     for bad in (2, 0, True, "4", 4.0):
         with pytest.raises(ValueError, match=r"dia_vi: rows_per_thread must be one of \(1, 4\) or None"):

@@ -8,10 +8,10 @@
 //    (ITEMS independent loads per lane in flight), then reduces each row with the widest power
 //    of two lanes that lets every row have its own lanes (one lane per row past 32 rows); or
 //  * a piece of a row longer than CAP (item_row[i+1] == item_row[i], or item_nz[i] past the
-//    row's start): the warp writes the piece's sum to partial[i]; the warp that finishes the
-//    row's last piece (a ticket per row, kept at its first piece) adds the pieces in piece
-//    order and stores the row, so the result is deterministic; it resets the ticket for the
-//    next product.
+//    row's start): the warp writes the piece's sum to partial[i]; the warp that takes the row's
+//    last ticket (a ticket per row, kept at its first piece; atomicInc wraps it back to 0) adds
+//    the pieces in a fixed order (lane-strided, then a shuffle tree) and stores the row, so the
+//    result is deterministic.
 // Rows are stored through store_y, so beta is applied once per row and y is never read when beta == 0.
 #include "common.cuh"
 
@@ -78,12 +78,15 @@ __global__ void csr_stream(const long long n_items,
         if (lane == 0) {
             partial[item] = v;
             __threadfence();  // the piece's sum is visible before its ticket
-            finisher = atomicAdd(ticket + first, 1u) == (unsigned int)(pieces - 1);
+            // atomicInc wraps the ticket back to 0 on the last piece: ready for the next product
+            // without a separate reset, and self-healing if products ever overlapped.
+            finisher = atomicInc(ticket + first, (unsigned int)(pieces - 1)) == (unsigned int)(pieces - 1);
+            __threadfence();  // the other pieces' sums are read after the ticket
         }
         if (!__shfl_sync(COCKTAIL_FULL_MASK, finisher, 0)) {
             return;
         }
-        __threadfence();
+        __syncwarp();
         T sum = T(0);
         for (long long p = lane; p < pieces; p += WARP) {
             sum += __ldcg(partial + first + p);  // from L2: other SMs wrote them
@@ -91,7 +94,6 @@ __global__ void csr_stream(const long long n_items,
         sum = group_sum(sum, WARP);
         if (lane == 0) {
             store_y(y, r0, sum, alpha, beta);
-            ticket[first] = 0u;
         }
         return;
     }

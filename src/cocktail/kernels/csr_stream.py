@@ -1,8 +1,11 @@
 """csr_stream: CSR in balanced warp items with products staged in shared memory (after CSR-Adaptive).
 
 The items are cut once, when the matrix is bound: runs of rows of at most ``32 * items_per_lane``
-nonzeros, and rows longer than that in pieces of that many.  Deterministic: the pieces of a
-long row are added in order by the warp that finishes the last one.
+nonzeros, rows longer than ``own_row`` (a quarter of an item by default) in items of their own,
+and rows longer than an item in pieces of that many.  Deterministic: the pieces of a long row are
+added in a fixed order by the warp that takes the row's last ticket.  The piece sums and tickets
+belong to the bound matrix, so two products of one matrix must not run at the same time on two
+streams (as with csr_merge's carries); a ticket returns to zero by itself after every product.
 """
 
 from __future__ import annotations
@@ -74,7 +77,8 @@ def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
     fn = SPEC.compiled(expression(*type_names(fmt), k, config["stream"]), config["ldg"], props.id)
     args = (np.int64(n_items), item_row, item_nz, fmt.indptr, fmt.indices, fmt.data, X, Y, ALPHA,
             beta_arg(fmt, accumulate), partial, ticket)
-    return [Launch(fn, -(-n_items // warps), block, args, fmt.dtype, shared_mem=warps * capacity * fmt.dtype.itemsize)]
+    return [Launch(fn, max(1, -(-n_items // warps)), block, args, fmt.dtype,
+                   shared_mem=warps * capacity * fmt.dtype.itemsize)]
 
 
 SPEC = KernelSpec(

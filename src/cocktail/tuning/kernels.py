@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import math
 
+from ..kernels.device import WARP_SIZE
+
 #: Threads per block of every kernel unless the user names one (see ``tuning.launch.block_threads``).
 BLOCK_THREADS = 256
 #: csr_vector: the smallest power of two covering the mean row length, within these bounds.
@@ -100,7 +102,7 @@ def bdia_piece_width(widest_band: int, block: int, itemsize: int) -> int:
 
 def csr_stream_shape(items_per_lane: int) -> tuple[int, int]:
     """``(own_row, rows_per_item)`` of csr_stream's partition for ``items_per_lane`` nonzeros per lane."""
-    capacity = 32 * int(items_per_lane)
+    capacity = WARP_SIZE * int(items_per_lane)
     return max(1, int(capacity * STREAM_OWN_ROW_SHARE)), max(1, int(capacity * STREAM_ROWS_PER_NONZERO))
 
 

@@ -191,9 +191,12 @@ def _dia_vi(spec, fmt, p, props) -> dict:
     if isinstance(rows, bool) or not isinstance(rows, numbers.Integral) or rows not in choices:
         raise ValueError(f"dia_vi: rows_per_thread must be one of {choices} or None, got {rows!r}")
     if not dia_vi_kernel.codes_aligned(fmt, int(rows)):
+        why = (f"got stride {fmt.stride} (build with an align that is a multiple of {int(rows)}, or "
+               f"rows_per_thread=1)" if fmt.stride % int(rows) else
+               f"the stride is, but the codes array does not start at a multiple of {int(rows)} bytes "
+               f"(use rows_per_thread=1)")
         raise ValueError(f"dia_vi: rows_per_thread={int(rows)} loads {int(rows)} codes as one word and needs a row "
-                         f"stride that is a multiple of {int(rows)}, got stride {fmt.stride} (build with an align "
-                         f"that is a multiple of {int(rows)}, or rows_per_thread=1)")
+                         f"stride and a codes address that are multiples of {int(rows)}: {why}")
     return {**config, "rows_per_thread": int(rows)}
 
 
