@@ -283,4 +283,8 @@ def test_distinct_values():
     rare[12345] = 0.5
     assert F.distinct_values(rare) == 102
     assert F.distinct_values(np.r_[many, np.arange(200.0, 400.0)]) == F.DISTINCT_CAP
+    # complex keys number values within one array: the sample and the full pass must not mix them
+    rare_complex = rare.astype(np.complex128) * (1 + 1j)
+    assert F.distinct_values(rare_complex) == 102
+    assert F.distinct_values(many.astype(np.complex128) * 1j) == 101
     assert F.distinct_values(np.r_[many, np.array([np.nan, np.nan])]) == 102

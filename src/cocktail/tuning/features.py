@@ -366,12 +366,16 @@ def distinct_values(values) -> int:
     the values), the sample's count is exact; else every value is counted.
     """
     xp = get_xp(values)
-    keys = bit_keys(xp.concatenate([values, xp.zeros(1, dtype=values.dtype)]))  # zero last
+    zero = xp.zeros(1, dtype=values.dtype)
     step = max(1, int(values.shape[0]) // DISTINCT_SAMPLE)
-    sample = xp.unique(xp.concatenate([keys[:-1:step], keys[-1:]]))
-    count = int(sample.shape[0])
+    # The sample alone first: most matrices stop here, before any pass over all the values.
+    count = int(xp.unique(bit_keys(xp.concatenate([values[::step], zero]))).shape[0])
     if count >= DISTINCT_CAP or step == 1:
         return min(count, DISTINCT_CAP)
+    # Keys of one array throughout (complex keys number values within their array).
+    keys = bit_keys(xp.concatenate([values, zero]))  # zero last
+    sample = xp.unique(xp.concatenate([keys[:-1:step], keys[-1:]]))
+    count = int(sample.shape[0])
     at = xp.minimum(xp.searchsorted(sample, keys), count - 1)
     if bool((sample[at] == keys).all()):
         return count
