@@ -99,16 +99,6 @@ def _sized(arr, dtype):
     return arr if arr.dtype == dtype else np.empty(arr.shape, dtype=dtype)
 
 
-def csr_bytes(S, index_dtype=np.int32) -> int:
-    """Bell & Garland's CSR byte model for SciPy's ``S`` (baselines store CSR); nothing is copied."""
-    return csr_model(S, index_dtype).spmv_bytes()
-
-
-def coo_bytes(S, index_dtype=np.int32) -> int:
-    """Bell & Garland's COO byte model for SciPy's ``S`` (cuSPARSE's COO algorithms)."""
-    return coo_model(S, index_dtype).spmv_bytes()
-
-
 def _json_value(value):
     """``value`` itself when JSON writes it as is, else its name (functions, dtypes) or string."""
     if isinstance(value, (int, float, str, bool)) or value is None:
