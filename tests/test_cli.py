@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 import scipy.sparse as sp
 
@@ -68,6 +69,16 @@ def test_malformed_file_is_one_line(tmp_path):
     proc = run_cli("bench", str(bad))
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert "is not a readable Matrix Market file" in proc.stderr
+
+
+def test_npz_with_a_column_out_of_range_is_one_line(tmp_path):
+    bad = tmp_path / "bad.npz"  # SciPy's unchecked product read out of bounds on it (SIGSEGV) before
+    np.savez(bad, format=np.array(b"csr"), shape=np.array([2, 2]), data=np.ones(2),
+             indices=np.array([0, 99999999], dtype=np.int32), indptr=np.array([0, 1, 2], dtype=np.int32))
+    proc = run_cli("bench", str(bad))
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "CSR indices must be < cols = 2: indices[1] = 99999999" in proc.stderr
+    assert proc.stderr.strip().splitlines()[-1].startswith("cocktail: error:")
 
 
 def test_help_documents_options():

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import gzip
 
+import os
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -112,8 +114,70 @@ def test_malformed_matrix_market(tmp_path, text):
 def test_malformed_npz(tmp_path):
     p = tmp_path / "bad.npz"
     p.write_bytes(b"not a zip archive")
-    with pytest.raises(MatrixFileError, match=r"bad.npz' is not a readable SciPy .npz sparse matrix file"):
+    with pytest.raises(MatrixFileError, match=r"bad.npz' is not a SciPy .npz sparse matrix file: not a zip archive"):
         read_matrix(p)
+
+
+def _npz(path, **arrays):
+    np.savez(path, **arrays)
+    return path
+
+
+def test_npz_arrays_are_checked_before_use(tmp_path):
+    good = dict(format=np.array(b"csr"), shape=np.array([2, 3]), data=np.array([1.0, 2.0]),
+                indices=np.array([0, 2], dtype=np.int32), indptr=np.array([0, 1, 2], dtype=np.int32))
+    assert read_matrix(_npz(tmp_path / "good.npz", **good)).toarray().tolist() == [[1, 0, 0], [0, 0, 2]]
+    bad_col = _npz(tmp_path / "col.npz", **{**good, "indices": np.array([0, 7], dtype=np.int32)})
+    with pytest.raises(MatrixFileError, match=r"col.npz': the csr arrays are not a valid matrix: CSR indices must be "
+                                              r"< cols = 3: indices\[1\] = 7"):
+        read_matrix(bad_col)
+    bad_ptr = _npz(tmp_path / "ptr.npz", **{**good, "indptr": np.array([0, 2, 1], dtype=np.int32)})
+    with pytest.raises(MatrixFileError, match="indptr must be non-decreasing"):
+        read_matrix(bad_ptr)
+    coo = dict(format=np.array(b"coo"), shape=np.array([2, 2]), data=np.array([1.0]), row=np.array([5]),
+               col=np.array([0]))
+    with pytest.raises(MatrixFileError, match=r"COO row indices must lie in \[0, 2\): found 5"):
+        read_matrix(_npz(tmp_path / "coo.npz", **coo))
+    csc = dict(format=np.array(b"csc"), shape=np.array([3, 2]), data=np.array([4.0]),
+               indices=np.array([2], dtype=np.int32), indptr=np.array([0, 0, 1], dtype=np.int32))
+    assert read_matrix(_npz(tmp_path / "csc.npz", **csc)).toarray().tolist() == [[0, 0], [0, 0], [0, 4]]
+
+
+def test_npz_never_unpickles_and_names_what_is_missing(tmp_path):
+    pickled = _npz(tmp_path / "obj.npz", format=np.array(b"csr"), shape=np.array([1, 1]),
+                   data=np.array([{"x": 1}], dtype=object), indices=np.array([0]), indptr=np.array([0, 1]))
+    with pytest.raises(MatrixFileError, match="obj.npz' is not a readable SciPy .npz sparse matrix file"):
+        read_matrix(pickled)
+    with pytest.raises(MatrixFileError, match=r"lacks the 'format' and 'shape' arrays \(it holds a\)"):
+        read_matrix(_npz(tmp_path / "plain.npz", a=np.zeros(3)))
+    with pytest.raises(MatrixFileError, match="'dia' layout; Cocktail reads .npz files in csr, csc and coo layout"):
+        read_matrix(_npz(tmp_path / "dia.npz", format=np.array(b"dia"), shape=np.array([2, 2]),
+                         data=np.ones((1, 2)), offsets=np.array([0])))
+    with pytest.raises(MatrixFileError, match="indptr missing"):
+        read_matrix(_npz(tmp_path / "part.npz", format=np.array(b"csr"), shape=np.array([1, 1]),
+                         data=np.ones(1), indices=np.zeros(1, dtype=np.int32)))
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs os.mkfifo (POSIX)")
+def test_special_files_are_refused_unopened(tmp_path):
+    fifo = tmp_path / "pipe.mtx"
+    os.mkfifo(fifo)
+    with pytest.raises(MatrixFileError, match="pipe.mtx': not a regular file"):
+        read_matrix(fifo)  # opening a FIFO would block forever
+    if os.path.exists("/dev/zero"):
+        link = tmp_path / "zero.mtx"
+        link.symlink_to("/dev/zero")
+        with pytest.raises(MatrixFileError, match="zero.mtx': not a regular file"):
+            read_matrix(link)
+
+
+def test_sizes_are_refused_before_allocating(tmp_path):
+    huge = write_text(tmp_path / "huge.mtx", f"{HEADER} real general\n3 3 1000000000000000\n1 1 1\n")
+    with pytest.raises(MatrixFileError, match=r"huge.mtx' declares 1,000,000,000,000,000 entries, more than its \d+ bytes"):
+        read_matrix(huge)
+    wide = write_text(tmp_path / "wide.mtx", f"{HEADER} real general\n100000000000000000000 3 1\n1 1 1\n")
+    with pytest.raises(MatrixFileError, match="wide.mtx'"):
+        read_matrix(wide)
 
 
 def test_unwritable_path(tmp_path):

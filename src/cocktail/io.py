@@ -9,12 +9,15 @@ from __future__ import annotations
 import bz2
 import gzip
 import os
+import stat
+import zipfile
 from pathlib import Path
 
 import numpy as np
 import scipy.io
 import scipy.sparse as sp
 
+from . import validate
 from .errors import MatrixFileError
 
 MM_SUFFIXES = (".mtx", ".mtx.gz", ".mtx.bz2")
@@ -38,7 +41,11 @@ def read_matrix(path) -> sp.csr_array:
 
     Matrix Market files of every field and symmetry (general, symmetric, skew-symmetric,
     hermitian, pattern) are read through ``scipy.io.mmread`` and expanded to their full
-    pattern.  Pattern and integer matrices become float64.
+    pattern.  Pattern and integer matrices become float64.  ``.npz`` files are read without
+    unpickling and their arrays checked like any other input (CSR, CSC and COO layouts).
+    Special files (FIFOs, devices, sockets) are refused without being opened, and a
+    Matrix Market header that declares more entries than the file could hold is refused
+    before anything is allocated.
     """
     path = Path(os.fspath(path))
     kind = _kind(path)
@@ -46,23 +53,120 @@ def read_matrix(path) -> sp.csr_array:
         raise MatrixFileError(f"cannot read matrix file '{path}': no such file")
     if path.is_dir():
         raise MatrixFileError(f"cannot read matrix file '{path}': it is a directory")
+    mode = path.stat().st_mode
+    if not stat.S_ISREG(mode):
+        raise MatrixFileError(f"cannot read matrix file '{path}': not a regular file (a FIFO, device or socket), "
+                              "so it is not opened")
+    what = "SciPy .npz sparse matrix" if kind == "npz" else "Matrix Market"
     try:
         if kind == "npz":
-            M = sp.load_npz(path)
+            M = _read_npz(path)
         else:
+            _check_mtx_header(path)
             M = scipy.io.mmread(path)
     except MatrixFileError:
         raise
+    except (MemoryError, OverflowError) as exc:
+        raise MatrixFileError(f"'{path}' declares a matrix too large to read ({type(exc).__name__}: "
+                              f"{_first_line(exc)})") from None
     except (OSError, ValueError, TypeError, KeyError, IndexError, EOFError, RuntimeError) as exc:
-        what = "SciPy .npz sparse matrix" if kind == "npz" else "Matrix Market"
-        detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise MatrixFileError(f"'{path}' is not a readable {what} file: {detail}") from None
+        raise MatrixFileError(f"'{path}' is not a readable {what} file: {_first_line(exc)}") from None
     M = sp.csr_array(M)
     if M.dtype.kind in "biu":
         M = M.astype(np.float64)
     elif M.dtype.kind not in "fc":
         raise MatrixFileError(f"'{path}' holds values of dtype {M.dtype}, which Cocktail cannot compute with")
     return M
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+#: Fewest bytes one coordinate entry line can take ("1 1\n"; a pattern file has no value).
+_MIN_ENTRY_BYTES = 4
+
+
+def _check_mtx_header(path: Path) -> None:
+    """Refuse a plain Matrix Market file whose size line declares more entries than its bytes hold.
+
+    Compressed files are not checked here (their size says little); SciPy's own errors and
+    ``MemoryError`` are mapped to :class:`MatrixFileError` by the caller.
+    """
+    if path.name.lower().endswith((".gz", ".bz2")):
+        return
+    size = path.stat().st_size
+    with open(path, "rb") as fh:
+        banner = fh.readline(1024).decode("ascii", "replace").split()
+        if len(banner) < 3 or banner[0].lower() != "%%matrixmarket" or banner[2].lower() != "coordinate":
+            return  # SciPy names a bad banner; array files are sized by the check below
+        for raw in fh:
+            line = raw.strip()
+            if not line or line.startswith(b"%"):
+                continue
+            fields = line.split()
+            try:
+                declared = [int(f) for f in fields[:3]]
+            except ValueError:
+                return  # SciPy names a malformed size line
+            if len(declared) == 3 and declared[2] * _MIN_ENTRY_BYTES > size:
+                raise MatrixFileError(f"'{path}' declares {declared[2]:,} entries, more than its {size:,} bytes "
+                                      f"can hold ({_MIN_ENTRY_BYTES} bytes per entry at least)")
+            return
+
+
+def _read_npz(path: Path):
+    """A SciPy sparse matrix from a ``.npz`` written by ``scipy.sparse.save_npz``, checked before use."""
+    if not zipfile.is_zipfile(path):
+        raise MatrixFileError(f"'{path}' is not a SciPy .npz sparse matrix file: not a zip archive")
+    with np.load(path, allow_pickle=False) as archive:
+        files = set(archive.files)
+        if "format" not in files or "shape" not in files:
+            raise MatrixFileError(f"'{path}' is not a SciPy .npz sparse matrix file: it lacks the 'format' and "
+                                  f"'shape' arrays (it holds {', '.join(sorted(files)) or 'nothing'})")
+        layout = archive["format"].item()
+        layout = layout.decode("ascii", "replace") if isinstance(layout, bytes) else str(layout)
+        need = {"csr": ("data", "indices", "indptr"), "csc": ("data", "indices", "indptr"),
+                "coo": ("data", "row", "col")}.get(layout)
+        if need is None:
+            raise MatrixFileError(f"'{path}' holds a sparse matrix in {layout!r} layout; Cocktail reads .npz files "
+                                  "in csr, csc and coo layout")
+        missing = [k for k in need if k not in files]
+        if missing:
+            raise MatrixFileError(f"'{path}': a {layout} .npz needs the arrays {', '.join(need)}; "
+                                  f"{', '.join(missing)} missing")
+        shape = archive["shape"]
+        arrays = {k: archive[k] for k in need}
+    try:
+        if shape.ndim != 1 or shape.shape[0] != 2 or shape.dtype.kind not in "iu":
+            raise ValueError(f"shape must hold two integers, got {shape!r}")
+        m, n = (int(v) for v in shape)
+        data = arrays["data"]
+        if data.dtype.kind in "biu":
+            data = data.astype(np.float64)
+        if layout == "coo":
+            return _checked_coo(data, arrays["row"], arrays["col"], (m, n))
+        rows, cols = (m, n) if layout == "csr" else (n, m)  # CSC is the CSR of the transpose
+        validate.csr_arrays(data, arrays["indices"], arrays["indptr"], (rows, cols))
+    except (TypeError, ValueError) as exc:
+        raise MatrixFileError(f"'{path}': the {layout} arrays are not a valid matrix: {_first_line(exc)}") from None
+    build = sp.csr_array if layout == "csr" else sp.csc_array
+    return build((data, arrays["indices"], arrays["indptr"]), shape=(m, n))
+
+
+def _checked_coo(data, row, col, shape):
+    """A COO array from triplets after checking their lengths, dtypes and index ranges."""
+    m, n = validate.shape2d(shape)
+    validate.value_dtype(data.dtype, "COO data")
+    for name, arr, limit in (("row", row, m), ("col", col, n)):
+        validate.index_dtype(arr.dtype, f"COO {name}")
+        if arr.ndim != 1 or arr.shape[0] != data.shape[0]:
+            raise ValueError(f"COO {name} must be 1-D with len(data) = {data.shape[0]} entries, got shape {arr.shape}")
+        if arr.shape[0] and (int(arr.min()) < 0 or int(arr.max()) >= limit):
+            bad = int(arr.min()) if int(arr.min()) < 0 else int(arr.max())
+            raise ValueError(f"COO {name} indices must lie in [0, {limit}): found {bad}")
+    return sp.coo_array((data, (row, col)), shape=(m, n))
 
 
 def write_matrix(path, S, *, comment: str = "", symmetry: str | None = None) -> Path:
