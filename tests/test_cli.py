@@ -69,6 +69,8 @@ def test_malformed_file_is_one_line(tmp_path):
     proc = run_cli("bench", str(bad))
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert "is not a readable Matrix Market file" in proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("cocktail: error:"), "nothing before the error line"
 
 
 def test_npz_with_a_column_out_of_range_is_one_line(tmp_path):

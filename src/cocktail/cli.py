@@ -181,11 +181,11 @@ def _bench(args) -> int:
                          "no GPU found (it needs CuPy and a CUDA device)"))
     _check_outputs(args)
     methods = [] if args.overhead else _methods(args, on_gpu)
+    problems = _problems(args, on_gpu)  # first: a bad file is the only line printed
     if not on_gpu:
         why = "--cpu given" if args.cpu else "no GPU found"
         print(f"cocktail bench: {why}; timing each format's CPU executor, cocktail-auto and SciPy"
               + ("" if args.matrices or args.suite else " on the default suite shrunk to CPU size"), file=sys.stderr)
-    problems = _problems(args, on_gpu)
     records = []
     if methods:
         settings = _settings(args, on_gpu)
