@@ -13,6 +13,10 @@ from .._xp import get_xp
 from ..errors import FormatFillError
 
 DEFAULT_MAX_FILL = 20.0
+#: Padding a parameter (align, slice_height, width_multiple) may add: up to as much again as what
+#: it pads, or this many rows or slots on small matrices.  Past it a huge parameter would
+#: allocate for padding alone (max_fill does not count alignment padding).
+PADDING_ALLOWANCE = 1024
 ZERO_FIELDS = ("zero_row", "zero_col", "zero_val")
 
 
@@ -102,6 +106,14 @@ def check_fill(name: str, slots: int, csr, max_fill) -> None:
     error.fill = slots / max(csr.nnz, 1)
     error.max_fill = max_fill
     raise error
+
+
+def check_padding(name: str, param: str, value: int, padded: int, unpadded: int, what: str) -> None:
+    """Refuse a padding parameter that would pad ``unpadded`` (rows, slots) to ``padded``, more than
+    doubling it and by more than :data:`PADDING_ALLOWANCE`."""
+    if padded - unpadded > max(unpadded, PADDING_ALLOWANCE):
+        raise ValueError(f"{name}: {param}={value} would pad {unpadded:,} {what} to {padded:,}; padding may at most "
+                         f"double them (or add {PADDING_ALLOWANCE}); choose a smaller {param}")
 
 
 def aligned(length: int, align: int) -> int:

@@ -46,6 +46,7 @@ class BELL(SparseFormat):
         K = int(blk.counts().max()) if blk.nblocks else 0
         _fill.check_fill(cls.name, K * blk.superrows * r * c, csr, params["max_fill"])
         stride = _fill.aligned(blk.superrows, align)
+        _fill.check_padding(cls.name, "align", align, stride, blk.superrows, "superrows")
         col = xp.full((K, stride), -1, dtype=csr.index_dtype)
         col[blk.rank, blk.block_row] = (blk.block_col * c).astype(csr.index_dtype)
         data = xp.zeros(K * r * stride * c, dtype=csr.dtype)

@@ -101,7 +101,9 @@ class DIA(SparseFormat):
         m = csr.shape[0]
         offsets = diagonal_offsets(csr)
         _fill.check_fill(cls.name, int(offsets.shape[0]) * m, csr, params["max_fill"])
-        return params, offsets, _fill.aligned(m, params["align"])
+        stride = _fill.aligned(m, params["align"])
+        _fill.check_padding(cls.name, "align", params["align"], stride, m, "rows")
+        return params, offsets, stride
 
     @classmethod
     def dense_diagonals(cls, csr, params: dict):

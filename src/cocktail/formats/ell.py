@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from .base import SparseFormat
 from .csr import CSR
-from ._fill import DEFAULT_MAX_FILL, aligned, check_fill
+from ._fill import DEFAULT_MAX_FILL, aligned, check_fill, check_padding
 from ._params import int_param, max_fill_param
 
 
@@ -67,6 +67,7 @@ class ELL(SparseFormat):
                     f"or pass width=None (or >= {longest})"
                 )
         check_fill("ell", width * m, csr, max_fill)
+        check_padding("ell", "align", align, aligned(m, align), m, "rows")
         col, data, _ = ell_arrays(csr, width, align)
         return cls(csr.shape, csr.dtype, csr.index_dtype, csr.nnz, params, col=col, data=data)
 

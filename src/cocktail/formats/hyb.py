@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from .._xp import pointers_from_ids
 from ..errors import FormatFillError
-from ._fill import DEFAULT_MAX_FILL, check_fill
+from ._fill import DEFAULT_MAX_FILL, aligned, check_fill, check_padding
 from .base import SparseFormat
 from .coo import COO
 from .csr import CSR
@@ -35,6 +35,7 @@ class HYB(SparseFormat):
         """
         params = cls.resolve_params(params)
         align = int_param("hyb", "align", params["align"])
+        check_padding("hyb", "align", align, aligned(csr.shape[0], align), csr.shape[0], "rows")
         if params["ell_width"] is not None:
             k = int_param("hyb", "ell_width", params["ell_width"], low=0)
             try:
