@@ -193,3 +193,31 @@ def test_scipy_dia_with_duplicate_offsets_is_refused():
         SparseMatrix(D, device="cpu")
     D.offsets = np.array([0, 1])
     np.testing.assert_array_equal(SparseMatrix(D, device="cpu") @ np.ones(4), D @ np.ones(4))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex64])
+def test_scalars_that_overflow_the_dtype_are_refused_by_name(dtype):
+    import scipy.sparse as sp
+
+    from cocktail import SparseMatrix
+
+    A = SparseMatrix(sp.eye(3, format="csr", dtype=dtype), device="cpu")
+    x, y = np.ones(3, dtype), np.zeros(3, dtype)
+    with pytest.raises(ValueError, match=r"alpha = 1000000000000000\.\.\. \(401 digits\) does not fit the matrix dtype"):
+        A.matvec(x, alpha=10**400)
+    if np.dtype(dtype).itemsize * (1 if np.dtype(dtype).kind == "f" else 0.5) < 8:  # 32-bit parts
+        with pytest.raises(ValueError, match=r"beta = 1e\+300 overflows the matrix dtype \w+ \(largest 3\.403e\+38\)"):
+            A.matvec(x, out=y, beta=1e300)
+    else:
+        np.testing.assert_allclose(A.matvec(x, alpha=1e300), np.full(3, 1e300))
+    assert np.isnan(A.matvec(x, alpha=float("nan"))).all()  # given, not produced by an overflow
+
+
+def test_a_sparse_x_is_refused_with_the_fix():
+    import scipy.sparse as sp
+
+    from cocktail import SparseMatrix
+
+    A = SparseMatrix(sp.eye(3, format="csr"), device="cpu")
+    with pytest.raises(TypeError, match=r"X is a sparse csr_array: pass a dense array \(X.toarray\(\)\)"):
+        A @ sp.csr_array(np.ones((3, 1)))

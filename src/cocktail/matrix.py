@@ -165,6 +165,9 @@ class SparseMatrix:
         self._x_shape, self._y_shape = (n,), (m,)
         self._dtype = self.storage.dtype
         self._fast_scalars = _PLAIN_SCALARS if self._dtype.kind != "c" else ()
+        # A plain int or float within the dtype's range skips validate.scalar; anything else
+        # (past it, inf, NaN) is checked there, so an overflow is refused, not computed.
+        self._scalar_max = float(np.finfo(self._dtype).max) if self._dtype.kind == "f" else 0.0
         self._run, self._fresh = self._executor.run, self._executor.fresh
         if self.device == "cuda":
             import cupy
@@ -239,9 +242,9 @@ class SparseMatrix:
         """
         if not (x.__class__ is self._array_type and self._ready(x, self._x_shape)):
             x = self._vector(x, "x")
-        if alpha.__class__ not in self._fast_scalars:
+        if alpha.__class__ not in self._fast_scalars or not -self._scalar_max <= alpha <= self._scalar_max:
             alpha = validate.scalar(alpha, self._dtype, "alpha")
-        if beta.__class__ not in self._fast_scalars:
+        if beta.__class__ not in self._fast_scalars or not -self._scalar_max <= beta <= self._scalar_max:
             beta = validate.scalar(beta, self._dtype, "beta")
         if out is None:
             if beta != 0:

@@ -156,7 +156,21 @@ def scalar(value, dtype: np.dtype, name: str):
             raise TypeError(f"{name} = {value!r} is complex but the matrix dtype {dtype.name} is real")
         if dtype.kind != "c":
             value = complex(value).real
-    return dtype.type(value)
+    try:
+        with np.errstate(over="ignore"):
+            converted = dtype.type(value)
+    except OverflowError:
+        raise ValueError(f"{name} = {_short(value)} does not fit the matrix dtype {dtype.name}") from None
+    parts = (complex(value).real, complex(value).imag)
+    if all(np.isfinite(parts)) and not np.all(np.isfinite(converted)):
+        largest = float(np.finfo(dtype).max)
+        raise ValueError(f"{name} = {value!r} overflows the matrix dtype {dtype.name} (largest {largest:.4g})")
+    return converted
+
+
+def _short(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else f"{text[:16]}... ({len(text)} digits)"
 
 
 def operand(x, shape, dtype: np.dtype, name: str = "x", allow_2d: bool = True):
@@ -168,6 +182,8 @@ def operand(x, shape, dtype: np.dtype, name: str = "x", allow_2d: bool = True):
     n = shape[1]
     if not hasattr(x, "dtype") or not hasattr(x, "shape"):
         raise TypeError(f"{name} must be an array, got {type(x).__name__}")
+    if hasattr(x, "nnz") and hasattr(x, "toarray"):  # SciPy or cupyx sparse: NumPy would fail obscurely on it
+        raise TypeError(f"{name} is a sparse {type(x).__name__}: pass a dense array ({name}.toarray())")
     if x.ndim not in ((1, 2) if allow_2d else (1,)):
         raise ValueError(f"{name} must be 1-D (n,) or 2-D (n, k), got shape {x.shape}")
     if x.shape[0] != n:
