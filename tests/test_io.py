@@ -175,6 +175,12 @@ def test_sizes_are_refused_before_allocating(tmp_path):
     huge = write_text(tmp_path / "huge.mtx", f"{HEADER} real general\n3 3 1000000000000000\n1 1 1\n")
     with pytest.raises(MatrixFileError, match=r"huge.mtx' declares 1,000,000,000,000,000 entries, more than its \d+ bytes"):
         read_matrix(huge)
+    dense = write_text(tmp_path / "dense.mtx", "%%MatrixMarket matrix array real general\n100000 100000\n1\n2\n")
+    with pytest.raises(MatrixFileError, match=r"dense.mtx' declares 10,000,000,000 entries, more than its \d+ bytes"):
+        read_matrix(dense)  # before: SciPy tried to allocate 74.5 GiB
+    integer = write_text(tmp_path / "int.mtx", f"{HEADER} integer general\n2 2 1\n1 1 100000000000000000000\n")
+    with pytest.raises(MatrixFileError, match="int.mtx'"):
+        read_matrix(integer)
     wide = write_text(tmp_path / "wide.mtx", f"{HEADER} real general\n100000000000000000000 3 1\n1 1 1\n")
     with pytest.raises(MatrixFileError, match="wide.mtx'"):
         read_matrix(wide)

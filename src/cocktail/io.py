@@ -86,6 +86,8 @@ def _first_line(exc: BaseException) -> str:
 
 #: Fewest bytes one coordinate entry line can take ("1 1\n"; a pattern file has no value).
 _MIN_ENTRY_BYTES = 4
+#: Fewest bytes one value line of a dense array file can take ("1\n").
+_MIN_VALUE_BYTES = 2
 
 
 def _check_mtx_header(path: Path) -> None:
@@ -98,9 +100,9 @@ def _check_mtx_header(path: Path) -> None:
         return
     size = path.stat().st_size
     with open(path, "rb") as fh:
-        banner = fh.readline(1024).decode("ascii", "replace").split()
-        if len(banner) < 3 or banner[0].lower() != "%%matrixmarket" or banner[2].lower() != "coordinate":
-            return  # SciPy names a bad banner; array files are sized by the check below
+        banner = [w.lower() for w in fh.readline(1024).decode("ascii", "replace").split()]
+        if len(banner) < 5 or banner[0] != "%%matrixmarket" or banner[2] not in ("coordinate", "array"):
+            return  # SciPy names a bad banner
         for raw in fh:
             line = raw.strip()
             if not line or line.startswith(b"%"):
@@ -110,9 +112,14 @@ def _check_mtx_header(path: Path) -> None:
                 declared = [int(f) for f in fields[:3]]
             except ValueError:
                 return  # SciPy names a malformed size line
-            if len(declared) == 3 and declared[2] * _MIN_ENTRY_BYTES > size:
-                raise MatrixFileError(f"'{path}' declares {declared[2]:,} entries, more than its {size:,} bytes "
-                                      f"can hold ({_MIN_ENTRY_BYTES} bytes per entry at least)")
+            if banner[2] == "coordinate":
+                entries, least = (declared[2] if len(declared) == 3 else 0), _MIN_ENTRY_BYTES
+            else:  # a dense array lists every value (a symmetric one its lower triangle), one per line
+                m, n = (declared + [0, 0])[:2]
+                entries, least = (m * n if banner[4] == "general" else n * (n - 1) // 2), _MIN_VALUE_BYTES
+            if entries * least > size:
+                raise MatrixFileError(f"'{path}' declares {entries:,} entries, more than its {size:,} bytes "
+                                      f"can hold ({least} bytes per entry at least)")
             return
 
 
