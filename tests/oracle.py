@@ -9,6 +9,13 @@ from cocktail.formats import get
 from cocktail.tuning.formats import format_params
 
 
+def fake_props(*, sm_count=132, max_block=1024, shared=49152, warp=32, cc=(9, 0)):
+    """H100-like device properties for the host-side launch rules (no GPU needed)."""
+    from cocktail.kernels.device import DeviceProps
+
+    return DeviceProps(0, "fake", sm_count, max_block, 2048, shared, 232448, 2**31 - 1, warp, 50 << 20, cc)
+
+
 def unbounded(name: str, params: dict) -> dict:
     """``params`` with ``max_fill=None`` added for formats that have a fill guard."""
     if "max_fill" in get(name).defaults and "max_fill" not in params:

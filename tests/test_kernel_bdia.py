@@ -19,13 +19,10 @@ from cocktail import SparseMatrix, reference
 from cocktail.formats.bdia import BDIA, band_diagonal_offsets
 from cocktail.formats.csr import CSR
 from cocktail.kernels import bdia, get
-from cocktail.kernels.device import DeviceProps, grid_for
+from cocktail.kernels.device import grid_for
 from cocktail.tuning import kernels as rules
 from cocktail.tuning import launch as launch_rules
-
-
-def _props(max_block=1024, shared=49152):
-    return DeviceProps(0, "fake", 132, max_block, 2048, shared, 232448, 2**31 - 1, 32, 50 << 20, (9, 0))
+from oracle import fake_props
 
 
 def _bdia(S, **params) -> BDIA:
@@ -88,7 +85,7 @@ def test_piece_width_rule():
 
 
 def _config(name, fmt, params=None, props=None):
-    return launch_rules.configure(get(name), fmt, params or {}, props or _props())
+    return launch_rules.configure(get(name), fmt, params or {}, props or fake_props())
 
 
 def test_piece_width_default_is_the_widest_band():
@@ -110,7 +107,7 @@ def test_piece_width_explicit_and_refused():
     # 256 + 6000 - 1 doubles exceed 48 KiB
     with pytest.raises(ValueError, match="bdia: piece_width=6000 .* choose a smaller piece_width"):
         _config("bdia", fmt, {"piece_width": 6000})
-    assert _config("bdia", fmt, {"piece_width": 6000}, _props(shared=64 * 1024))["piece_width"] == 6000
+    assert _config("bdia", fmt, {"piece_width": 6000}, fake_props(shared=64 * 1024))["piece_width"] == 6000
 
 
 def test_row_parameters_checked():
@@ -126,7 +123,7 @@ def test_row_parameters_checked():
     assert _config("bdia_direct", fmt, {"ldg": False}) == {"ldg": False, "block_threads": rules.BLOCK_THREADS}
     with pytest.raises(ValueError, match="kernel 'bdia' multiplies bdia matrices, not 'dia'"):
         launch_rules.configure(get("bdia"), SparseMatrix(_banded(5, 5, [0]), format="dia", device="cpu").storage,
-                               {}, _props())
+                               {}, fake_props())
 
 
 def test_kernel_configs_cover_both_kernels_and_split_pieces():
@@ -262,7 +259,7 @@ def test_bdia_direct_simulation_matches_reference(case, block, grid):
 def test_simulations_on_the_zoo_with_the_bound_launch_sizes(zm):
     fmt = SparseMatrix(sp.csr_array(zm.arrays, shape=zm.shape), format="bdia", device="cpu", max_fill=None).storage
     config = _config("bdia", fmt, {"block_threads": 32})
-    grid = grid_for(fmt.shape[0], 32, _props())
+    grid = grid_for(fmt.shape[0], 32, fake_props())
     x = np.random.default_rng(3).standard_normal(fmt.shape[1])
     want = reference.spmv(fmt, x)
     np.testing.assert_allclose(simulate_bdia(fmt, x, 32, config["piece_width"], grid)[0], want, rtol=1e-12, atol=1e-12)

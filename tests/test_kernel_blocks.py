@@ -11,16 +11,12 @@ from kernel_configs import KERNEL_CONFIGS
 
 from cocktail import SparseMatrix
 from cocktail.kernels import bcsr, blocks, get
-from cocktail.kernels.device import DeviceProps
 from cocktail.tuning import kernels as rules
 from cocktail.tuning import launch as launch_rules
+from oracle import fake_props
 
 NAMES = ("bcsr", "bell", "sbell")
 CLSPMV_SHAPES = ((1, 4), (2, 4), (4, 4), (8, 4), (1, 8), (2, 8), (4, 8), (8, 8), (2, 2), (3, 3))
-
-
-def _props():
-    return DeviceProps(0, "fake", 132, 1024, 2048, 49152, 232448, 2**31 - 1, 32, 50 << 20, (9, 0))
 
 
 def _storage(name, S=None, **params):
@@ -30,7 +26,7 @@ def _storage(name, S=None, **params):
 
 
 def _configure(name, storage, params=None):
-    return launch_rules.configure(get(name), storage, params or {}, _props())
+    return launch_rules.configure(get(name), storage, params or {}, fake_props())
 
 
 @pytest.mark.parametrize("name", NAMES)

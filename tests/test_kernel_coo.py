@@ -18,18 +18,14 @@ from cocktail.formats.coo import COO
 from cocktail.formats.csr import CSR
 from cocktail.formats.hyb import HYB
 from cocktail.kernels import get
-from cocktail.kernels.device import DeviceProps
 from cocktail.tuning import coo as coo_rules
 from cocktail.tuning import kernels as rules
 from cocktail.tuning import launch as launch_rules
+from oracle import fake_props
 
 WARP = 32
 LANES = np.arange(WARP)
 FULL = 0xFFFFFFFF
-
-
-def _props(sm_count=132, cc=(9, 0)):
-    return DeviceProps(0, "fake", sm_count, 1024, 2048, 49152, 232448, 2**31 - 1, 32, 50 << 20, cc)
 
 
 def _entries(lengths, n=64, seed=0):
@@ -98,7 +94,7 @@ def test_omega_accepts_numbers():
 
 
 def test_atomic_warps_use_flegar_anzt_rule():
-    props = _props()
+    props = fake_props()
     cores = rules.cores_per_sm(props.compute_capability)
     for nnz in (5 * 10 ** 4, 5 * 10 ** 5, 5 * 10 ** 6):
         omega = rules.coo_omega(nnz)
@@ -119,17 +115,17 @@ def _coo_of_size(nnz):
 
 @pytest.mark.parametrize("block", [32, 256, 1024, np.int64(64)])
 def test_block_threads_accepted(block):
-    assert launch_rules.block_threads("k", block, _props()) == int(block)
+    assert launch_rules.block_threads("k", block, fake_props()) == int(block)
 
 
 @pytest.mark.parametrize("block", [0, 48, 2048, -32, 64.0, True])
 def test_block_threads_refused(block):
     with pytest.raises(ValueError, match="k: block_threads must be"):
-        launch_rules.block_threads("k", block, _props())
+        launch_rules.block_threads("k", block, fake_props())
 
 
 def test_block_threads_default():
-    assert launch_rules.block_threads("k", None, _props()) == rules.BLOCK_THREADS
+    assert launch_rules.block_threads("k", None, fake_props()) == rules.BLOCK_THREADS
 
 
 # --- specs and beta scaling ------------------------------------------------------------------
@@ -162,13 +158,13 @@ def _hyb(lengths, **params):
 def test_hyb_parts_configured():
     # coo_atomic: its configuration needs no compiled kernel (coo_segmented's reads the occupancy).
     storage = _hyb([1, 5, 2, 9], ell_width=2)
-    config = launch_rules.configure(get("hyb"), storage, {"ldg": False, "coo_kernel": "coo_atomic"}, _props())
+    config = launch_rules.configure(get("hyb"), storage, {"ldg": False, "coo_kernel": "coo_atomic"}, fake_props())
     (ell, ell_config), (coo, coo_config) = config["parts"]["ell"], config["parts"]["coo"]
     assert ell.name == "ell" and ell_config["ldg"] is False and ell_config["block_threads"] == rules.BLOCK_THREADS
     assert coo.name == "coo_atomic" and coo_config["ldg"] is False
     assert coo_config["omega"] == rules.coo_omega(storage.coo.nnz)
     with pytest.raises(ValueError, match="hyb: coo_kernel must be a kernel for coo matrices"):
-        launch_rules.configure(get("hyb"), storage, {"coo_kernel": "ell"}, _props())
+        launch_rules.configure(get("hyb"), storage, {"coo_kernel": "ell"}, fake_props())
     assert launch_rules.user_view(config) == {"ldg": False, "coo_kernel": "coo_atomic"}
 
 
@@ -188,7 +184,7 @@ def test_hyb_launch_order_and_beta(lengths, expect_coo):
     storage = _hyb(lengths, ell_width=2)
     calls = []
     config = {"parts": {"ell": (_Part(calls, "ell"), {}), "coo": (_Part(calls, "coo"), {})}}
-    launches = get("hyb").bind(storage, config, _props())
+    launches = get("hyb").bind(storage, config, fake_props())
     assert calls[0] == ("ell", False)  # the ELL part applies beta
     if expect_coo:
         assert calls[1:] == [("coo", True)] and launches == ["ell", "coo"]  # accumulate: beta fixed at 1
@@ -333,4 +329,4 @@ def test_coo_part_fields_only():
     # The binders read row/col/data/shape: a HYB remainder is a plain COO.
     storage = _hyb([1, 5, 2, 9], ell_width=2)
     assert isinstance(storage.coo, COO) and storage.coo.row.shape[0] == 3 + 7
-    assert launch_rules.configure(get("coo_atomic"), storage.coo, {"omega": 4}, _props())["warps"] == 1
+    assert launch_rules.configure(get("coo_atomic"), storage.coo, {"omega": 4}, fake_props())["warps"] == 1

@@ -12,9 +12,9 @@ import pytest
 
 from cocktail.formats.csr import CSR
 from cocktail.kernels import csr_merge, csr_vector, get
-from cocktail.kernels.device import DeviceProps
 from cocktail.tuning import kernels as rules
 from cocktail.tuning import launch as launch_rules
+from oracle import fake_props
 
 WARP = 32
 
@@ -30,10 +30,6 @@ def _csr(lengths, n=50, seed=0):
     indptr = np.r_[0, np.cumsum(lengths)]
     order = np.lexsort((cols, rows))
     return CSR.from_arrays(vals[order], cols[order], indptr, (lengths.size, n))
-
-
-def _props(warp=32, max_block=1024):
-    return DeviceProps(0, "fake", 132, max_block, 2048, 49152, 232448, 2**31 - 1, warp, 50 << 20, (9, 0))
 
 
 # --- parameters ----------------------------------------------------------------------------------
@@ -53,7 +49,7 @@ def test_specs_registered_with_contract_parameters():
 
 
 def _config(name, lengths, params=None):
-    return launch_rules.configure(get(name), _csr(lengths), params or {}, _props())
+    return launch_rules.configure(get(name), _csr(lengths), params or {}, fake_props())
 
 
 def test_threads_per_row_rule():
@@ -75,12 +71,12 @@ def test_threads_per_row_refused(t):
 
 
 def test_block_threads_whole_warps():
-    assert launch_rules.block_threads("csr_vector", None, _props()) == rules.BLOCK_THREADS
+    assert launch_rules.block_threads("csr_vector", None, fake_props()) == rules.BLOCK_THREADS
     assert _config("csr_merge", [3], {"block_threads": 64})["block_threads"] == 64
     for name in ("csr_scalar", "csr_vector", "csr_merge", "dia", "ell"):
         for bad in (48, 2048, 0, True, 2.5):
             with pytest.raises(ValueError, match=f"{name}: block_threads must be"):
-                launch_rules.configure(get(name), _fmt_for(name), {"block_threads": bad}, _props())
+                launch_rules.configure(get(name), _fmt_for(name), {"block_threads": bad}, fake_props())
 
 
 def _fmt_for(name):
@@ -107,14 +103,14 @@ def test_items_per_thread():
 def test_configuration_is_complete():
     """Every configured value is concrete: no None is left for a product to resolve."""
     for name in ("csr_scalar", "csr_vector", "csr_merge", "dia", "ell"):
-        config = launch_rules.configure(get(name), _fmt_for(name), {}, _props())
+        config = launch_rules.configure(get(name), _fmt_for(name), {}, fake_props())
         assert None not in config.values(), (name, config)
         assert set(get(name).defaults) <= set(config)
 
 
 def test_wrong_format_or_parameter():
     with pytest.raises(ValueError, match="kernel 'ell' multiplies ell matrices, not 'csr'"):
-        launch_rules.configure(get("ell"), _csr([3]), {}, _props())
+        launch_rules.configure(get("ell"), _csr([3]), {}, fake_props())
     with pytest.raises(TypeError, match="has no parameter 'nope'"):
         _config("csr_scalar", [3], {"nope": 1})
 

@@ -13,6 +13,7 @@ import scipy.sparse as sp
 
 from cocktail.kernels.csr_stream import partition
 from cocktail.tuning.kernels import csr_stream_shape
+from oracle import fake_props
 
 
 def _replay(indptr, indices, data, x, item_row, item_nz, capacity):
@@ -101,12 +102,6 @@ def test_runs_fill_most_of_an_item_on_short_rows():
     assert fill > 0.85 * (1 - STREAM_OWN_ROW_SHARE)  # runs start every (1 - share) of an item
 
 
-def _props():
-    from cocktail.kernels.device import DeviceProps
-
-    return DeviceProps(0, "fake", 132, 1024, 2048, 49152, 232448, 2**31 - 1, 32, 50 << 20, (9, 0))
-
-
 def _storage():
     from cocktail.formats.csr import CSR
 
@@ -120,13 +115,13 @@ def test_configuration_resolves_the_rule_and_checks_each_parameter():
     from cocktail.tuning import launch
 
     spec = get("csr_stream")
-    config = launch.configure(spec, _storage(), {}, _props())
+    config = launch.configure(spec, _storage(), {}, fake_props())
     assert config["items_per_lane"] == rules.STREAM_ITEMS_PER_LANE and config["stream"] is True
     assert (config["own_row"], config["rows_per_item"]) == rules.csr_stream_shape(rules.STREAM_ITEMS_PER_LANE)
     with pytest.raises(ValueError, match="items_per_lane must be one of"):
-        launch.configure(spec, _storage(), {"items_per_lane": 3}, _props())
+        launch.configure(spec, _storage(), {"items_per_lane": 3}, fake_props())
     with pytest.raises(ValueError, match="stream must be True or False"):
-        launch.configure(spec, _storage(), {"stream": 1}, _props())
+        launch.configure(spec, _storage(), {"stream": 1}, fake_props())
     with pytest.raises(ValueError, match="shared memory"):  # 1024 threads x 16 float64 = 128 KiB
-        launch.configure(spec, _storage(), {"items_per_lane": 16, "block_threads": 1024}, _props())
+        launch.configure(spec, _storage(), {"items_per_lane": 16, "block_threads": 1024}, fake_props())
     assert len(spec.all_expressions()) == 2 * 2 * 3 * 2

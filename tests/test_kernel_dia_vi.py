@@ -19,14 +19,11 @@ from cocktail import SparseMatrix, reference
 from cocktail.formats.csr import CSR
 from cocktail.formats.dia_vi import DIAVI
 from cocktail.kernels import dia_vi, get
-from cocktail.kernels.device import DeviceProps, grid_for
+from cocktail.kernels.device import grid_for
 from cocktail.tuning import kernels as rules
 from cocktail.tuning import launch as launch_rules
 from oracle import few_values
-
-
-def _props(max_block=1024, shared=49152):
-    return DeviceProps(0, "fake", 132, max_block, 2048, shared, 232448, 2**31 - 1, 32, 50 << 20, (9, 0))
+from oracle import fake_props
 
 
 def _dia_vi(S, **params) -> DIAVI:
@@ -49,7 +46,7 @@ def _banded(m, n, offsets, seed=0):
 
 
 def _config(fmt, params=None, props=None):
-    return launch_rules.configure(get("dia_vi"), fmt, params or {}, props or _props())
+    return launch_rules.configure(get("dia_vi"), fmt, params or {}, props or fake_props())
 
 
 # --- registration and parameters -------------------------------------------------------------------
@@ -193,6 +190,6 @@ def test_simulation_on_the_zoo_with_the_bound_launch_sizes(zm):
     for align in (32, 1):
         fmt = SparseMatrix(S, format="dia_vi", device="cpu", max_fill=None, align=align).storage
         rows = _config(fmt, {"block_threads": 32})["rows_per_thread"]
-        grid = grid_for(-(-fmt.shape[0] // rows), 32, _props())  # as bind sizes it
+        grid = grid_for(-(-fmt.shape[0] // rows), 32, fake_props())  # as bind sizes it
         x = np.random.default_rng(3).standard_normal(fmt.shape[1])
         np.testing.assert_allclose(simulate(fmt, x, 32, rows, grid), reference.spmv(fmt, x), rtol=1e-12, atol=1e-12)

@@ -15,9 +15,9 @@ from cocktail import reference
 from cocktail.formats.csr import CSR
 from cocktail.formats.sell import SELL
 from cocktail.kernels import get, sell
-from cocktail.kernels.device import DeviceProps
 from cocktail.tuning import kernels as rules
 from cocktail.tuning import launch as launch_rules
+from oracle import fake_props
 
 WARP = 32
 
@@ -36,12 +36,8 @@ def _sell(lengths, n=40, seed=0, **params):
     return SELL.from_csr(_csr(lengths, n, seed), max_fill=None, **params)
 
 
-def _props():
-    return DeviceProps(0, "fake", 132, 1024, 2048, 49152, 232448, 2**31 - 1, 32, 50 << 20, (9, 0))
-
-
 def _config(fmt, params=None):
-    return launch_rules.configure(get("sell"), fmt, params or {}, _props())
+    return launch_rules.configure(get("sell"), fmt, params or {}, fake_props())
 
 
 # --- registry and parameters -------------------------------------------------------------------
