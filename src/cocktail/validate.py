@@ -161,8 +161,8 @@ def scalar(value, dtype: np.dtype, name: str):
             converted = dtype.type(value)
     except OverflowError:
         raise ValueError(f"{name} = {_short(value)} does not fit the matrix dtype {dtype.name}") from None
-    parts = (complex(value).real, complex(value).imag)
-    if all(np.isfinite(parts)) and not np.all(np.isfinite(converted)):
+    given = complex(value)
+    if np.isfinite(given) and not np.all(np.isfinite(converted)):
         largest = float(np.finfo(dtype).max)
         raise ValueError(f"{name} = {value!r} overflows the matrix dtype {dtype.name} (largest {largest:.4g})")
     return converted

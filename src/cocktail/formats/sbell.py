@@ -55,9 +55,9 @@ class SBELL(SparseFormat):
         params, r, c, blk = _blocks.begin(cls, csr, params)
         h = int_param(cls.name, "slice_height", params["slice_height"])
         xp = csr.xp
-        nslices = -(-blk.superrows // h)
-        _fill.check_padding(cls.name, "slice_height", h, nslices * h, blk.superrows, "superrows")
+        _fill.check_padding(cls.name, "slice_height", h, _fill.aligned(blk.superrows, h), blk.superrows, "superrows")
         widths = _fill.slice_widths(blk.counts(), h)
+        nslices = int(widths.shape[0])
         total = int(widths.sum()) * h
         _fill.check_fill(cls.name, _fill.sliced_slots(widths, blk.superrows, h) * r * c, csr, params["max_fill"])
         ptr = xp.zeros(nslices + 1, dtype=xp.int64)

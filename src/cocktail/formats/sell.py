@@ -13,7 +13,7 @@ from __future__ import annotations
 
 
 from .._xp import stable_argsort
-from ._fill import DEFAULT_MAX_FILL, check_fill, check_padding, sliced_slots, slice_widths
+from ._fill import DEFAULT_MAX_FILL, aligned, check_fill, check_padding, sliced_slots, slice_widths
 from .base import SparseFormat
 from .csr import CSR
 from ._params import int_param, max_fill_param, pointer_dtype
@@ -56,7 +56,7 @@ class SELL(SparseFormat):
         xp = csr.xp
         m = csr.shape[0]
         idt = csr.index_dtype
-        check_padding("sell", "slice_height", c, -(-m // c) * c, m, "rows")  # before slices are allocated
+        check_padding("sell", "slice_height", c, aligned(m, c), m, "rows")  # before slices are allocated
         lengths = csr.row_lengths().astype(xp.int64)
         perm = _permutation(xp, lengths, sigma)
         longest = slice_widths(lengths[perm], c)

@@ -12,13 +12,19 @@ def product(fmt, X):
     Only rows whose column ``i + offsets[d]`` lies inside the matrix are read; padding
     slots (``i >= rows``) and slots outside the matrix never are.
     """
+    return diagonal_axpys(fmt, X, lambda d, lo, hi: fmt.data[d, lo:hi])
+
+
+def diagonal_axpys(fmt, X, values):
+    """``Y[i] += values(d, lo, hi)[i - lo] * X[i + offsets[d]]`` for each stored diagonal ``d``, over the
+    rows ``lo <= i < hi`` whose column lies inside the matrix (``values`` gives those rows' values)."""
     xp = get_xp(X)
     m, n = fmt.shape
     Y = xp.zeros((m, X.shape[1]), dtype=fmt.dtype)
     for d, off in enumerate(to_numpy(fmt.offsets).tolist()):
         lo, hi = max(0, -off), min(m, n - off)
         if lo < hi:
-            Y[lo:hi] += fmt.data[d, lo:hi, None] * X[lo + off:hi + off]
+            Y[lo:hi] += values(d, lo, hi)[:, None] * X[lo + off:hi + off]
     return Y
 
 

@@ -1,7 +1,7 @@
 """Reference DIA-VI product: DIA's shifted, bounds-checked axpys with each slot's value decoded from the table."""
 
-from .._xp import get_xp, to_numpy
 from . import register
+from .dia import diagonal_axpys
 from .entries import Entries, diagonal_cells, flat, stored
 
 
@@ -12,14 +12,7 @@ def product(fmt, X):
     Only rows whose column ``i + offsets[d]`` lies inside the matrix are read; padding
     slots (``i >= rows``) and slots outside the matrix never are.
     """
-    xp = get_xp(X)
-    m, n = fmt.shape
-    Y = xp.zeros((m, X.shape[1]), dtype=fmt.dtype)
-    for d, off in enumerate(to_numpy(fmt.offsets).tolist()):
-        lo, hi = max(0, -off), min(m, n - off)
-        if lo < hi:
-            Y[lo:hi] += fmt.table[fmt.codes[d, lo:hi]][:, None] * X[lo + off:hi + off]
-    return Y
+    return diagonal_axpys(fmt, X, lambda d, lo, hi: fmt.table[fmt.codes[d, lo:hi]])
 
 
 def entries(fmt) -> list[Entries]:
