@@ -23,9 +23,23 @@ def pytest_configure(config):
 
 
 def pytest_collection_modifyitems(config, items):
+    _keep_shard(config, items)
     if cuda_available():
         return
     skip = pytest.mark.skip(reason="no CUDA GPU (CuPy missing or no device)")
     for item in items:
         if "gpu" in item.keywords:
             item.add_marker(skip)
+
+
+def _keep_shard(config, items):
+    """With ``COCKTAIL_SHARD=i/N``, keep every N-th test from the i-th (scripts/sanitize.sh runs N side by side)."""
+    shard = os.environ.get("COCKTAIL_SHARD")
+    if not shard:
+        return
+    index, count = (int(v) for v in shard.split("/"))
+    if not 0 <= index < count:
+        raise pytest.UsageError(f"COCKTAIL_SHARD={shard!r}: expected i/N with 0 <= i < N")
+    kept = [item for k, item in enumerate(items) if k % count == index]
+    config.hook.pytest_deselected(items=[item for k, item in enumerate(items) if k % count != index])
+    items[:] = kept
