@@ -217,3 +217,71 @@ def test_tall_matrix_csr_refused_before_any_format():
     assert list(results) == ["csr-build"]
     assert "3,000,000,000 x 3 CSR matrix with 4 entries" in results["csr-build"]
     assert "24.0 GB for its row pointers" in results["csr-build"]
+
+
+class _Plan:
+    """A stand-in plan: planning's fallback only needs its label."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def label(self, nnz=None):
+        return self.name
+
+
+def _too_big(needed, available=1_000):
+    return DeviceMemoryError("does not fit", needed=needed, available=available, device="cuda")
+
+
+def test_auto_falls_back_to_the_next_plan_that_fits():
+    from cocktail import planning
+
+    plans = [_Plan("ell"), _Plan("sell_t4"), _Plan("csr_vector")]
+    tried = []
+
+    def build(plan):
+        tried.append(plan.name)
+        if plan.name == "ell":
+            raise _too_big(25_600_000_000, 12_000_000_000)
+        return ("storage", plan.name)
+
+    plan, built, skipped = planning.first_that_fits(plans, build, lambda: pytest.fail("no last resort needed"))
+    assert plan is plans[1] and built == ("storage", "sell_t4") and tried == ["ell", "sell_t4"]
+    notice = planning.fallback_notice(skipped, plan, 100)
+    assert notice.startswith("fell back to sell_t4: 1 candidate plan(s) did not fit in GPU memory")
+    assert "ell needs 25.6 GB" in notice and "12.0 GB available" in notice
+
+
+def test_auto_ends_with_plain_csr_when_no_plan_fits():
+    from cocktail import planning
+
+    plans = [_Plan(f"p{i}") for i in range(5)]
+
+    def build(plan):
+        raise _too_big(10**10)
+
+    csr_plan = _Plan("csr_scalar")
+    plan, built, skipped = planning.first_that_fits(plans, build, lambda: (csr_plan, "csr storage"))
+    assert plan is csr_plan and built == "csr storage" and len(skipped) == 5
+    assert "and 2 more" in planning.fallback_notice(skipped, plan, 10)
+    assert planning.fallback_notice([], plan, 10) == ""
+
+
+def test_auto_propagates_when_even_csr_does_not_fit():
+    from cocktail import planning
+
+    def last_resort():
+        raise _too_big(10**12)
+
+    with pytest.raises(DeviceMemoryError):
+        planning.first_that_fits([_Plan("ell")], lambda p: (_ for _ in ()).throw(_too_big(10**11)), last_resort)
+
+
+def test_other_errors_are_not_taken_for_a_plan_that_does_not_fit():
+    from cocktail import planning
+
+    def build(plan):
+        raise ValueError("a real bug")
+
+    with pytest.raises(ValueError, match="a real bug"):
+        planning.first_that_fits([_Plan("ell")], build, lambda: pytest.fail("must not fall back"))
