@@ -8,7 +8,8 @@ Quick use::
 """
 
 from . import formats
-from .errors import CocktailError, CPUFallbackWarning, FormatFillError, FormatValuesError, MatrixFileError
+from .errors import (CocktailError, CPUFallbackWarning, DeviceMemoryError, FormatFillError, FormatValuesError,
+                     MatrixFileError)
 from .io import read_matrix, write_matrix
 from .matrix import SparseMatrix
 
@@ -21,6 +22,7 @@ __all__ = [
     "write_matrix",
     "CocktailError",
     "MatrixFileError",
+    "DeviceMemoryError",
     "FormatFillError",
     "FormatValuesError",
     "CPUFallbackWarning",

@@ -29,5 +29,19 @@ class FormatValuesError(CocktailError, ValueError):
     limit: int = 0
 
 
+class DeviceMemoryError(CocktailError, MemoryError):
+    """A matrix, or a format of it, does not fit in the memory of the device it is built on.
+
+    Raised before allocating when the need is known in advance, or in place of CuPy's
+    ``OutOfMemoryError`` (after returning the pool's free blocks to the driver, so the CUDA
+    context stays usable).  ``needed`` and ``available`` (bytes; ``available`` may be None when
+    the device cannot tell) and ``device`` (``"cpu"`` or ``"cuda"``) are attributes.
+    """
+
+    def __init__(self, message: str, needed: int = 0, available: int | None = None, device: str = "cpu"):
+        super().__init__(message)
+        self.needed, self.available, self.device = int(needed), available, device
+
+
 class CPUFallbackWarning(RuntimeWarning):
     """No CUDA GPU was found, so products run on the CPU reference executor."""

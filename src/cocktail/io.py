@@ -17,7 +17,7 @@ import numpy as np
 import scipy.io
 import scipy.sparse as sp
 
-from . import validate
+from . import _memory, validate
 from .errors import MatrixFileError
 
 MM_SUFFIXES = (".mtx", ".mtx.gz", ".mtx.bz2")
@@ -46,6 +46,13 @@ def read_matrix(path) -> sp.csr_array:
     Special files (FIFOs, devices, sockets) are refused without being opened, and a
     Matrix Market header that declares more entries than the file could hold is refused
     before anything is allocated.
+
+    The result is a CSR array, whose row pointers take ``rows + 1`` indices whatever the entry
+    count; a file whose matrix needs more host memory than is free (a 3e9 x 3e9 matrix with
+    three entries needs 24 GB of pointers) is refused with
+    :class:`~cocktail.errors.DeviceMemoryError` before the conversion allocates them.  Reading
+    such a file into a COO array instead would not help: any product with the matrix needs
+    ``x`` and ``y`` of ``cols`` and ``rows`` values, as large again.
     """
     path = Path(os.fspath(path))
     kind = _kind(path)
@@ -71,12 +78,25 @@ def read_matrix(path) -> sp.csr_array:
                               f"{_first_line(exc)})") from None
     except (OSError, ValueError, TypeError, KeyError, IndexError, EOFError, RuntimeError) as exc:
         raise MatrixFileError(f"'{path}' is not a readable {what} file: {_first_line(exc)}") from None
+    if sp.issparse(M) and M.format != "csr":
+        _require_csr_memory(path, M)
     M = sp.csr_array(M)
     if M.dtype.kind in "biu":
         M = M.astype(np.float64)
     elif M.dtype.kind not in "fc":
         raise MatrixFileError(f"'{path}' holds values of dtype {M.dtype}, which Cocktail cannot compute with")
     return M
+
+
+def _require_csr_memory(path: Path, M) -> None:
+    """Refuse the CSR conversion of ``M`` (a SciPy sparse matrix read from ``path``) when it does not fit in host memory."""
+    m, n = (int(v) for v in M.shape)
+    nnz = int(M.nnz)
+    index_size = 4 if max(m, n, nnz) <= validate.INT32_MAX else 8
+    value_size = 8 if M.dtype.kind in "biu" else M.dtype.itemsize
+    pointers, entries = _memory.csr_bytes(m, nnz, value_size, index_size)
+    _memory.require(f"'{path}': a {_memory.shape_text((m, n))} matrix with {nnz:,} entries",
+                    [("its CSR row pointers", pointers), ("its CSR entries", entries)], "cpu")
 
 
 def _first_line(exc: BaseException) -> str:

@@ -10,10 +10,11 @@ from __future__ import annotations
 import os
 import sys
 import warnings
+from typing import NamedTuple
 
 import numpy as np
 
-from . import executors, formats, kernels, validate
+from . import _memory, executors, formats, kernels, validate
 from ._device_arrays import as_device_array
 from ._xp import cuda_available, is_cupy_array, to_numpy
 from .bound import BoundProduct
@@ -72,6 +73,56 @@ def _source_arrays(S, shape):
     )
 
 
+class _InputFacts(NamedTuple):
+    """What the memory check needs of an input, read without converting it."""
+
+    shape: tuple
+    nnz: int
+    value_size: int
+    on_gpu: bool
+
+
+def _input_facts(S, shape):
+    """Shape, entry count, value size and whether ``S`` lives on the GPU; None for an input
+    :func:`_source_arrays` refuses.  Reads no array, so nothing O(rows) is built yet."""
+    if isinstance(S, SparseMatrix):
+        return _InputFacts(S.shape, S.nnz, S.dtype.itemsize, S.device == "cuda")
+    if isinstance(S, CSR):
+        return _InputFacts(S.shape, S.nnz, S.dtype.itemsize, is_cupy_array(S.data))
+    module = type(S).__module__
+    if module.startswith(("scipy.sparse", "cupyx.scipy.sparse")) and hasattr(S, "tocsr"):
+        dt = np.dtype(S.dtype)
+        return _InputFacts(tuple(int(v) for v in S.shape), int(S.nnz), dt.itemsize, module.startswith("cupyx"))
+    if isinstance(S, (tuple, list)) and len(S) == 3 and shape is not None:
+        data = S[0]
+        size = np.dtype(data.dtype).itemsize if hasattr(data, "dtype") else 8
+        return _InputFacts(validate.shape2d(shape), len(data), size, any(is_cupy_array(a) for a in S))
+    return None
+
+
+def _require_memory(facts: _InputFacts, dtype, index_dtype, device: str) -> None:
+    """Refuse, before anything is allocated, a matrix whose canonical CSR, ``x`` and ``y`` cannot fit on ``device``.
+
+    A product of an m x n matrix needs at least its CSR (m + 1 row pointers and the entries) and
+    ``x`` (n values) and ``y`` (m values); every format is built from that CSR.
+    """
+    m, n = facts.shape
+    value_size = facts.value_size
+    if dtype is not None:
+        try:
+            value_size = validate.value_dtype(dtype).itemsize
+        except TypeError:
+            pass  # the CSR build names the bad dtype
+    try:
+        index_size = validate.choose_index_dtype(max(m, n, facts.nnz), index_dtype).itemsize
+    except (TypeError, ValueError):
+        index_size = 8  # the CSR build names the bad index_dtype
+    pointers, entries = _memory.csr_bytes(m, facts.nnz, value_size, index_size)
+    _memory.require(f"a {_memory.shape_text(facts.shape)} matrix with {facts.nnz:,} entries",
+                    [("its CSR row pointers", pointers), ("its CSR entries", entries),
+                     ("x and y", (m + n) * value_size)], device)
+
+
 def _resolve_device(device, on_gpu: bool) -> str:
     if device is None:
         if on_gpu or cuda_available():
@@ -117,25 +168,45 @@ class SparseMatrix:
 
     def __init__(self, S, format="auto", device=None, *, executor=None, kernel=None, shape=None, dtype=None,
                  index_dtype=None, tune="model", **params):
+        facts = _input_facts(S, shape)
+        if facts is None:
+            _source_arrays(S, shape)  # raises the error that names what is wrong with the input
+        self.device = _resolve_device(device, facts.on_gpu)
+        if self.device == "cpu" and kernel is not None:
+            raise ValueError(f"kernel={kernel!r} needs device='cuda': kernels run on the GPU")
+        if tune not in ("model", "measure"):
+            raise ValueError(f"tune must be 'model' or 'measure', got {tune!r}")
+        if format != "auto" and tune != "model":
+            raise ValueError(f"tune={tune!r} applies to format='auto' only")
+        _require_memory(facts, dtype, index_dtype, self.device)
+        build = (lambda: self._build(S, shape, format, executor, kernel, dtype, index_dtype, tune, params))
+        if self.device == "cuda":
+            what = f"a {_memory.shape_text(facts.shape)} matrix with {facts.nnz:,} entries in format {format!r}"
+            _memory.gpu_build(what, build)
+        else:
+            build()
+        self._bind_operand_facts()
+
+    def _build(self, S, shape, format, executor, kernel, dtype, index_dtype, tune, params) -> None:
+        """The canonical CSR of ``S`` on the matrix's device, then its storage and executor.
+
+        The device arrays live only in this frame, so a build that runs out of GPU memory frees
+        them before ``_memory.gpu_build`` reports it.
+        """
         from .tuning.formats import format_params
 
         data, indices, indptr, shape = _source_arrays(S, shape)
-        on_gpu = any(is_cupy_array(a) for a in (data, indices, indptr))
-        self.device = _resolve_device(device, on_gpu)
         if self.device == "cuda":
             import cupy
 
             data, indices, indptr = (cupy.asarray(a) for a in (data, indices, indptr))
         else:
-            if kernel is not None:
-                raise ValueError(f"kernel={kernel!r} needs device='cuda': kernels run on the GPU")
             data, indices, indptr = (to_numpy(a) for a in (data, indices, indptr))
         csr = CSR.from_arrays(data, indices, indptr, shape, index_dtype=index_dtype, dtype=dtype)
+        del data, indices, indptr
         spec = kernels.get(kernel) if kernel is not None else None
         kernel_params = {k: params.pop(k) for k in list(params) if spec is not None and k in spec.defaults}
         self.auto = None  # planning.AutoReport when format="auto" ran the planner
-        if tune not in ("model", "measure"):
-            raise ValueError(f"tune must be 'model' or 'measure', got {tune!r}")
         if format == "auto":
             if params or kernel is not None:
                 raise TypeError("format='auto' picks its own format, kernel and parameters; "
@@ -144,16 +215,12 @@ class SparseMatrix:
                 from . import planning
 
                 self.storage, self._executor, self.auto = planning.choose(csr, tune)
-                self._bind_operand_facts()
                 return
             from .tuning.auto import choose_format
 
             format = choose_format(csr, device=self.device)
-        elif tune != "model":
-            raise ValueError(f"tune={tune!r} applies to format='auto' only")
         self.storage = formats.get(format).from_csr(csr, **format_params(format, csr.dtype, params))
         self._executor = executors.create(executor, self.storage, self.device, spec, kernel_params)
-        self._bind_operand_facts()
 
     def _plans(self, csr, executor) -> bool:
         """Whether ``format="auto"`` runs the planner: real values with entries, on the GPU, GPU kernels."""

@@ -18,9 +18,9 @@ import time
 import warnings
 from dataclasses import dataclass, field
 
-from . import executors, formats, kernels
+from . import _memory, executors, formats, kernels
 from .tuning import variants
-from .errors import FormatFillError, FormatValuesError
+from .errors import DeviceMemoryError, FormatFillError, FormatValuesError
 
 TUNE = ("model", "measure")
 #: Products per timed graph and timed replays of ``tune="measure"``.
@@ -68,6 +68,63 @@ def build(plan, csr, device: str = "cuda", guard: bool = False):
     return storage, executors.create(None, storage, device, chosen)
 
 
+def fitting_build(plan, csr, guard: bool = False):
+    """:func:`build` on the GPU, CuPy's out-of-memory turned into :class:`~cocktail.errors.DeviceMemoryError`
+    (the failed build's arrays released, so the next plan can be tried)."""
+    what = f"plan {plan.label(csr.nnz)} of a {_memory.shape_text(csr.shape)} matrix with {csr.nnz:,} entries"
+    return _memory.gpu_build(what, lambda: build(plan, csr, guard=guard))
+
+
+def first_that_fits(plans, build_plan, last_resort):
+    """``(plan, built, skipped)``: the first of ``plans`` (fastest predicted first) whose ``build_plan(plan)``
+    does not raise :class:`~cocktail.errors.DeviceMemoryError`.
+
+    ``skipped`` lists ``(plan, error)`` of those that did not fit.  When none fits, ``last_resort()``
+    gives ``(plan, built)`` (plain CSR); its own ``DeviceMemoryError`` propagates: nothing fits.
+    """
+    skipped = []
+    for plan in plans:
+        try:
+            return plan, build_plan(plan), skipped
+        except DeviceMemoryError as exc:
+            skipped.append((plan, exc))
+    plan, built = last_resort()
+    return plan, built, skipped
+
+
+def fallback_notice(skipped, chosen, nnz: int) -> str:
+    """The notice of a ``format="auto"`` that fell back: which plans did not fit, with bytes, and what it chose."""
+    if not skipped:
+        return ""
+    missed = "; ".join(f"{plan.label(nnz)} needs {_memory.size_text(exc.needed)}" for plan, exc in skipped[:3])
+    more = f" and {len(skipped) - 3} more" if len(skipped) > 3 else ""
+    free = skipped[-1][1].available
+    free_text = f"{_memory.size_text(free)} available" if free is not None else "free memory unknown"
+    return (f"fell back to {chosen.label(nnz)}: {len(skipped)} candidate plan(s) did not fit in GPU memory "
+            f"({missed}{more}; {free_text})")
+
+
+def _join(*notices: str) -> str:
+    return "; ".join(n for n in notices if n)
+
+
+def _plain_csr(csr):
+    """``(plan, (storage, executor))``: plain CSR with its default kernel, the last resort of a plan that does not fit."""
+    from .tuning.formats import format_params
+
+    storage = formats.get("csr").from_csr(csr, **format_params("csr", csr.dtype, {}))
+    executor = executors.create(None, storage, "cuda")
+    return _single_plan(csr, storage, executor), (storage, executor)
+
+
+def _single_plan(csr, storage, executor):
+    """A one-part plan describing ``storage`` run by ``executor`` (for a decision not made by the planner)."""
+    from .tuning import planner
+
+    variant = executor.kernel if executor.kernel in variants.keys() else "csr_scalar"
+    return planner.Plan((planner.Part(variant, ("rest",), csr.nnz, storage.stored_slots, 0.0),), 0.0)
+
+
 def _fallback(csr, notice: str):
     """The rule of :mod:`cocktail.tuning.auto` when there is no profile to plan with."""
     from .tuning import planner
@@ -77,10 +134,8 @@ def _fallback(csr, notice: str):
     name = choose_format(csr, device="cuda")
     storage = formats.get(name).from_csr(csr, **format_params(name, csr.dtype, {}))
     executor = executors.create(None, storage, "cuda")
-    variant = executor.kernel if executor.kernel in variants.keys() else "csr_scalar"
-    part = planner.Part(variant, ("rest",), csr.nnz, storage.stored_slots, 0.0)
     warnings.warn(notice, planner.PlannerNotice, stacklevel=4)
-    return storage, executor, AutoReport(planner.Plan((part,), 0.0), "model", notice=notice)
+    return storage, executor, AutoReport(_single_plan(csr, storage, executor), "model", notice=notice)
 
 
 def _time_us(executor, shape, dtype) -> float:
@@ -135,9 +190,9 @@ def choose(csr, tune: str = "model"):
         if cached is not None:
             t0 = time.perf_counter()
             try:
-                storage, executor = build(cached, csr, guard=True)
-            except (FormatFillError, FormatValuesError):
-                cached = None  # same fingerprint, another structure or other values: decide afresh
+                storage, executor = fitting_build(cached, csr, guard=True)
+            except (FormatFillError, FormatValuesError, DeviceMemoryError):
+                cached = None  # another structure, other values, or less free memory: decide afresh
             else:
                 report = AutoReport(cached, tune, cached=True, convert_s=time.perf_counter() - t0,
                                     notice=prof.notice)
@@ -149,21 +204,33 @@ def choose(csr, tune: str = "model"):
     report = AutoReport(planning.chosen, tune, planning, analysis_s=analysis, notice=prof.notice)
     if tune == "model":
         t0 = time.perf_counter()
-        storage, executor = build(planning.chosen, csr)
-        report.convert_s = time.perf_counter() - t0
+        plan, (storage, executor), skipped = first_that_fits(planning.candidates, lambda p: fitting_build(p, csr),
+                                                             lambda: _plain_csr(csr))
+        report.plan, report.convert_s = plan, time.perf_counter() - t0
+        report.notice = _join(report.notice, fallback_notice(skipped, plan, csr.nnz))
         return storage, executor, report
     t0 = time.perf_counter()
-    best = None
+    best, skipped = None, []
     for candidate in planning.to_measure():
         t1 = time.perf_counter()
-        built = build(candidate, csr)
+        try:
+            built = fitting_build(candidate, csr)
+        except DeviceMemoryError as exc:
+            skipped.append((candidate, exc))
+            continue
         convert = time.perf_counter() - t1
         candidate.measured_us = _time_us(built[1], csr.shape, csr.dtype)
         report.measured[candidate.detail()] = candidate.measured_us
         if best is None or candidate.measured_us < best[0].measured_us:
             best = (candidate, built)
             report.convert_s = convert
+    if best is None:  # no measured candidate fits: the first other candidate that does, else plain CSR
+        rest = [p for p in planning.candidates if all(p is not q for q, _ in skipped)]
+        plan, built, more = first_that_fits(rest, lambda p: fitting_build(p, csr), lambda: _plain_csr(csr))
+        best, skipped = (plan, built), skipped + more
     report.measure_s = time.perf_counter() - t0 - report.convert_s
     report.plan = best[0]
-    decisions.store(key, best[0])
+    report.notice = _join(report.notice, fallback_notice(skipped, best[0], csr.nnz))
+    if not skipped:  # a decision forced by free memory is not one to reuse for this structure
+        decisions.store(key, best[0])
     return best[1][0], best[1][1], report

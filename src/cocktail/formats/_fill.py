@@ -9,6 +9,7 @@ The kernels never read those arrays.
 from __future__ import annotations
 
 
+from .. import _memory
 from .._xp import get_xp
 from ..errors import FormatFillError
 
@@ -93,8 +94,11 @@ def fill_estimates(csr, width_rule=None) -> dict:
 
 
 def check_fill(name: str, slots: int, csr, max_fill) -> None:
-    """Refuse to build ``name`` when it would store more than ``max_fill`` slots per entry."""
+    """Refuse to build ``name`` when it would store more than ``max_fill`` slots per entry
+    (:class:`FormatFillError`), or more values than the device's free memory holds
+    (:class:`~cocktail.errors.DeviceMemoryError`, whatever ``max_fill``)."""
     if max_fill is None or slots <= max_fill * max(csr.nnz, 1):
+        require_slots(name, slots, csr)
         return
     fits = sorted((f, fmt) for fmt, f in fill_estimates(csr).items() if f <= max_fill and fmt != name)
     fit_text = ", ".join(f"{fmt} ({f:.2f})" for f, fmt in fits) or "none"
@@ -106,6 +110,13 @@ def check_fill(name: str, slots: int, csr, max_fill) -> None:
     error.fill = slots / max(csr.nnz, 1)
     error.max_fill = max_fill
     raise error
+
+
+def require_slots(name: str, slots: int, csr) -> None:
+    """Refuse, before allocating, a format whose ``slots`` values alone exceed the free memory of ``csr``'s device."""
+    _memory.require(f"format {name!r} of a {_memory.shape_text(csr.shape)} matrix with {csr.nnz:,} entries",
+                    [(f"its {int(slots):,} value slots", int(slots) * csr.dtype.itemsize)],
+                    _memory.device_of(csr.data))
 
 
 def check_padding(name: str, param: str, value: int, padded: int, unpadded: int, what: str) -> None:

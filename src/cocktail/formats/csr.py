@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import validate
+from .. import _memory, validate
 from .._xp import get_xp, pointers_from_ids, row_ids, scatter_add, stable_argsort
 from .base import SparseFormat
 
@@ -23,6 +23,14 @@ def _sorted_unique(rows, cols, ncols: int):
     if r.shape[0] > 1:
         first[1:] = (r[1:] != r[:-1]) | (c[1:] != c[:-1])
     return order, first
+
+
+def _index_size(largest: int, requested) -> int:
+    """Bytes per index the CSR will use, for the memory check (8 when ``requested`` is not yet validated)."""
+    try:
+        return validate.choose_index_dtype(largest, requested).itemsize
+    except (TypeError, ValueError):
+        return 8
 
 
 class CSR(SparseFormat):
@@ -44,6 +52,10 @@ class CSR(SparseFormat):
             dt = validate.value_dtype(dtype, "dtype")
             if hasattr(data, "astype"):
                 data = data.astype(dt)
+        if check and hasattr(data, "shape") and hasattr(data, "dtype"):
+            m, n = validate.shape2d(shape)
+            size = _index_size(max(m, n, int(data.shape[0])), index_dtype)
+            cls.require_memory((m, n), int(data.shape[0]), data.dtype.itemsize, size, _memory.device_of(data))
         if check:
             shape = validate.csr_arrays(data, indices, indptr, shape)
         m, n = shape
@@ -56,6 +68,7 @@ class CSR(SparseFormat):
         xp = get_xp(rows, cols, vals)
         m, n = shape
         idt = np.dtype(index_dtype)
+        cls.require_memory(shape, int(vals.shape[0]), vals.dtype.itemsize, idt.itemsize, _memory.device_of(vals))
         rows = rows.astype(xp.int64, copy=False)
         cols = cols.astype(xp.int64, copy=False)
         order, first = _sorted_unique(rows, cols, n)
@@ -71,6 +84,18 @@ class CSR(SparseFormat):
         indptr = pointers_from_ids(keep_rows, m, idt)
         return cls((m, n), data.dtype, idt, data.shape[0], {}, data=data,
                    indices=keep_cols.astype(idt), indptr=indptr)
+
+    @staticmethod
+    def require_memory(shape, nnz: int, value_size: int, index_size: int, device: str) -> None:
+        """Refuse, with :class:`~cocktail.errors.DeviceMemoryError` and before allocating, a CSR that
+        cannot fit in ``device``'s free memory: its ``rows + 1`` row pointers and ``nnz`` entries.
+
+        The row pointers make a CSR O(rows) whatever its entry count (a 3e9 x 3e9 matrix with three
+        entries needs 24 GB of int64 pointers); a product of it needs O(rows) for ``y`` anyway.
+        """
+        pointers, entries = _memory.csr_bytes(shape[0], nnz, value_size, index_size)
+        _memory.require(f"a {_memory.shape_text(shape)} CSR matrix with {int(nnz):,} entries",
+                        [("its row pointers", pointers), ("its entries", entries)], device)
 
     @classmethod
     def from_csr(cls, csr, **params):

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _memory
 from .._xp import get_xp, row_ids, stable_argsort, to_numpy
 from ._fill import DEFAULT_MAX_FILL, check_fill
 from ._params import int_param, max_fill_param, pointer_dtype
@@ -106,6 +107,22 @@ def pack_lanes(counts, packet_ptr, pkt_of_pos, lanes: int):
     return lane, start, width
 
 
+#: int64 arrays of one entry per vertex that a build holds besides ``perm``: positions, packet of
+#: each position, inside-entry counts, lanes and lane starts.
+_VERTEX_WORK_ARRAYS = 5
+
+
+def _require_vertices(csr, nv: int) -> None:
+    """Refuse, before partitioning, a matrix whose ``max(m, n)`` vertices do not fit in free memory.
+
+    PKT permutes every vertex, so it is O(max(m, n)) whatever the entry count (a 3 x 3e9 matrix
+    needs 24 GB for ``perm`` alone); so is the ``x`` of any product of that matrix.
+    """
+    _memory.require(f"format 'pkt' of a {_memory.shape_text(csr.shape)} matrix with {csr.nnz:,} entries",
+                    [(f"its permutation of max(rows, cols) = {nv:,} vertices", nv * csr.index_dtype.itemsize),
+                     ("per-vertex work arrays", nv * 8 * _VERTEX_WORK_ARRAYS)], _memory.device_of(csr.data))
+
+
 class PKT(SparseFormat):
     """Packets of the vertex partition plus a COO remainder (Bell & Garland §3.6).
 
@@ -136,6 +153,7 @@ class PKT(SparseFormat):
         xp = csr.xp
         idt = csr.index_dtype
         nv = max(csr.shape)
+        _require_vertices(csr, nv)
         perm, packet_ptr = partition(csr, budget, params["partitioner"])
         npk = packet_ptr.shape[0] - 1
         pos = xp.empty(nv, dtype=xp.int64)

@@ -33,7 +33,8 @@ __device__ __forceinline__ long long csr_merge_search(const long long diagonal, 
 }
 
 // blockDim.x must be a multiple of 32; needs (blockDim.x + 1) * sizeof(I) bytes of dynamic shared memory.
-// Launched with no grid-stride loop: every thread of every block takes part in the block scan.
+// Every thread of a block takes part in each merge block's scan; a block takes merge blocks
+// blockIdx.x, blockIdx.x + gridDim.x, ... so the grid may be smaller than their number.
 template <typename T, typename I>
 __global__ void csr_merge(const I m,
                           const I nnz,
@@ -56,72 +57,80 @@ __global__ void csr_merge(const I m,
     const int lane = threadIdx.x % WARP;
     const int warp = threadIdx.x / WARP;
     const long long total = (long long)m + nnz;
-    const long long thread = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    const long long d0 = min(thread * items_per_thread, total);
-    const long long d1 = min(d0 + items_per_thread, total);  // == the next thread's d0
+    // A block-stride loop over the merge blocks (one carry each): the grid is capped at the device's
+    // limit, so a matrix with more blocks than gridDim.x can hold still runs; the loop is
+    // block-uniform, so every thread reaches each __syncthreads.
+    const long long per_block = items_per_thread * blockDim.x;
+    const long long merge_blocks = total > 0 ? (total + per_block - 1) / per_block : 1;
+    for (long long merge_block = blockIdx.x; merge_block < merge_blocks; merge_block += gridDim.x) {
+        __syncthreads();  // the previous merge block's reads of start_row, warp_row and warp_run are done
+        const long long thread = merge_block * blockDim.x + threadIdx.x;
+        const long long d0 = min(thread * items_per_thread, total);
+        const long long d1 = min(d0 + items_per_thread, total);  // == the next thread's d0
 
-    start_row[threadIdx.x] = (I)csr_merge_search(d0, m, nnz, indptr);
-    if (threadIdx.x == blockDim.x - 1) {
-        start_row[blockDim.x] = (I)csr_merge_search(d1, m, nnz, indptr);
-    }
-    __syncthreads();
-    const I x0 = start_row[threadIdx.x];      // first row end of the share
-    const I x1 = start_row[threadIdx.x + 1];  // first row end after it: the carry row
-    const I y1 = (I)(d1 - x1);
-    I j = (I)(d0 - x0);                       // next nonzero
-
-    // Row x0 may have begun before this share: its sum waits for the block scan.
-    T head = T(0);
-    if (x0 < x1) {
-        for (const I end = indptr[x0 + 1]; j < end; ++j) {
-            head += data[j] * load_x(x, indices[j]);
+        start_row[threadIdx.x] = (I)csr_merge_search(d0, m, nnz, indptr);
+        if (threadIdx.x == blockDim.x - 1) {
+            start_row[blockDim.x] = (I)csr_merge_search(d1, m, nnz, indptr);
         }
-        for (I row = x0 + 1; row < x1; ++row) {
-            T sum = T(0);
-            for (const I end = indptr[row + 1]; j < end; ++j) {
-                sum += data[j] * load_x(x, indices[j]);
+        __syncthreads();
+        const I x0 = start_row[threadIdx.x];      // first row end of the share
+        const I x1 = start_row[threadIdx.x + 1];  // first row end after it: the carry row
+        const I y1 = (I)(d1 - x1);
+        I j = (I)(d0 - x0);                       // next nonzero
+
+        // Row x0 may have begun before this share: its sum waits for the block scan.
+        T head = T(0);
+        if (x0 < x1) {
+            for (const I end = indptr[x0 + 1]; j < end; ++j) {
+                head += data[j] * load_x(x, indices[j]);
             }
-            store_y(y, row, sum, alpha, beta);
+            for (I row = x0 + 1; row < x1; ++row) {
+                T sum = T(0);
+                for (const I end = indptr[row + 1]; j < end; ++j) {
+                    sum += data[j] * load_x(x, indices[j]);
+                }
+                store_y(y, row, sum, alpha, beta);
+            }
         }
-    }
-    T carry = T(0);
-    for (; j < y1; ++j) {
-        carry += data[j] * load_x(x, indices[j]);
-    }
+        T carry = T(0);
+        for (; j < y1; ++j) {
+            carry += data[j] * load_x(x, indices[j]);
+        }
 
-    // In-warp inclusive segmented scan of the carries, keyed on x1 (Hillis-Steele; keys sorted,
-    // so a lane with the same key `offset` lanes back means the whole window shares it).
-    T run = carry;
-    for (int offset = 1; offset < WARP; offset *= 2) {
-        const T v = __shfl_up_sync(COCKTAIL_FULL_MASK, run, offset);
-        const I r = __shfl_up_sync(COCKTAIL_FULL_MASK, x1, offset);
-        if (lane >= offset && r == x1) {
-            run += v;
+        // In-warp inclusive segmented scan of the carries, keyed on x1 (Hillis-Steele; keys sorted,
+        // so a lane with the same key `offset` lanes back means the whole window shares it).
+        T run = carry;
+        for (int offset = 1; offset < WARP; offset *= 2) {
+            const T v = __shfl_up_sync(COCKTAIL_FULL_MASK, run, offset);
+            const I r = __shfl_up_sync(COCKTAIL_FULL_MASK, x1, offset);
+            if (lane >= offset && r == x1) {
+                run += v;
+            }
         }
-    }
-    const T run_before = __shfl_up_sync(COCKTAIL_FULL_MASK, run, 1);  // lane - 1's run, keyed x1(lane-1) == x0
-    if (lane == WARP - 1) {
-        warp_row[warp] = x1;
-        warp_run[warp] = run;
-    }
-    __syncthreads();
+        const T run_before = __shfl_up_sync(COCKTAIL_FULL_MASK, run, 1);  // lane - 1's run, keyed x1(lane-1) == x0
+        if (lane == WARP - 1) {
+            warp_row[warp] = x1;
+            warp_run[warp] = run;
+        }
+        __syncthreads();
 
-    if (x0 < x1) {
-        // Carries for row x0 from earlier threads of the block: this warp's, then earlier warps'
-        // while their last lane still carries x0 (sorted keys: the first other key ends the run).
-        T prefix = lane > 0 ? run_before : T(0);
-        for (int w = warp - 1; w >= 0 && warp_row[w] == x0; --w) {
-            prefix += warp_run[w];
+        if (x0 < x1) {
+            // Carries for row x0 from earlier threads of the block: this warp's, then earlier warps'
+            // while their last lane still carries x0 (sorted keys: the first other key ends the run).
+            T prefix = lane > 0 ? run_before : T(0);
+            for (int w = warp - 1; w >= 0 && warp_row[w] == x0; --w) {
+                prefix += warp_run[w];
+            }
+            store_y(y, x0, prefix + head, alpha, beta);
         }
-        store_y(y, x0, prefix + head, alpha, beta);
-    }
-    if (threadIdx.x == blockDim.x - 1) {
-        T out = run;
-        for (int w = warp - 1; w >= 0 && warp_row[w] == x1; --w) {
-            out += warp_run[w];
+        if (threadIdx.x == blockDim.x - 1) {
+            T out = run;
+            for (int w = warp - 1; w >= 0 && warp_row[w] == x1; --w) {
+                out += warp_run[w];
+            }
+            carry_row[merge_block] = x1;  // == m when nothing is left to carry
+            carry_val[merge_block] = out;
         }
-        carry_row[blockIdx.x] = x1;  // == m when nothing is left to carry
-        carry_val[blockIdx.x] = out;
     }
 }
 

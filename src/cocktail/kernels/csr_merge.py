@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .device import grid_for
+from .device import capped_grid, grid_for
 from .launch import ALPHA, X, Y, Launch, beta_arg
 from .spec import KernelSpec, type_names
 
@@ -22,7 +22,8 @@ def merge_grid(m: int, nnz: int, items: int, block: int) -> tuple[int, int]:
 def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
     """The merge-path pass, then (with more than one block) the fix-up of rows spanning blocks.
 
-    The per-block carry buffers are allocated here, once.
+    The per-block carry buffers are allocated here, once.  A grid past the device limit is capped:
+    the kernel's blocks loop over the merge blocks.
     """
     import cupy
 
@@ -32,7 +33,7 @@ def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
     carry_row, carry_val = cupy.empty(blocks, dtype=fmt.index_dtype), cupy.empty(blocks, dtype=fmt.dtype)
     main_expr, fixup_expr = _expressions(*type_names(fmt))
     I = fmt.index_dtype.type
-    main = Launch(SPEC.compiled(main_expr, config["ldg"], props.id), blocks, block,
+    main = Launch(SPEC.compiled(main_expr, config["ldg"], props.id), capped_grid(blocks, props), block,
                   (I(m), I(nnz), np.int64(items), fmt.indptr, fmt.indices, fmt.data, X, Y, ALPHA,
                    beta_arg(fmt, accumulate), carry_row, carry_val),
                   fmt.dtype, shared_mem=(block + 1) * fmt.index_dtype.itemsize)

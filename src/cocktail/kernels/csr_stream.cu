@@ -44,88 +44,93 @@ __global__ void csr_stream(const long long n_items,
     const int lane = threadIdx.x % WARP;
     const int warp_in_block = threadIdx.x / WARP;
     T* products = reinterpret_cast<T*>(csr_stream_shared) + warp_in_block * CAP;
-    const long long item = (long long)blockIdx.x * (blockDim.x / WARP) + warp_in_block;
-    if (item >= n_items) {
-        return;  // whole warp: nothing below synchronises beyond the warp
-    }
-    const long long r0 = item_row[item];
-    const long long r1 = item_row[item + 1];
-    const long long z0 = item_nz[item];
-    const long long z1 = item_nz[item + 1];
-    const long long row_start = indptr[r0];
+    // A warp-stride loop over the items: the grid is capped at the device's limit, so a matrix with
+    // more items than gridDim.x can hold warps still runs (one pass per warp for every smaller one).
+    // The early exits are warp-uniform (one item per warp), so nothing synchronises beyond the warp.
+    const long long warps_per_block = blockDim.x / WARP;
+    const long long warp_stride = (long long)gridDim.x * warps_per_block;
+    for (long long item = (long long)blockIdx.x * warps_per_block + warp_in_block; item < n_items;
+         item += warp_stride) {
+        __syncwarp();  // the previous item's reads of products end before they are overwritten
+        const long long r0 = item_row[item];
+        const long long r1 = item_row[item + 1];
+        const long long z0 = item_nz[item];
+        const long long z1 = item_nz[item + 1];
+        const long long row_start = indptr[r0];
 
-#pragma unroll
-    for (int k = 0; k < ITEMS; ++k) {
-        const long long j = z0 + k * WARP + lane;
-        T v = T(0);
-        if (j < z1) {
-            v = load_matrix<STREAM>(data + j) * load_x(x, load_matrix<STREAM>(indices + j));
-        }
-        products[k * WARP + lane] = v;
-    }
-    __syncwarp();
-
-    if (r1 == r0 || z0 != row_start) {  // a piece of a long row
-        T v = T(0);
 #pragma unroll
         for (int k = 0; k < ITEMS; ++k) {
-            v += products[k * WARP + lane];
-        }
-        v = group_sum(v, WARP);
-        const long long first = item - (z0 - row_start) / CAP;
-        const long long pieces = ((long long)indptr[r0 + 1] - row_start + CAP - 1) / CAP;
-        unsigned int finisher = 0;
-        if (lane == 0) {
-            partial[item] = v;
-            __threadfence();  // the piece's sum is visible before its ticket
-            // atomicInc wraps the ticket back to 0 on the last piece: ready for the next product
-            // without a separate reset, and self-healing if products ever overlapped.
-            finisher = atomicInc(ticket + first, (unsigned int)(pieces - 1)) == (unsigned int)(pieces - 1);
-            __threadfence();  // the other pieces' sums are read after the ticket
-        }
-        if (!__shfl_sync(COCKTAIL_FULL_MASK, finisher, 0)) {
-            return;
+            const long long j = z0 + k * WARP + lane;
+            T v = T(0);
+            if (j < z1) {
+                v = load_matrix<STREAM>(data + j) * load_x(x, load_matrix<STREAM>(indices + j));
+            }
+            products[k * WARP + lane] = v;
         }
         __syncwarp();
-        T sum = T(0);
-        for (long long p = lane; p < pieces; p += WARP) {
-            sum += __ldcg(partial + first + p);  // from L2: other SMs wrote them
-        }
-        sum = group_sum(sum, WARP);
-        if (lane == 0) {
-            store_y(y, r0, sum, alpha, beta);
-        }
-        return;
-    }
 
-    const long long rows = r1 - r0;
-    if (rows <= WARP) {
-        int width = WARP;  // lanes per row: rows * width <= 32
-        while ((long long)width * rows > WARP) {
-            width >>= 1;
+        if (r1 == r0 || z0 != row_start) {  // a piece of a long row
+            T v = T(0);
+#pragma unroll
+            for (int k = 0; k < ITEMS; ++k) {
+                v += products[k * WARP + lane];
+            }
+            v = group_sum(v, WARP);
+            const long long first = item - (z0 - row_start) / CAP;
+            const long long pieces = ((long long)indptr[r0 + 1] - row_start + CAP - 1) / CAP;
+            unsigned int finisher = 0;
+            if (lane == 0) {
+                partial[item] = v;
+                __threadfence();  // the piece's sum is visible before its ticket
+                // atomicInc wraps the ticket back to 0 on the last piece: ready for the next product
+                // without a separate reset, and self-healing if products ever overlapped.
+                finisher = atomicInc(ticket + first, (unsigned int)(pieces - 1)) == (unsigned int)(pieces - 1);
+                __threadfence();  // the other pieces' sums are read after the ticket
+            }
+            if (!__shfl_sync(COCKTAIL_FULL_MASK, finisher, 0)) {
+                continue;
+            }
+            __syncwarp();
+            T sum = T(0);
+            for (long long p = lane; p < pieces; p += WARP) {
+                sum += __ldcg(partial + first + p);  // from L2: other SMs wrote them
+            }
+            sum = group_sum(sum, WARP);
+            if (lane == 0) {
+                store_y(y, r0, sum, alpha, beta);
+            }
+            continue;
         }
-        const int group = lane / width;
-        const int sub = lane % width;
-        const long long row = r0 + group;
-        T v = T(0);
-        if (group < rows) {
+
+        const long long rows = r1 - r0;
+        if (rows <= WARP) {
+            int width = WARP;  // lanes per row: rows * width <= 32
+            while ((long long)width * rows > WARP) {
+                width >>= 1;
+            }
+            const int group = lane / width;
+            const int sub = lane % width;
+            const long long row = r0 + group;
+            T v = T(0);
+            if (group < rows) {
+                const long long end = (long long)indptr[row + 1] - z0;
+                for (long long j = (long long)indptr[row] - z0 + sub; j < end; j += width) {
+                    v += products[j];
+                }
+            }
+            v = group_sum(v, width);
+            if (sub == 0 && group < rows) {
+                store_y(y, row, v, alpha, beta);
+            }
+            continue;
+        }
+        for (long long row = r0 + lane; row < r1; row += WARP) {
+            T v = T(0);
             const long long end = (long long)indptr[row + 1] - z0;
-            for (long long j = (long long)indptr[row] - z0 + sub; j < end; j += width) {
+            for (long long j = (long long)indptr[row] - z0; j < end; ++j) {
                 v += products[j];
             }
-        }
-        v = group_sum(v, width);
-        if (sub == 0 && group < rows) {
             store_y(y, row, v, alpha, beta);
         }
-        return;
-    }
-    for (long long row = r0 + lane; row < r1; row += WARP) {
-        T v = T(0);
-        const long long end = (long long)indptr[row + 1] - z0;
-        for (long long j = (long long)indptr[row] - z0; j < end; ++j) {
-            v += products[j];
-        }
-        store_y(y, row, v, alpha, beta);
     }
 }

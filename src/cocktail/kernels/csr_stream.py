@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .device import WARP_SIZE
+from .device import WARP_SIZE, capped_grid
 from .launch import ALPHA, X, Y, Launch, beta_arg
 from .spec import KernelSpec, type_names
 
@@ -63,6 +63,12 @@ def partition(indptr, capacity: int, own_row: int, rows_per_item: int):
     return item_row.astype(indptr.dtype), item_nz.astype(indptr.dtype)
 
 
+def stream_grid(n_items: int, block: int, props) -> int:
+    """Blocks of ``block`` threads for one warp per item, capped at the device's grid limit (the kernel's
+    warps loop over the items, so a capped grid still covers them all)."""
+    return capped_grid(-(-int(n_items) // (block // WARP_SIZE)), props)
+
+
 def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
     """One warp per item; the items, the piece sums and the tickets are allocated here, once."""
     import cupy
@@ -77,7 +83,7 @@ def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
     fn = SPEC.compiled(expression(*type_names(fmt), k, config["stream"]), config["ldg"], props.id)
     args = (np.int64(n_items), item_row, item_nz, fmt.indptr, fmt.indices, fmt.data, X, Y, ALPHA,
             beta_arg(fmt, accumulate), partial, ticket)
-    return [Launch(fn, max(1, -(-n_items // warps)), block, args, fmt.dtype,
+    return [Launch(fn, stream_grid(n_items, block, props), block, args, fmt.dtype,
                    shared_mem=warps * capacity * fmt.dtype.itemsize)]
 
 

@@ -58,7 +58,14 @@ def current() -> DeviceProps:
 def grid_for(items: int, block: int, props: DeviceProps, blocks_per_sm: int | None = None) -> int:
     """Blocks for a grid-stride loop over ``items``: enough to fill every SM, no more than needed."""
     resident = props.sm_count * (blocks_per_sm or max(1, props.max_threads_per_sm // block))
-    return max(1, min(-(-items // block), resident))
+    return capped_grid(min(-(-items // block), resident), props)
+
+
+def capped_grid(blocks: int, props: DeviceProps) -> int:
+    """``blocks``, at least 1 and at most the device's ``gridDim.x`` limit: the grid of a kernel whose
+    blocks loop over ``blocks`` units of work (block-, warp- or grid-stride), so a larger count is split
+    into passes rather than launched past the limit."""
+    return max(1, min(int(blocks), props.max_grid_x))
 
 
 def blocks_per_sm(function, block: int, shared_mem: int = 0) -> int:

@@ -45,6 +45,9 @@ def _fixed(value):
                     "NumPy scalar (the kernel's C type must be explicit)")
 
 
+#: The most blocks ``gridDim.x`` may have on every GPU Cocktail runs on (compute capability 3.0 on).
+MAX_GRID_X = 2**31 - 1
+
 #: ``CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK``: the most threads a block of a compiled function may have.
 _MAX_THREADS_PER_BLOCK = 0
 
@@ -72,12 +75,15 @@ class Launch:
                  "_alpha", "_beta", "_storage", "_launch")
 
     def __init__(self, function, grid: int, block: int, args, scalar_dtype, shared_mem: int = 0):
-        from cupy.cuda import driver
-
         self.function = function
         self.grid, self.block, self.shared_mem = int(grid), int(block), int(shared_mem)
         if self.grid < 1 or self.block < 1:
             raise ValueError(f"launch of {function!r}: grid {grid} and block {block} must be positive")
+        if self.grid > MAX_GRID_X:  # binders cap their grids; this names a launch that would wrap
+            raise ValueError(f"launch of {function!r}: grid {self.grid:,} exceeds the {MAX_GRID_X:,} blocks "
+                             "gridDim.x may have")
+        from cupy.cuda import driver
+
         self.args = tuple(args)
         scalar = _CTYPES[np.dtype(scalar_dtype)]
         self._x, self._y = ctypes.c_void_p(0), ctypes.c_void_p(0)
