@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import bz2
 import gzip
+import io
 import re
 from pathlib import Path
 from typing import NamedTuple
@@ -243,7 +244,7 @@ class Body:
             self._check_spelled_values()
         tokens, want = self._count_tokens(), self.header.tokens * self.header.entries
         if tokens != want or (self.header.entries and not self.header.tokens):
-            self._refuse_counts()
+            self.refuse_counts()
 
     def _count_tokens(self) -> int:
         space = np.frombuffer(self.classes, np.uint8, offset=self.start) == 0
@@ -286,12 +287,13 @@ class Body:
                 if not word.isdigit() and not _is_number(word, k >= first_value):
                     raise self.error(index, f"{word.decode('ascii', 'replace')!r} is not a number")
 
-    def _refuse_counts(self):
+    def refuse_counts(self):
+        """Raise for the first line with a wrong number of fields, or for the wrong number of entry lines."""
         counts, want = self._line_tokens, self.header.tokens
         wrong = np.flatnonzero((counts != 0) & (counts != want))
         if wrong.size:
             h = self.header
-            raise self.error(wrong[0], f"{counts[wrong[0]]} fields, but each line of a {h.layout} {h.field} file has {want}")
+            raise self.error(wrong[0], f"{counts[wrong[0]]} fields, but this {h.layout} {h.field} file has {want} on each line")
         lines = np.flatnonzero(counts)
         declared = self.header.entries
         if lines.size > declared:
@@ -325,38 +327,49 @@ def _is_number(word: bytes, value: bool) -> bool:
 # Parsing and the checks on the parsed entries
 
 
-class _Stream:
-    """A ``read``-only stream over byte pieces, so SciPy parses without a joined copy of the file."""
+class _Pieces(io.RawIOBase):
+    """A raw stream over byte pieces, so SciPy parses without a joined copy of the file.
+
+    SciPy reads 1 KiB at a time: wrapped in ``io.BufferedReader`` those reads stay in C.
+    """
 
     def __init__(self, *pieces):
-        self._pieces = [memoryview(p) for p in pieces if len(p)]
+        super().__init__()
+        self._pieces = [memoryview(p).cast("B") for p in pieces if len(p)]
 
-    def read(self, size: int = -1) -> bytes:
-        """Up to ``size`` bytes (all that is left for a negative size)."""
-        out = []
-        while self._pieces and size != 0:
-            piece = self._pieces[0]
-            take = len(piece) if size < 0 else min(size, len(piece))
-            out.append(piece[:take].tobytes())
-            self._pieces[0] = piece[take:]
-            if take == len(piece):
-                self._pieces.pop(0)
-            size -= take if size > 0 else 0
-        return b"".join(out)
+    def readable(self) -> bool:
+        """Always True."""
+        return True
+
+    def readinto(self, b) -> int:
+        """Copy the next bytes into ``b``; 0 at the end."""
+        if not self._pieces:
+            return 0
+        piece = self._pieces[0]
+        n = min(len(b), len(piece))
+        b[:n] = piece[:n]
+        if n == len(piece):
+            self._pieces.pop(0)
+        else:
+            self._pieces[0] = piece[n:]
+        return n
 
 
-def _scipy_read(buf: bytes, header: Header, path):
+def _scipy_read(buf: bytes, body: Body):
     """SciPy's parse of ``buf`` under a canonical banner (raw triplets for coordinate files)."""
+    header, path = body.header, body.path
     field = "real" if header.field == "double" else header.field
     symmetry = "general" if header.layout == "coordinate" else header.symmetry
     banner = f"%%MatrixMarket matrix {header.layout} {field} {symmetry}\n".encode()
     try:
-        return scipy.io.mmread(_Stream(banner, memoryview(buf)[header.banner_end:]), spmatrix=False)
+        return scipy.io.mmread(io.BufferedReader(_Pieces(banner, memoryview(buf)[header.banner_end:]), 1 << 20),
+                              spmatrix=False)
     except (ValueError, OverflowError) as exc:
         text = str(exc).strip().rstrip(".")
         found = re.match(r"Line (\d+): (.*)", text)
         if found:
             raise _error(path, int(found.group(1)), found.group(2)[:1].lower() + found.group(2)[1:]) from None
+        body.refuse_counts()  # the right number of fields, but not one entry a line
         raise MatrixFileError(f"'{path}' is not a readable Matrix Market file: {text}") from None
 
 
@@ -412,7 +425,7 @@ def read(path: Path):
         buf = blank_comments(buf, header.body_start)
     body = Body(buf, header, path)
     body.check()
-    parsed = _scipy_read(buf, header, path)
+    parsed = _scipy_read(buf, body)
     if header.layout == "array":
         _check_overflow(parsed, body)
         return parsed
