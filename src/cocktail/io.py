@@ -17,7 +17,7 @@ import numpy as np
 import scipy.io
 import scipy.sparse as sp
 
-from . import _memory, validate
+from . import _memory, mmcheck, validate
 from .errors import MatrixFileError
 
 MM_SUFFIXES = (".mtx", ".mtx.gz", ".mtx.bz2")
@@ -40,8 +40,10 @@ def read_matrix(path) -> sp.csr_array:
     """Read a sparse matrix file into a ``scipy.sparse.csr_array``.
 
     Matrix Market files of every field and symmetry (general, symmetric, skew-symmetric,
-    hermitian, pattern) are read through ``scipy.io.mmread`` and expanded to their full
-    pattern.  Pattern and integer matrices become float64.  ``.npz`` files are read without
+    hermitian, pattern) are checked strictly (:mod:`cocktail.mmcheck`: an entry above the
+    diagonal of a symmetric file, a non-integer in an integer file, an extra field, a wrong
+    entry count or a value that overflows is refused naming the line), parsed by SciPy and
+    expanded to their full pattern.  Pattern and integer matrices become float64.  ``.npz`` files are read without
     unpickling and their arrays checked like any other input (CSR, CSC and COO layouts).
     Special files (FIFOs, devices, sockets) are refused without being opened, and a
     Matrix Market header that declares more entries than the file could hold is refused
@@ -69,8 +71,7 @@ def read_matrix(path) -> sp.csr_array:
         if kind == "npz":
             M = _read_npz(path)
         else:
-            _check_mtx_header(path)
-            M = scipy.io.mmread(path)
+            M = mmcheck.read(path)
     except MatrixFileError:
         raise
     except (MemoryError, OverflowError) as exc:
@@ -102,45 +103,6 @@ def _require_csr_memory(path: Path, M) -> None:
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip()
     return text.splitlines()[0] if text else type(exc).__name__
-
-
-#: Fewest bytes one coordinate entry line can take ("1 1\n"; a pattern file has no value).
-_MIN_ENTRY_BYTES = 4
-#: Fewest bytes one value line of a dense array file can take ("1\n").
-_MIN_VALUE_BYTES = 2
-
-
-def _check_mtx_header(path: Path) -> None:
-    """Refuse a plain Matrix Market file whose size line declares more entries than its bytes hold.
-
-    Compressed files are not checked here (their size says little); SciPy's own errors and
-    ``MemoryError`` are mapped to :class:`MatrixFileError` by the caller.
-    """
-    if path.name.lower().endswith((".gz", ".bz2")):
-        return
-    size = path.stat().st_size
-    with open(path, "rb") as fh:
-        banner = [w.lower() for w in fh.readline(1024).decode("ascii", "replace").split()]
-        if len(banner) < 5 or banner[0] != "%%matrixmarket" or banner[2] not in ("coordinate", "array"):
-            return  # SciPy names a bad banner
-        for raw in fh:
-            line = raw.strip()
-            if not line or line.startswith(b"%"):
-                continue
-            fields = line.split()
-            try:
-                declared = [int(f) for f in fields[:3]]
-            except ValueError:
-                return  # SciPy names a malformed size line
-            if banner[2] == "coordinate":
-                entries, least = (declared[2] if len(declared) == 3 else 0), _MIN_ENTRY_BYTES
-            else:  # a dense array lists every value (a symmetric one its lower triangle), one per line
-                m, n = (declared + [0, 0])[:2]
-                entries, least = (m * n if banner[4] == "general" else n * (n - 1) // 2), _MIN_VALUE_BYTES
-            if entries * least > size:
-                raise MatrixFileError(f"'{path}' declares {entries:,} entries, more than its {size:,} bytes "
-                                      f"can hold ({least} bytes per entry at least)")
-            return
 
 
 def _read_npz(path: Path):
