@@ -6,7 +6,7 @@
 #   OUT=dir       logs and the summary (default ./sanitize_out)
 #   SHARDS=N      pytest processes side by side per tool (default 8; tests/conftest.py: COCKTAIL_SHARD)
 #   LIMIT=s       seconds each tool may run (default 540); a shard cut short is reported as such
-#   GROUPS        "products harness" (default) or one of them
+#   PARTS        "products harness" (default) or one of them
 #
 # Two groups of the GPU tests (-m gpu):
 #   products  every test but the benchmark harness's, with CuPy's memory pool off;
@@ -20,7 +20,7 @@ set -uo pipefail
 OUT=${OUT:-sanitize_out}
 SHARDS=${SHARDS:-8}
 LIMIT=${LIMIT:-540}
-GROUPS=${GROUPS:-products harness}
+PARTS=${PARTS:-products harness}
 HARNESS="tests/test_gpu_bench.py tests/test_gpu_cli.py"
 KERNELS='regex=(csr_|coo_|dia|ell|hyb|pkt|bcsr|bdia|clipped_histogram|scale_y|spin|cocktail_)'
 tools=("$@")
@@ -34,7 +34,7 @@ summary="$OUT/sanitize_summary.txt"
   echo "# scripts/sanitize.sh  $(date -u +%Y-%m-%dT%H:%MZ)"
   nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
   compute-sanitizer --version | tail -1
-  echo "commit ${COCKTAIL_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null)}  shards $SHARDS  groups $GROUPS"
+  echo "commit ${COCKTAIL_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null)}  shards $SHARDS  groups $PARTS"
 } > "$summary"
 
 # Compile every kernel once, outside the sanitizer, so the shards share CuPy's on-disk cache.
@@ -46,7 +46,7 @@ for tool in "${tools[@]}"; do
   # names its kernel, thread and address.
   flags=(--tool "$tool" --error-exitcode 99 --print-limit 50 --show-backtrace device)
   [[ $tool == racecheck ]] && flags+=(--kernel-name "$KERNELS" --racecheck-report hazard)
-  for group in $GROUPS; do
+  for group in $PARTS; do
     if [[ $group == harness ]]; then pool=; args="-m gpu $HARNESS"; else pool=1; args="-m gpu $ignore_harness"; fi
     start=$(date +%s)
     pids=()

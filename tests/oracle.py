@@ -115,3 +115,56 @@ def assert_csr_identical(got, want):
     assert got.nnz == want.nnz
     for name in ("indptr", "indices", "data"):
         assert_same_arrays(getattr(got, name), getattr(want, name))
+
+
+def unit_roundoff(dtype) -> float:
+    """``u`` of a real dtype: 2**-24 for float32, 2**-53 for float64."""
+    return float(np.finfo(dtype).eps) / 2
+
+
+def gamma(k, dtype):
+    """Higham's ``γ_k = k·u / (1 − k·u)`` (elementwise over an array ``k``)."""
+    ku = np.asarray(k, dtype=np.float64) * unit_roundoff(dtype)
+    return ku / (1 - ku)
+
+
+def gamma_bound(A, x, dtype, alpha=1, beta=0, y0=None):
+    """Per-row bound on ``|computed − exact|`` of ``alpha*A@x + beta*y0`` computed in ``dtype`` in any
+    summation order: ``γ_{k_i+2} · (|alpha| |A||x| + |beta| |y0|)_i``, ``k_i`` the stored entries of row i.
+
+    ``A`` is the matrix as stored (a SciPy sparse matrix, canonical: duplicates summed in the storage
+    dtype), ``x`` and ``y0`` the operands in ``dtype``.  Every term passes through at most two
+    multiplications (alpha, the entry) and ``k_i`` additions (``k_i + 1`` terms with ``beta*y0``);
+    padding zeros add nothing, exactly.  An underflow allowance of ``k_i + 2`` smallest normals is added.
+    """
+    A = sp.csr_array(A)
+    absA = sp.csr_array((np.abs(A.data).astype(np.float64), A.indices, A.indptr), shape=A.shape)
+    k = np.diff(A.indptr).astype(np.float64)
+    scale = abs(float(alpha)) * (absA @ np.abs(np.asarray(x, dtype=np.float64)))
+    if y0 is not None and beta != 0:
+        scale = scale + abs(float(beta)) * np.abs(np.asarray(y0, dtype=np.float64))
+    return gamma(k + 2, dtype) * scale + (k + 2) * float(np.finfo(dtype).tiny)
+
+
+def exact_product(A, x, alpha=1, beta=0, y0=None):
+    """``alpha*A@x + beta*y0`` in float64 from the stored matrix ``A`` (its own error: :func:`gamma_bound` in float64)."""
+    A = sp.csr_array(A).astype(np.float64)
+    want = float(alpha) * (A @ np.asarray(x, dtype=np.float64))
+    if y0 is not None and beta != 0:
+        want = want + float(beta) * np.asarray(y0, dtype=np.float64)
+    return want
+
+
+def assert_within_gamma(got, want, A, x, dtype, alpha=1, beta=0, y0=None, want_dtype=np.float64, what=""):
+    """``got`` (computed in ``dtype``) and ``want`` (computed in ``want_dtype``) differ per row by at most the
+    sum of their :func:`gamma_bound`\\ s: both are within their bound of the exact product."""
+    got = np.asarray(got, dtype=np.float64)
+    want = np.asarray(want, dtype=np.float64)
+    bound = gamma_bound(A, x, dtype, alpha, beta, y0) + gamma_bound(A, x, want_dtype, alpha, beta, y0)
+    assert got.shape == want.shape, (got.shape, want.shape, what)
+    assert not np.isnan(got).any(), f"NaN in the product; {what}"
+    err = np.abs(got - want)
+    if err.size and not (err <= bound).all():
+        i = int(np.argmax(err - bound))
+        raise AssertionError(f"row {i}: error {err[i]:.3g} > γ bound {bound[i]:.3g} "
+                             f"({int(np.diff(sp.csr_array(A).indptr)[i])} entries); {what}")

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cocktail import reference
+from cocktail import formats, reference
 from cocktail.formats import CSR, get
 from configs import CONFIGS
+from hypothesis_cases import campaign_settings, check_random_product, cpu_cases
 from oracle import assert_csr_identical, assert_product_close, build_params
 from zoo import raw_csr
 
@@ -59,3 +61,11 @@ def test_canonical_csr_matches_scipy(inputs):
     # duplicates may be summed in another order than SciPy's: allow rounding of the sum
     scale = float(np.abs(data).max()) if data.size else 0.0
     np.testing.assert_allclose(csr.data, S.data, rtol=1e-14, atol=8 * np.finfo(np.float64).eps * scale)
+
+
+@pytest.mark.parametrize("name", formats.names())
+@campaign_settings(max_examples=15)
+@given(data=st.data())
+def test_random_products_within_gamma_bound_on_the_cpu(name, data):
+    """The GPU campaign's strategy and check (tests/test_gpu_hypothesis.py), on the CPU executors."""
+    check_random_product(data, name, cpu_cases(name), "cpu")

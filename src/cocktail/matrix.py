@@ -162,12 +162,21 @@ class SparseMatrix:
     shape : needed with a tuple input.
     dtype : convert the values to this dtype (float32, float64, complex64, complex128).
     index_dtype : force int32 or int64 indices (default: int32 when everything fits).
+    deterministic : ``True`` to allow only kernels declared deterministic, so that repeated
+        products with the same operands are bit-identical: ``"auto"`` plans without them
+        (no coo_atomic part), a named format gets its deterministic kernel (coo: coo_segmented),
+        and a product that would still sum with atomics (``kernel="coo_atomic"``, hyb's
+        ``coo_kernel="coo_atomic"``, the GPU reference path of complex values) is a
+        ``ValueError``.  Default ``False``: the fastest kernels, atomics included.  See
+        :attr:`deterministic`.
     **params : the format's parameters, and the kernel's when ``kernel`` is named
         (``explain()`` lists them).
     """
 
     def __init__(self, S, format="auto", device=None, *, executor=None, kernel=None, shape=None, dtype=None,
-                 index_dtype=None, tune="model", **params):
+                 index_dtype=None, tune="model", deterministic=False, **params):
+        if not isinstance(deterministic, bool):
+            raise TypeError(f"deterministic must be True or False, got {deterministic!r}")
         facts = _input_facts(S, shape)
         if facts is None:
             _source_arrays(S, shape)  # raises the error that names what is wrong with the input
@@ -179,15 +188,18 @@ class SparseMatrix:
         if format != "auto" and tune != "model":
             raise ValueError(f"tune={tune!r} applies to format='auto' only")
         _require_memory(facts, dtype, index_dtype, self.device)
-        build = (lambda: self._build(S, shape, format, executor, kernel, dtype, index_dtype, tune, params))
+        build = (lambda: self._build(S, shape, format, executor, kernel, dtype, index_dtype, tune,
+                                     deterministic, params))
         if self.device == "cuda":
             what = f"a {_memory.shape_text(facts.shape)} matrix with {facts.nnz:,} entries in format {format!r}"
             _memory.gpu_build(what, build)
         else:
             build()
+        if deterministic and not self._executor.deterministic:
+            raise _nondeterministic_error(self._executor.nondeterministic)
         self._bind_operand_facts()
 
-    def _build(self, S, shape, format, executor, kernel, dtype, index_dtype, tune, params) -> None:
+    def _build(self, S, shape, format, executor, kernel, dtype, index_dtype, tune, deterministic, params) -> None:
         """The canonical CSR of ``S`` on the matrix's device, then its storage and executor.
 
         The device arrays live only in this frame, so a build that runs out of GPU memory frees
@@ -214,13 +226,14 @@ class SparseMatrix:
             if self._plans(csr, executor):
                 from . import planning
 
-                self.storage, self._executor, self.auto = planning.choose(csr, tune)
+                self.storage, self._executor, self.auto = planning.choose(csr, tune, deterministic)
                 return
             from .tuning.auto import choose_format
 
             format = choose_format(csr, device=self.device)
         self.storage = formats.get(format).from_csr(csr, **format_params(format, csr.dtype, params))
-        self._executor = executors.create(executor, self.storage, self.device, spec, kernel_params)
+        self._executor = executors.create(executor, self.storage, self.device, spec, kernel_params,
+                                          deterministic=deterministic)
 
     def _plans(self, csr, executor) -> bool:
         """Whether ``format="auto"`` runs the planner: real values with entries, on the GPU, GPU kernels."""
@@ -289,6 +302,13 @@ class SparseMatrix:
     def kernel(self) -> str:
         """What computes a product: a GPU kernel's name, ``"scipy"`` or ``"reference"``."""
         return self._executor.kernel
+
+    @property
+    def deterministic(self) -> bool:
+        """Whether repeated products with the same operands are bit-identical: every kernel the
+        product runs is declared deterministic (a Cocktail or hyb with a coo_atomic part, and the
+        GPU reference path, sum with atomics and are not).  The CPU executors always are."""
+        return self._executor.deterministic
 
     @property
     def kernel_params(self) -> dict:
@@ -470,6 +490,8 @@ class SparseMatrix:
             f"{self.index_dtype.name} indices, on {self.device}",
             f"  parameters: {_param_text(self.params) or 'none'}",
             f"  products: {run}",
+            "  deterministic: "
+            + ("yes" if self.deterministic else f"no ({_atomic_text(self._executor.nondeterministic)})"),
             f"  value slots: {fmt.stored_slots:,} (padding ratio {fmt.padding_ratio:.3f})",
             f"  memory: {fmt.nbytes:,} bytes in {len(fmt.arrays())} arrays",
             f"  bytes per SpMV: {fmt.spmv_bytes():,}"
@@ -488,6 +510,26 @@ class SparseMatrix:
 
 def _no_guard(x, y) -> None:
     return None
+
+
+def _atomic_text(names) -> str:
+    """``coo_atomic sums with floating-point atomics``: why a product is not deterministic."""
+    named = ["the GPU reference path" if n == "reference" else n for n in names]
+    return f"{' and '.join(named)} sum{'s' if len(named) == 1 else ''} with floating-point atomics"
+
+
+def _nondeterministic_error(names) -> ValueError:
+    """The error of ``deterministic=True`` for a product that runs the non-deterministic ``names``."""
+    alternatives = sorted({spec.name for n in names if n in kernels.names() for f in kernels.get(n).formats
+                           for spec in kernels.for_format(f) if spec.deterministic})
+    if alternatives:
+        hint = (f"name a deterministic kernel instead ({', '.join(alternatives)}), "
+                "or leave kernel= and coo_kernel= unset")
+    else:
+        hint = ("the GPU reference path runs complex values, formats without a kernel and executor='reference'; "
+                "use device='cpu' for a deterministic product")
+    return ValueError(f"deterministic=True, but {_atomic_text(names)}, so repeated products may differ in their "
+                      f"last bits; {hint}")
 
 
 def _param_text(params: dict) -> str:

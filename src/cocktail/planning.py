@@ -9,6 +9,8 @@
    keep the fastest.  The decision is cached on disk (:mod:`cocktail.tuning.decisions`): a
    matrix of the same structure, dtype and device reuses it without measuring.
 
+With ``deterministic=True`` only kernels declared deterministic are planned (and cached apart).
+
 The times spent (analysis, conversion, measurement) are kept in the returned :class:`AutoReport`.
 """
 
@@ -125,7 +127,7 @@ def _single_plan(csr, storage, executor):
     return planner.Plan((planner.Part(variant, ("rest",), csr.nnz, storage.stored_slots, 0.0),), 0.0)
 
 
-def _fallback(csr, notice: str):
+def _fallback(csr, notice: str, deterministic: bool = False):
     """The rule of :mod:`cocktail.tuning.auto` when there is no profile to plan with."""
     from .tuning import planner
     from .tuning.auto import choose_format
@@ -133,7 +135,7 @@ def _fallback(csr, notice: str):
 
     name = choose_format(csr, device="cuda")
     storage = formats.get(name).from_csr(csr, **format_params(name, csr.dtype, {}))
-    executor = executors.create(None, storage, "cuda")
+    executor = executors.create(None, storage, "cuda", deterministic=deterministic)
     warnings.warn(notice, planner.PlannerNotice, stacklevel=4)
     return storage, executor, AutoReport(_single_plan(csr, storage, executor), "model", notice=notice)
 
@@ -171,8 +173,9 @@ def _time_us(executor, shape, dtype) -> float:
     return sorted(samples)[len(samples) // 2]
 
 
-def choose(csr, tune: str = "model"):
-    """``(storage, executor, AutoReport)`` for a real-valued canonical CSR on the current GPU."""
+def choose(csr, tune: str = "model", deterministic: bool = False):
+    """``(storage, executor, AutoReport)`` for a real-valued canonical CSR on the current GPU;
+    ``deterministic``: from plans whose every kernel is declared deterministic."""
     from .tuning import decisions, planner, profile
     from .tuning.features import compute, structure_fingerprint
 
@@ -182,10 +185,11 @@ def choose(csr, tune: str = "model"):
     prof = profile.for_device(device)
     if prof is None or not any(prof.has(key, csr.dtype) for key in variants.keys()):
         return _fallback(csr, f"no device profile with {csr.dtype.name} samples for {device['name']}: "
-                              "format='auto' used its fixed rule; run `cocktail calibrate`")
+                              "format='auto' used its fixed rule; run `cocktail calibrate`", deterministic)
     key = None
     if tune == "measure":
-        key = decisions.key(structure_fingerprint(csr), profile.key_of(device), csr.dtype, csr.index_dtype)
+        key = decisions.key(structure_fingerprint(csr), profile.key_of(device), csr.dtype, csr.index_dtype,
+                            deterministic)
         cached = decisions.lookup(key)
         if cached is not None:
             t0 = time.perf_counter()
@@ -199,7 +203,7 @@ def choose(csr, tune: str = "model"):
                 return storage, executor, report
     t0 = time.perf_counter()
     feats = compute(csr, block_fill_limit=planner.block_fill_limit(csr.dtype, csr.index_dtype))
-    planning = planner.plan(csr, feats, prof, csr.dtype)
+    planning = planner.plan(csr, feats, prof, csr.dtype, deterministic)
     analysis = time.perf_counter() - t0
     report = AutoReport(planning.chosen, tune, planning, analysis_s=analysis, notice=prof.notice)
     if tune == "model":

@@ -16,7 +16,8 @@ from __future__ import annotations
 NAMES = ("cuda", "cpu", "reference")
 
 
-def create(name, storage, device: str, kernel=None, kernel_params=None, accumulate: bool = False):
+def create(name, storage, device: str, kernel=None, kernel_params=None, accumulate: bool = False,
+           deterministic: bool = False):
     """The executor ``name`` (None: the device's default) for ``storage`` on ``device``.
 
     On the GPU the default is ``cuda`` when a kernel multiplies the format and dtype, else the
@@ -24,7 +25,9 @@ def create(name, storage, device: str, kernel=None, kernel_params=None, accumula
     name that does not fit the device, ``TypeError`` for kernel parameters the kernel lacks.
     For a Cocktail, ``kernel`` may list one ``(spec or None, params)`` per part (the planner's
     choice).  ``accumulate``: the product only ever adds into ``y`` (beta = 1), as a Cocktail's later parts
-    do; a kernel then binds beta as the constant 1 and skips scaling ``y``.
+    do; a kernel then binds beta as the constant 1 and skips scaling ``y``.  ``deterministic``:
+    where no kernel is given, pick one declared deterministic (the executor's ``deterministic``
+    says whether the product is).
     """
     from ..formats.cocktail import Cocktail
 
@@ -36,7 +39,7 @@ def create(name, storage, device: str, kernel=None, kernel_params=None, accumula
         chosen = list(kernel) if kernel is not None else [(None, {})] * len(storage.parts)
         if len(chosen) != len(storage.parts):
             raise ValueError(f"a cocktail of {len(storage.parts)} parts needs as many kernels, got {len(chosen)}")
-        return Composed([create(name, part, device, spec, params, accumulate=i > 0)
+        return Composed([create(name, part, device, spec, params, accumulate=i > 0, deterministic=deterministic)
                          for i, (part, (spec, params)) in enumerate(zip(storage.parts, chosen))])
     if name is not None and name not in NAMES:
         raise ValueError(f"executor must be one of {NAMES} or None, got {name!r}")
@@ -52,7 +55,8 @@ def create(name, storage, device: str, kernel=None, kernel_params=None, accumula
             from .reference import DeviceReference
 
             return DeviceReference(storage)
-        return cuda.create(storage, kernel, kernel_params or {}, required=name == "cuda", accumulate=accumulate)
+        return cuda.create(storage, kernel, kernel_params or {}, required=name == "cuda", accumulate=accumulate,
+                           deterministic=deterministic)
     if name == "reference":
         from .reference import HostReference
 

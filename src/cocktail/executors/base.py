@@ -7,12 +7,20 @@ class Executor:
     """Base class: ``run(x, y, alpha, beta)`` for vectors; ``run_block`` loops over columns unless overridden.
 
     ``name`` is the executor's name and ``kernel`` what computes the product (a kernel name,
-    ``"scipy"`` or ``"reference"``); ``config`` the resolved kernel parameters (possibly empty).
+    ``"scipy"`` or ``"reference"``); ``config`` the resolved kernel parameters (possibly empty);
+    ``nondeterministic`` the names of what in the product sums in an order that varies from run to
+    run (floating-point atomics).
     """
 
     name = ""
     kernel = ""
     config: dict = {}
+    nondeterministic: tuple = ()
+
+    @property
+    def deterministic(self) -> bool:
+        """Whether every product with the same operands gives bit-identical results."""
+        return not self.nondeterministic
 
     def run(self, x, y, alpha, beta) -> None:  # pragma: no cover - abstract
         """``y = alpha*A@x + beta*y`` for contiguous 1-D ``x`` (n,) and ``y`` (m,) in the matrix dtype."""

@@ -22,6 +22,7 @@ class Composed(Executor):
         self.name = "cuda" if "cuda" in names else names[0]
         self.kernel = "+".join(p.kernel for p in self.parts)
         self.config = {f"part{i}.{k}": v for i, p in enumerate(self.parts) for k, v in p.config.items()}
+        self.nondeterministic = tuple(dict.fromkeys(n for p in self.parts for n in p.nondeterministic))
 
     def run(self, x, y, alpha, beta) -> None:
         """``y = alpha*(A_0 + A_1 + ...)@x + beta*y``, part after part."""

@@ -26,6 +26,7 @@ class CudaExecutor(Executor):
         full = configure(spec, storage, params, props)
         self.config = user_view(full)
         self.launches = tuple(spec.bind(storage, full, props, accumulate)) if storage.shape[0] else ()
+        self.nondeterministic = kernels.nondeterministic(spec, full)
         self._current_stream = cupy.cuda.get_current_stream
 
     def run(self, x, y, alpha, beta) -> None:
@@ -36,14 +37,15 @@ class CudaExecutor(Executor):
             launch(xp, yp, alpha, beta, stream)
 
 
-def create(storage, spec, params: dict, required: bool, accumulate: bool = False):
+def create(storage, spec, params: dict, required: bool, accumulate: bool = False, deterministic: bool = False):
     """The cuda executor with ``spec`` (None: the kernel ``cocktail.tuning`` picks), or the device reference.
 
     Without a kernel for the format or dtype, the device reference path runs, unless
     ``required`` (``executor="cuda"`` was asked for), which is a ``ValueError``.
+    ``deterministic``: the picked kernel is one declared deterministic, where the format has one.
     """
     if spec is None:
-        name = choose_kernel(storage)
+        name = choose_kernel(storage, deterministic)
         if name is None:
             if required or params:
                 raise ValueError(f"no GPU kernel multiplies {storage.name} matrices of {storage.dtype.name}; "

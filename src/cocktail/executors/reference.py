@@ -78,6 +78,7 @@ class DeviceReference(Executor):
 
     name = "reference"
     kernel = "reference"
+    nondeterministic = ("reference",)  # the scatter adds with atomics
 
     def __init__(self, storage):
         import cupy

@@ -45,4 +45,18 @@ def for_format(format_name: str) -> list[KernelSpec]:
     return [get(n) for n in names() if format_name in get(n).formats]
 
 
-__all__ = ["KernelSpec", "names", "get", "for_format", "value_type_name"]
+def nondeterministic(spec: KernelSpec, config: dict) -> tuple[str, ...]:
+    """Names of the kernels in one product of ``spec`` with its resolved ``config`` that are not
+    deterministic: ``spec`` itself, and the part kernels a composed kernel runs (hyb's
+    ``config["parts"]``, pkt's ``config["rest"]``: the COO kernel each names by ``coo_kernel``).
+    """
+    found = [] if spec.deterministic else [spec.name]
+    parts = list(config.get("parts", {}).values())
+    if config.get("rest") is not None:
+        parts.append(config["rest"])
+    for part_spec, part_config in parts:
+        found += [name for name in nondeterministic(part_spec, part_config) if name not in found]
+    return tuple(found)
+
+
+__all__ = ["KernelSpec", "names", "get", "for_format", "nondeterministic", "value_type_name"]

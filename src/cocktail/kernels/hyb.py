@@ -1,7 +1,8 @@
 """hyb: the ELL part's kernel, then a COO kernel adding the remainder (Bell & Garland §4.5).
 
 No kernel of its own: the ELL part's launches followed by the COO part's, bound to add into
-``y``.  With the default ``coo_kernel="coo_segmented"`` the product is deterministic.
+``y``.  With the default ``coo_kernel="coo_segmented"`` the product is deterministic; the spec
+says so, and :func:`cocktail.kernels.nondeterministic` also looks at the COO kernel chosen.
 """
 
 from __future__ import annotations

@@ -2,7 +2,8 @@
 
 A key is the structure fingerprint (shape, entries, row-length histogram:
 :func:`~cocktail.tuning.features.structure_fingerprint`), the device key of the profile
-module, the value and index dtypes and the planner's version.  A second matrix with the same
+module, the value and index dtypes, whether only deterministic kernels were allowed and the
+planner's version.  A second matrix with the same
 key reuses the measured plan without measuring.  The file is ``<cache>/decisions.json``, or
 ``$COCKTAIL_DECISIONS``; ``COCKTAIL_DECISIONS=off`` turns the cache off (the benchmark does, so
 that every ``cocktail-measured`` record pays its own measurement).
@@ -34,11 +35,13 @@ def path():
     return Path(chosen) if chosen else _cache.cache_dir() / FILE_NAME
 
 
-def key(fingerprint: str, device_key: str, dtype, index_dtype) -> str:
-    """The cache key of one structure on one device in one pair of dtypes."""
+def key(fingerprint: str, device_key: str, dtype, index_dtype, deterministic: bool = False) -> str:
+    """The cache key of one structure on one device in one pair of dtypes, with or without ``deterministic=True``."""
     import numpy as np
 
-    return "|".join([PLANNER_VERSION, fingerprint, device_key, np.dtype(dtype).name, np.dtype(index_dtype).name])
+    order = "deterministic" if deterministic else "any-order"
+    return "|".join([PLANNER_VERSION, fingerprint, device_key, np.dtype(dtype).name, np.dtype(index_dtype).name,
+                     order])
 
 
 def _read() -> dict:

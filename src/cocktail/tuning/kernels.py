@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 
+from .. import kernels
 from ..kernels.device import WARP_SIZE
 
 #: Threads per block of every kernel unless the user names one (see ``tuning.launch.block_threads``).
@@ -132,10 +133,15 @@ FORMAT_KERNELS = {"coo": "coo_atomic", "dia": "dia", "ell": "ell", "hyb": "hyb",
                   "dia_vi": "dia_vi"}
 
 
-def choose_kernel(storage) -> str | None:
-    """The kernel name for a stored matrix, or None when no GPU kernel handles its format or dtype."""
+def choose_kernel(storage, deterministic: bool = False) -> str | None:
+    """The kernel name for a stored matrix, or None when no GPU kernel handles its format or dtype.
+
+    ``deterministic``: when the usual kernel is not declared deterministic (coo: coo_atomic), the
+    first registered kernel of the format that is (coo: coo_segmented), or None without one.
+    """
     if storage.dtype.kind == "c":
         return None
-    if storage.name == "csr":
-        return csr_kernel(storage.row_lengths())
-    return FORMAT_KERNELS.get(storage.name)
+    name = csr_kernel(storage.row_lengths()) if storage.name == "csr" else FORMAT_KERNELS.get(storage.name)
+    if name is None or not deterministic or kernels.get(name).deterministic:
+        return name
+    return next((spec.name for spec in kernels.for_format(storage.name) if spec.deterministic), None)

@@ -31,6 +31,8 @@ The policies (all thresholds of the planner are here):
   Flegar & Anzt's ω (``tuning.kernels.coo_omega``).
 - **Merging small parts**: a plan with a part is kept only if it is predicted faster than the
   same plan without it (every subset is costed).
+- **Deterministic plans** (``deterministic=True``): only variants whose kernel is declared
+  deterministic are costed (coo_atomic is left out, so COO parts use coo_segmented).
 
 The block formats (BCSR, BELL, SBELL) are costed as singles, with the block counts of the
 features; they do not enter a Cocktail as a part.
@@ -212,10 +214,10 @@ def _kind(plan: Plan) -> str:
 class _Costing:
     """Predictions for one matrix, dtype and profile."""
 
-    def __init__(self, features: Features, profile, dtype):
+    def __init__(self, features: Features, profile, dtype, deterministic: bool = False):
         self.f, self.profile, self.dtype = features, profile, np.dtype(dtype).name
         self.m = features.shape[0]
-        registered = _registered()
+        registered = _registered(deterministic)
         self._has = {v.key: profile.has(v.key, self.dtype) and v.kernel in registered and holds_values(v, features)
                      for v in _variants.VARIANTS}
 
@@ -231,7 +233,8 @@ class _Costing:
         return t
 
     def has(self, variant: str) -> bool:
-        """Sampled in the profile, its kernel registered and its format able to store the matrix's values."""
+        """Sampled in the profile, its kernel registered (and deterministic, when asked) and its format
+        able to store the matrix's values."""
         return self._has[variant]
 
     def flat(self, variant: str, groups, nnz: int, skip: int = 0, limit: int | None = None):
@@ -304,10 +307,11 @@ def work(v, features: Features) -> tuple[int, int] | None:
     return b.sliced_total * r * c, b.max_per_superrow * c
 
 
-def _registered() -> set:
+def _registered(deterministic: bool = False) -> set:
+    """Names of the registered kernels; with ``deterministic``, only those declared deterministic."""
     from .. import kernels
 
-    return set(kernels.names())
+    return {name for name in kernels.names() if not deterministic or kernels.get(name).deterministic}
 
 
 def _flat_variants(c: _Costing, formats) -> list[str]:
@@ -427,9 +431,10 @@ def _prefix_widths(c: _Costing, variant: str, groups, rest_nnz: int, m_c: float)
     return out
 
 
-def plan(csr, features: Features, profile, dtype) -> Planning:
-    """Candidate plans for the canonical CSR ``csr`` with these ``features``, fastest predicted first."""
-    c = _Costing(features, profile, dtype)
+def plan(csr, features: Features, profile, dtype, deterministic: bool = False) -> Planning:
+    """Candidate plans for the canonical CSR ``csr`` with these ``features``, fastest predicted first;
+    ``deterministic``: only plans whose every kernel is declared deterministic."""
+    c = _Costing(features, profile, dtype, deterministic)
     nnz, m = features.nnz, c.m
     if not nnz:
         raise ValueError("the planner needs a matrix with entries (one without is stored as csr)")
