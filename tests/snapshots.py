@@ -18,7 +18,9 @@ def host(a) -> np.ndarray:
 
 
 def is_array(a) -> bool:
-    return isinstance(a, np.ndarray) or (type(a).__module__.startswith("cupy") and hasattr(a, "__cuda_array_interface__"))
+    """A NumPy or CuPy array (CuPy is not imported)."""
+    return isinstance(a, np.ndarray) or (type(a).__module__.startswith("cupy")
+                                         and hasattr(a, "__cuda_array_interface__"))
 
 
 @dataclass(frozen=True)
