@@ -260,7 +260,9 @@ class SparseMatrix:
             self._guard = self._guard_gpu
         else:
             self._xp, self._array_type, self._device_id = np, np.ndarray, None
-            self._guard = _no_guard  # host executors compute into temporaries: overlap is harmless
+            # The host executors compute into temporaries, so overlap is harmless there; a Cocktail's
+            # parts add into y one after another and would read an x already overwritten.
+            self._guard = _no_guard if self._executor.overlap_safe else _guard_host
 
     # --- attributes ---------------------------------------------------------------
     @property
@@ -323,9 +325,13 @@ class SparseMatrix:
         returns a new array on the matrix's device.  On the GPU, with ``x`` and ``out``
         contiguous arrays of the matrix's dtype on its device, a product allocates nothing,
         never synchronises with the host and can be captured in a CUDA graph, from the first
-        call; it runs on the current CuPy stream, with the matrix's device current.  ``out``
-        must not overlap ``x``.  A matrix is not meant to run products from several threads at
-        once (its launches hold the per-product arguments).
+        call; it runs on the current CuPy stream, with the matrix's device current.  Other
+        operands are accepted where nothing is lost: an ``x`` of another dtype that casts safely
+        (an ``int`` or ``float32`` ``x`` for a ``float64`` matrix) or not contiguous is converted
+        into a new array, and a strided ``out`` is written through a temporary; a read-only
+        ``x`` is fine.  ``out`` must not overlap ``x``: where that would give a wrong result (on
+        the GPU, or a Cocktail's parts) it is a ``ValueError``.  A matrix is not meant to run
+        products from several threads at once (its launches hold the per-product arguments).
         """
         if not (x.__class__ is self._array_type and self._ready(x, self._x_shape)):
             x = self._vector(x, "x")
@@ -351,9 +357,19 @@ class SparseMatrix:
         return out
 
     def matmat(self, X, out=None, alpha=1, beta=0):
-        """``alpha * A @ X + beta * out`` for a block of vectors ``X`` of shape (cols, k)."""
-        if getattr(X, "ndim", None) != 2:
-            raise ValueError(f"matmat takes a 2-D X of shape ({self.shape[1]}, k), got shape {getattr(X, 'shape', None)}")
+        """``alpha * A @ X + beta * out`` for a block of vectors ``X`` of shape (cols, k).
+
+        Writes into and returns ``out`` (shape (rows, k), the matrix's dtype) when given, else
+        returns a new C-ordered array.  Any memory order is accepted: a Fortran-ordered or
+        strided ``X`` (or one of another dtype that casts safely) is copied into a C-ordered
+        block of the matrix's dtype, and ``out`` may be Fortran-ordered or a window of a wider
+        array (only its own elements are written).  ``k = 0`` gives an empty result.  ``out``
+        must not overlap ``X``: where that would give a wrong result (on the GPU, or a
+        Cocktail's parts) it is a ``ValueError``.
+        """
+        if getattr(X, "ndim", 2) != 2:  # an object without ndim is named by _operand
+            raise ValueError(f"matmat takes a 2-D X of shape ({self.shape[1]}, k), got shape "
+                             f"{getattr(X, 'shape', None)}")
         X = self._operand(X, "X")
         k = X.shape[1]
         alpha = validate.scalar(alpha, self._dtype, "alpha")
@@ -364,6 +380,8 @@ class SparseMatrix:
             Y = self._xp.empty((self.shape[0], k), dtype=self._dtype)
         else:
             Y = self._output(out, k)
+            if not self._executor.overlap_safe and self._xp.may_share_memory(X, Y):
+                raise ValueError("X and out overlap in memory; the product needs out separate from X")
         if k and self.shape[0]:
             self._check_current_device()
             self._executor.run_block(X, Y, alpha, beta)
@@ -449,7 +467,7 @@ class SparseMatrix:
         return self._xp.ascontiguousarray(x.astype(self._dtype, copy=False))
 
     def _vector(self, x, name: str):
-        if getattr(x, "ndim", None) != 1:
+        if getattr(x, "ndim", 1) != 1:  # an object without ndim is named by _operand
             raise ValueError(f"matvec takes a 1-D {name} of shape ({self.shape[1]},), got shape "
                              f"{getattr(x, 'shape', None)}")
         return self._operand(x, name)
@@ -530,6 +548,12 @@ def _nondeterministic_error(names) -> ValueError:
                 "use device='cpu' for a deterministic product")
     return ValueError(f"deterministic=True, but {_atomic_text(names)}, so repeated products may differ in their "
                       f"last bits; {hint}")
+
+
+def _guard_host(x, y) -> None:
+    """``x`` and ``y`` (contiguous host arrays) must not overlap: the executor reads x while writing y."""
+    if np.may_share_memory(x, y):
+        raise ValueError("x and out overlap in memory; the product needs out separate from x")
 
 
 def _param_text(params: dict) -> str:

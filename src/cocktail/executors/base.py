@@ -21,6 +21,9 @@ class Executor:
     def deterministic(self) -> bool:
         """Whether every product with the same operands gives bit-identical results."""
         return not self.nondeterministic
+    #: True when the product is computed whole before ``y`` is written, so ``y`` may overlap ``x``
+    #: (the host executors); a kernel, or parts adding into ``y`` one after another, read ``x`` late.
+    overlap_safe = False
 
     def run(self, x, y, alpha, beta) -> None:  # pragma: no cover - abstract
         """``y = alpha*A@x + beta*y`` for contiguous 1-D ``x`` (n,) and ``y`` (m,) in the matrix dtype."""

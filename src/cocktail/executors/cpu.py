@@ -11,6 +11,7 @@ class CpuExecutor(Executor):
     """``S @ x`` with the SciPy matrix built once from the format (csr, coo, dia, bcsr); the reference otherwise."""
 
     name = "cpu"
+    overlap_safe = True
 
     def __init__(self, storage):
         self.storage = storage

@@ -34,6 +34,7 @@ class HostReference(Executor):
 
     name = "reference"
     kernel = "reference"
+    overlap_safe = True
 
     def __init__(self, storage):
         self.storage = storage
