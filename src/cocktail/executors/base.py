@@ -21,6 +21,7 @@ class Executor:
     def deterministic(self) -> bool:
         """Whether every product with the same operands gives bit-identical results."""
         return not self.nondeterministic
+
     #: True when the product is computed whole before ``y`` is written, so ``y`` may overlap ``x``
     #: (the host executors); a kernel, or parts adding into ``y`` one after another, read ``x`` late.
     overlap_safe = False

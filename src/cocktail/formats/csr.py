@@ -25,6 +25,22 @@ def _sorted_unique(rows, cols, ncols: int):
     return order, first
 
 
+def _rising_within_rows(indices, indptr) -> bool:
+    """Whether the column indices rise strictly within every row (sorted, no duplicates): the input is canonical.
+
+    Needs one bool per entry, where sorting needs several int64 arrays per entry: it is what lets
+    a matrix of more than 2**31 entries be taken on a GPU that holds it a few times over.
+    """
+    nnz = indices.shape[0]
+    if nnz < 2:
+        return True
+    rising = indices[1:] > indices[:-1]
+    starts = indptr[1:-1]
+    starts = starts[(starts > 0) & (starts < nnz)]
+    rising[starts - 1] = True  # a row may start below where the previous one ended
+    return bool(rising.all())
+
+
 def _index_size(largest: int, requested) -> int:
     """Bytes per index the CSR will use, for the memory check (8 when ``requested`` is not yet validated)."""
     try:
@@ -60,6 +76,9 @@ class CSR(SparseFormat):
             shape = validate.csr_arrays(data, indices, indptr, shape)
         m, n = shape
         idt = validate.choose_index_dtype(max(m, n, int(data.shape[0])), index_dtype)
+        if _rising_within_rows(indices, indptr):
+            return cls((m, n), data.dtype, idt, data.shape[0], {}, data=data.copy(),
+                       indices=indices.astype(idt), indptr=indptr.astype(idt))
         return cls.from_triplets(row_ids(indptr, data.shape[0]), indices, data, (m, n), idt)
 
     @classmethod
