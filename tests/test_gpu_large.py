@@ -8,6 +8,7 @@ float32 (integer sums below 2**24), whatever the order of the additions.
 
 from __future__ import annotations
 
+import gc
 import os
 
 import numpy as np
@@ -38,6 +39,7 @@ def _need(gigabytes: float) -> None:
 def release():
     """Free every pooled block after the test, so the next large test starts from an empty pool."""
     yield
+    gc.collect()  # a failed test's frames hold its arrays until collected
     cupy.get_default_memory_pool().free_all_blocks()
 
 

@@ -137,7 +137,9 @@ def gpu_build(subject: str, build, estimate: int = 0):
     except MemoryError as exc:
         if isinstance(exc, DeviceMemoryError) or not type(exc).__module__.startswith("cupy"):
             raise
-        failure = (max(pool.used_bytes() - before + _requested(exc), estimate), _first_line(exc))
+        # Arrays of earlier work freed during the build can make the pool's use drop below `before`.
+        taken = max(pool.used_bytes() - before, 0)
+        failure = (max(taken + _requested(exc), estimate), _first_line(exc))
     release_gpu_pool()
     needed, cause = failure
     free = available("cuda")

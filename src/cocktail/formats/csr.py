@@ -28,16 +28,25 @@ def _sorted_unique(rows, cols, ncols: int):
 def _rising_within_rows(indices, indptr) -> bool:
     """Whether the column indices rise strictly within every row (sorted, no duplicates): the input is canonical.
 
-    Needs one bool per entry, where sorting needs several int64 arrays per entry: it is what lets
-    a matrix of more than 2**31 entries be taken on a GPU that holds it a few times over.
+    Needs one bool per entry and O(min(rows, entries)) indices, where sorting needs several int64
+    arrays per entry: it is what lets a matrix of more than 2**31 entries be taken on a GPU that
+    holds it a few times over.  No boolean-mask indexing (CuPy's refuses more than 2**31 elements).
     """
+    xp = get_xp(indices)
     nnz = indices.shape[0]
     if nnz < 2:
         return True
-    rising = indices[1:] > indices[:-1]
-    starts = indptr[1:-1]
-    starts = starts[(starts > 0) & (starts < nnz)]
-    rising[starts - 1] = True  # a row may start below where the previous one ended
+    rising = indices[1:] > indices[:-1]  # pair (p - 1, p) for p = 1 .. nnz - 1
+    rows = indptr.shape[0] - 1
+    if nnz - 1 <= rows:
+        # Few entries: p starts a row when some row pointer equals it.
+        p = xp.arange(1, nnz, dtype=xp.int64)
+        rising |= indptr[xp.searchsorted(indptr, p)] == p
+    else:
+        # Few rows: the pointers strictly inside (0, nnz) are one slice of the sorted indptr.
+        lo = int(xp.searchsorted(indptr, 0, side="right"))
+        hi = int(xp.searchsorted(indptr, nnz, side="left"))
+        rising[indptr[lo:hi] - 1] = True  # a row may start below where the previous one ended
     return bool(rising.all())
 
 
