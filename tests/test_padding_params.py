@@ -22,7 +22,7 @@ def _matrix(m=3000):
 @pytest.mark.parametrize("fmt, param, what", [
     ("dia", "align", "rows"), ("dia_vi", "align", "rows"), ("bdia", "align", "rows"), ("ell", "align", "rows"),
     ("hyb", "align", "rows"), ("bell", "align", "superrows"), ("sell", "slice_height", "rows"),
-    ("sbell", "slice_height", "superrows"), ("sell", "width_multiple", "slots"),
+    ("sbell", "slice_height", "superrows"), ("sell", "width_multiple", "summed slice widths"),
 ])
 def test_a_huge_padding_parameter_is_refused_by_name(fmt, param, what):
     S = _matrix()
@@ -43,3 +43,11 @@ def test_reasonable_padding_is_kept():
     assert B.storage.params["width_multiple"] == 8
     with pytest.raises(ValueError, match="align=4096 would pad 5 rows to 4,096"):
         SparseMatrix(S, format="dia", device="cpu", align=4096, max_fill=None)
+
+
+def test_a_small_width_multiple_on_a_narrow_matrix_is_kept():
+    # Found by the GPU hypothesis campaign: 257 x 1 with one entry per row, t=4 pads 3 slice widths to 12.
+    S = sp.csr_array((np.ones(257), (np.arange(257), np.zeros(257, dtype=int))), shape=(257, 1))
+    A = SparseMatrix(S, format="sell", device="cpu", slice_height=128, width_multiple=4, max_fill=None)
+    assert A.storage.params["width_multiple"] == 4
+    np.testing.assert_array_equal(A @ np.array([2.0]), np.full(257, 2.0))
