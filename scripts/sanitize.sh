@@ -6,6 +6,7 @@
 #   OUT=dir       logs and the summary (default ./sanitize_out)
 #   SHARDS=N      pytest processes side by side per tool (default 8; tests/conftest.py: COCKTAIL_SHARD)
 #   LIMIT=s       seconds each tool may run (default 540); a shard cut short is reported as such
+#   FIRST, LAST   run shards FIRST..LAST only (default all), to spread one tool over several calls
 #   PARTS        "products harness" (default) or one of them
 #
 # Two groups of the GPU tests (-m gpu):
@@ -19,6 +20,8 @@
 set -uo pipefail
 OUT=${OUT:-sanitize_out}
 SHARDS=${SHARDS:-8}
+FIRST=${FIRST:-0}
+LAST=${LAST:-$((SHARDS - 1))}
 LIMIT=${LIMIT:-540}
 PARTS=${PARTS:-products harness}
 HARNESS="tests/test_gpu_bench.py tests/test_gpu_cli.py"
@@ -34,7 +37,7 @@ summary="$OUT/sanitize_summary.txt"
   echo "# scripts/sanitize.sh  $(date -u +%Y-%m-%dT%H:%MZ)"
   nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
   compute-sanitizer --version | tail -1
-  echo "commit ${COCKTAIL_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null)}  shards $SHARDS  groups $PARTS"
+  echo "commit ${COCKTAIL_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null)}  shards $FIRST-$LAST of $SHARDS  parts $PARTS  ${PYTEST_ADDOPTS:+PYTEST_ADDOPTS=$PYTEST_ADDOPTS}"
 } > "$summary"
 
 # Compile every kernel once, outside the sanitizer, so the shards share CuPy's on-disk cache.
@@ -50,7 +53,7 @@ for tool in "${tools[@]}"; do
     if [[ $group == harness ]]; then pool=; args="-m gpu $HARNESS"; else pool=1; args="-m gpu $ignore_harness"; fi
     start=$(date +%s)
     pids=()
-    for ((i = 0; i < SHARDS; i++)); do
+    for ((i = FIRST; i <= LAST; i++)); do
       COCKTAIL_NO_CUPY_POOL=$pool COCKTAIL_SHARD=$i/$SHARDS timeout "$LIMIT" compute-sanitizer "${flags[@]}" \
         python3 -m pytest -q -p no:cacheprovider $args > "$OUT/$tool.$group.$i.log" 2>&1 &
       pids+=($!)
@@ -58,11 +61,11 @@ for tool in "${tools[@]}"; do
     codes=()
     for pid in "${pids[@]}"; do wait "$pid"; codes+=($?); done
     secs=$(( $(date +%s) - start ))
-    for ((i = 0; i < SHARDS; i++)); do
+    for ((i = FIRST; i <= LAST; i++)); do
       log="$OUT/$tool.$group.$i.log"
-      errors=$(grep -h "ERROR SUMMARY" "$log" | tail -1 | sed 's/.*ERROR SUMMARY: //')
-      tests=$(grep -E "[0-9]+ (passed|failed|error)" "$log" | tail -1 | sed 's/^=* *//; s/ *=*$//')
-      code=${codes[$i]}
+      errors=$(grep -hE "(ERROR|RACECHECK) SUMMARY" "$log" | tail -1 | sed 's/^=* *//')
+      tests=$(grep -E "[0-9]+ (passed|failed).* in [0-9.]+s" "$log" | tail -1 | sed 's/^=* *//; s/ *=*$//')
+      code=${codes[$((i - FIRST))]}
       verdict=ok
       if [[ $code == 124 ]]; then verdict="CUT at ${LIMIT}s"; status=1
       elif [[ $code != 0 ]]; then verdict="exit $code"; status=1; fi
