@@ -7,6 +7,12 @@
 #   SHARDS=N      pytest processes side by side per tool (default 8; tests/conftest.py: COCKTAIL_SHARD)
 #   LIMIT=s       seconds each tool may run (default 540); a shard cut short is reported as such
 #   FIRST, LAST   run shards FIRST..LAST only (default all), to spread one tool over several calls
+#   LIST          or these shards ("0 3 7"), e.g. those a time limit cut short
+#
+# The sanitizer checks memory and synchronisation, not repetition: under it the determinism tests
+# repeat each product COCKTAIL_DETERMINISM_RUNS=3 times (100 in the plain GPU run) and the hypothesis
+# tests draw COCKTAIL_HYPOTHESIS_EXAMPLES=10 matrices per format (the campaign draws 2000 without it):
+# every launch costs the sanitizer about half a second.
 #   PARTS        "products harness" (default) or one of them
 #
 # Two groups of the GPU tests (-m gpu):
@@ -22,6 +28,8 @@ OUT=${OUT:-sanitize_out}
 SHARDS=${SHARDS:-8}
 FIRST=${FIRST:-0}
 LAST=${LAST:-$((SHARDS - 1))}
+LIST=${LIST:-$(seq -s ' ' "$FIRST" "$LAST")}
+export COCKTAIL_DETERMINISM_RUNS=${COCKTAIL_DETERMINISM_RUNS:-3} COCKTAIL_HYPOTHESIS_EXAMPLES=${COCKTAIL_HYPOTHESIS_EXAMPLES:-10}
 LIMIT=${LIMIT:-540}
 PARTS=${PARTS:-products harness}
 HARNESS="tests/test_gpu_bench.py tests/test_gpu_cli.py"
@@ -37,7 +45,7 @@ summary="$OUT/sanitize_summary.txt"
   echo "# scripts/sanitize.sh  $(date -u +%Y-%m-%dT%H:%MZ)"
   nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
   compute-sanitizer --version | tail -1
-  echo "commit ${COCKTAIL_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null)}  shards $FIRST-$LAST of $SHARDS  parts $PARTS  ${PYTEST_ADDOPTS:+PYTEST_ADDOPTS=$PYTEST_ADDOPTS}"
+  echo "commit ${COCKTAIL_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null)}  determinism runs $COCKTAIL_DETERMINISM_RUNS  hypothesis examples $COCKTAIL_HYPOTHESIS_EXAMPLES  shards $LIST of $SHARDS  parts $PARTS  ${PYTEST_ADDOPTS:+PYTEST_ADDOPTS=$PYTEST_ADDOPTS}"
 } > "$summary"
 
 # Compile every kernel once, outside the sanitizer, so the shards share CuPy's on-disk cache.
@@ -52,20 +60,20 @@ for tool in "${tools[@]}"; do
   for group in $PARTS; do
     if [[ $group == harness ]]; then pool=; args="-m gpu $HARNESS"; else pool=1; args="-m gpu $ignore_harness"; fi
     start=$(date +%s)
-    pids=()
-    for ((i = FIRST; i <= LAST; i++)); do
+    declare -A pids=()
+    for i in $LIST; do
       COCKTAIL_NO_CUPY_POOL=$pool COCKTAIL_SHARD=$i/$SHARDS timeout "$LIMIT" compute-sanitizer "${flags[@]}" \
         python3 -m pytest -q -p no:cacheprovider $args > "$OUT/$tool.$group.$i.log" 2>&1 &
-      pids+=($!)
+      pids[$i]=$!
     done
-    codes=()
-    for pid in "${pids[@]}"; do wait "$pid"; codes+=($?); done
+    declare -A codes=()
+    for i in $LIST; do wait "${pids[$i]}"; codes[$i]=$?; done
     secs=$(( $(date +%s) - start ))
-    for ((i = FIRST; i <= LAST; i++)); do
+    for i in $LIST; do
       log="$OUT/$tool.$group.$i.log"
       errors=$(grep -hE "(ERROR|RACECHECK) SUMMARY" "$log" | tail -1 | sed 's/^=* *//')
       tests=$(grep -E "[0-9]+ (passed|failed).* in [0-9.]+s" "$log" | tail -1 | sed 's/^=* *//; s/ *=*$//')
-      code=${codes[$((i - FIRST))]}
+      code=${codes[$i]}
       verdict=ok
       if [[ $code == 124 ]]; then verdict="CUT at ${LIMIT}s"; status=1
       elif [[ $code != 0 ]]; then verdict="exit $code"; status=1; fi

@@ -8,6 +8,7 @@ Marked ``gpu``: skipped where CuPy sees no CUDA device.
 from __future__ import annotations
 
 import functools
+import os
 
 import numpy as np
 import pytest
@@ -24,7 +25,8 @@ pytestmark = pytest.mark.gpu
 
 cupy = pytest.importorskip("cupy") if cocktail._xp.cuda_available() else None
 
-RUNS = 100
+#: Products compared bit for bit (scripts/sanitize.sh asks for fewer: it checks memory, not repetition).
+RUNS = int(os.environ.get("COCKTAIL_DETERMINISM_RUNS", "100"))
 ALPHA, BETA = 1.5, -0.75  # exact in float32 and float64
 BITS = {np.dtype(np.float32): np.uint32, np.dtype(np.float64): np.uint64}
 #: Formats that pad every row, super-row or diagonal to the widest: run on matrices without hub rows.
