@@ -447,13 +447,7 @@ def test_write_matrix_leaves_its_input_alone(tmp_path, source, suffix):
     before = take(S)
     path = write_matrix(tmp_path / f"a{suffix}", S)
     assert_unchanged(S, before, source)
-    if suffix == ".npz":
-        assert (read_matrix(path) != sp.csr_array(S)).nnz == 0
-    else:  # the header only: after an in-process NVRTC compile (test_kernel_check) SciPy's
-        # Matrix Market writer has been seen writing a NUL for a space in an entry line
-        text = (gzip.decompress(path.read_bytes()) if suffix.endswith(".gz") else path.read_bytes()).decode()
-        lines = [line for line in text.splitlines() if not line.startswith("%")]
-        assert lines[0].split() == [str(v) for v in (*S.shape, S.nnz)]
+    assert (read_matrix(path) != sp.csr_array(S)).nnz == 0
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -466,7 +460,7 @@ def test_write_matrix_leaves_a_sparse_matrix_alone(tmp_path, device):
 
 
 def _matrix_market_text(S) -> str:
-    """``S`` as Matrix Market text written here (not by SciPy's writer, see above)."""
+    """``S`` as Matrix Market text written here, so that the read tests do not depend on ``write_matrix``."""
     C = sp.coo_array(S)
     entries = "".join(f"{r + 1} {c + 1} {float(v)!r}\n" for r, c, v in zip(C.row, C.col, C.data))
     return f"%%MatrixMarket matrix coordinate real general\n{C.shape[0]} {C.shape[1]} {C.nnz}\n{entries}"

@@ -48,7 +48,7 @@ def _nvrtc_compile(code: str, expressions: list[str], options: list[str]) -> str
         opts = [o.encode() for o in options]
         (result,) = nvrtc.nvrtcCompileProgram(prog, len(opts), opts)
         _, size = nvrtc.nvrtcGetProgramLogSize(prog)
-        log = b" " * size
+        log = bytearray(size)  # writable: NVRTC writes into it (a bytes object is immutable, and b" " is shared)
         nvrtc.nvrtcGetProgramLog(prog, log)
         if result != nvrtc.nvrtcResult.NVRTC_SUCCESS:
             return log.decode(errors="replace").strip("\x00 \n")
