@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Run on the GPU machine from the repository root: GPU tests, memcheck, and benchmarks.
-# Usage: bash scripts/gpu_check.sh [tests|memcheck|default|full|all]  (logs under $OUT, default ./gpu_out)
+# Usage: bash scripts/gpu_check.sh [tests|large|memcheck|default|full|all]  (logs under $OUT, default ./gpu_out)
+#   large:    the tests past int32 (COCKTAIL_LARGE_TESTS=1: tens of GB of GPU memory)
+#   memcheck: scripts/sanitize.sh memcheck (all three tools: bash scripts/sanitize.sh)
 #   default: `cocktail bench` with no arguments, timed from an empty matrix cache
 #   full:    every suite, float32 and float64, every kernel (DTYPES, SUITES override), JSON and plots
 set -uo pipefail
@@ -17,9 +19,11 @@ echo "commit ${COCKTAIL_COMMIT:-$(git rev-parse HEAD 2>/dev/null)}" | tee -a "$O
 if [[ $what == tests || $what == all ]]; then
   python3 -m pytest -m gpu -q -p no:cacheprovider --maxfail=30 2>&1 | tee "$OUT/pytest_gpu.log" | tail -40
 fi
+if [[ $what == large || $what == all ]]; then
+  COCKTAIL_LARGE_TESTS=1 python3 -m pytest -q -p no:cacheprovider -rs tests/test_gpu_large.py 2>&1 | tee "$OUT/large.log" | tail -15
+fi
 if [[ $what == memcheck || $what == all ]]; then
-  COCKTAIL_NO_CUPY_POOL=1 compute-sanitizer --tool memcheck --print-limit 20 ${MEMCHECK_FLAGS:-} \
-    python3 -m pytest -m gpu -q -p no:cacheprovider ${MEMCHECK_K:+-k "$MEMCHECK_K"} 2>&1 | tee "$OUT/memcheck.log" | tail -15
+  OUT="$OUT/sanitize" bash scripts/sanitize.sh memcheck | tail -40
 fi
 if [[ $what == default || $what == all ]]; then
   rm -rf /tmp/cocktail_empty_cache
