@@ -85,3 +85,16 @@ def test_auto_falls_back_when_the_chosen_plan_runs_out_of_memory(monkeypatch, tm
     assert "fell back to" in A.auto.notice and "did not fit in GPU memory" in A.auto.notice
     x = np.random.default_rng(0).standard_normal(3000)
     np.testing.assert_allclose(cupy.asnumpy(A @ cupy.asarray(x)), S @ x, rtol=1e-10, atol=1e-10)
+
+
+def test_out_of_memory_without_cupys_pool_is_a_device_memory_error():
+    # With the pool off (as under scripts/sanitize.sh) cudaMalloc's failure is a CUDARuntimeError.
+    total = cupy.cuda.runtime.memGetInfo()[1]
+    cupy.cuda.set_allocator(None)
+    try:
+        with pytest.raises(DeviceMemoryError) as info:
+            _memory.gpu_build("a test build", lambda: cupy.empty(2 * total, dtype=np.uint8))
+    finally:
+        cupy.cuda.set_allocator(cupy.get_default_memory_pool().malloc)
+    assert "ran out of GPU memory" in str(info.value) and info.value.available > 0
+    assert _small_product_works()

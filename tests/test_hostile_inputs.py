@@ -54,6 +54,10 @@ EXPECTED = {
     "skew_symmetric_diagonal_entry.mtx": ("entry (2, 2) lies on the diagonal", 4),
     "skew_symmetric_array_with_diagonal.mtx": ("more entries than the 1 the size line declares", 4),
     "integer_field_real_value.mtx": ("'2.5' is not an integer literal", 4),
+    "integer_sign_inside_a_number.mtx": ("'12-' is not an integer literal", 4),
+    "real_two_points.mtx": ("'1.2.3' is not a number", 4),
+    "real_exponent_without_digits.mtx": ("'2e' is not a number", 3),
+    "real_point_after_exponent.mtx": ("'1e5.3' is not a number", 4),
     "integer_field_exponent_value.mtx": ("'1e3' is not an integer literal", 3),
     "integer_value_past_int64.mtx": ("integer out of range", 3),
     "trailing_garbage.mtx": ("'junk' is not a number", 3),
@@ -252,6 +256,10 @@ def csr_parts():
     (lambda d, i, p: (d.astype(object), i, p), TypeError, "CSR data: dtype object is not supported"),
     (lambda d, i, p: (d.astype(bool), i, p), TypeError, "CSR data: dtype bool is not supported"),
     (lambda d, i, p: (d, i.astype(np.uint64) + np.uint64(2**63), p), ValueError, "indices must be < cols = 3"),
+    (lambda d, i, p: (1.0, i, p), ValueError, "CSR data must be 1-D, got 0-D"),
+    (lambda d, i, p: (np.array(1.0), i, p), ValueError, "CSR data must be 1-D, got 0-D"),
+    (lambda d, i, p: (None, i, p), ValueError, "CSR data must be 1-D, got 0-D"),
+    (lambda d, i, p: (d.reshape(1, 2), i, p), ValueError, "CSR data must be 1-D, got 2-D"),
 ])
 def test_tuple_input_names_the_broken_invariant(change, exc, message):
     with pytest.raises(exc) as info:

@@ -285,3 +285,34 @@ def test_other_errors_are_not_taken_for_a_plan_that_does_not_fit():
 
     with pytest.raises(ValueError, match="a real bug"):
         planning.first_that_fits([_Plan("ell")], build, lambda: pytest.fail("must not fall back"))
+
+
+def _exception_from(module: str, name: str, base=Exception, **attrs):
+    cls = type(name, (base,), {"__module__": module})
+    exc = cls("out of memory")
+    for key, value in attrs.items():
+        setattr(exc, key, value)
+    return exc
+
+
+def test_what_counts_as_the_gpu_running_out_of_memory():
+    oom = _memory.gpu_out_of_memory
+    assert oom(_exception_from("cupy.cuda.memory", "OutOfMemoryError", MemoryError))  # CuPy's pool
+    # cudaMalloc with the pool off: cudaErrorMemoryAllocation
+    assert oom(_exception_from("cupy_backends.cuda.api.runtime", "CUDARuntimeError", RuntimeError, status=2))
+    assert not oom(_exception_from("cupy_backends.cuda.api.runtime", "CUDARuntimeError", RuntimeError, status=1))
+    assert not oom(MemoryError("a host allocation"))
+    assert not oom(DeviceMemoryError("already ours", needed=1, available=0, device="cuda"))
+    assert not oom(ValueError("not memory"))
+
+
+def test_padded_formats_count_an_index_per_slot(free_bytes):
+    from cocktail.formats import _fill
+    from cocktail.formats.csr import CSR
+
+    csr = CSR.from_arrays(np.ones(2), np.array([0, 1], dtype=np.int32), np.array([0, 1, 2], dtype=np.int32), (2, 2))
+    slots = 10_000_000  # 80 MB of float64 values, 120 MB with int32 indices
+    free_bytes(100_000_000)
+    _fill.require_slots("dia", slots, csr)  # values only: fits
+    with pytest.raises(DeviceMemoryError, match="value and index slots"):
+        _fill.require_slots("ell", slots, csr, indexed=True)

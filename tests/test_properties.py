@@ -69,3 +69,38 @@ def test_canonical_csr_matches_scipy(inputs):
 def test_random_products_within_gamma_bound_on_the_cpu(name, data):
     """The GPU campaign's strategy and check (tests/test_gpu_hypothesis.py), on the CPU executors."""
     check_random_product(data, name, cpu_cases(name), "cpu")
+
+
+def _rising_brute_force(indices, indptr) -> bool:
+    bounds = [int(p) for p in indptr]
+    return all(all(indices[k] < indices[k + 1] for k in range(bounds[r], bounds[r + 1] - 1))
+               for r in range(len(bounds) - 1))
+
+
+@settings(max_examples=300, deadline=None)
+@given(lengths=st.lists(st.integers(0, 4), max_size=12), seed=st.integers(0, 2**32 - 1),
+       index_dtype=st.sampled_from(["int32", "int64", "uint32"]))
+def test_canonical_input_check_matches_its_definition(lengths, seed, index_dtype):
+    from cocktail.formats.csr import _rising_within_rows
+
+    rng = np.random.default_rng(seed)
+    indptr = np.concatenate([[0], np.cumsum(lengths)]).astype(index_dtype)
+    rows = [np.sort(rng.choice(6, k, replace=rng.random() < 0.7)) for k in lengths]
+    indices = (np.concatenate(rows) if rows else np.zeros(0)).astype(index_dtype)
+    if indices.size > 1 and rng.random() < 0.5:
+        indices = rng.permutation(indices).astype(index_dtype)
+    assert _rising_within_rows(indices, indptr) == _rising_brute_force(indices, indptr)
+
+
+@pytest.mark.parametrize("dtype", [None, "float32"])
+def test_a_canonical_input_is_copied_not_shared(dtype):
+    import scipy.sparse as sp
+
+    S = sp.random_array((40, 30), density=0.2, format="csr", random_state=2)
+    assert S.has_canonical_format
+    csr = CSR.from_arrays(S.data, S.indices, S.indptr, S.shape, dtype=dtype)
+    for mine, theirs in ((csr.data, S.data), (csr.indices, S.indices), (csr.indptr, S.indptr)):
+        assert not np.shares_memory(mine, theirs)
+    expected = S.toarray()
+    S.data[:] = -1.0  # the caller changes its arrays afterwards: the copy does not see it
+    np.testing.assert_allclose(csr.to_scipy().toarray(), expected, rtol=1e-6)

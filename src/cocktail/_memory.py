@@ -111,6 +111,20 @@ def _requested(exc: BaseException) -> int:
     return int(match.group(1).replace(",", "")) if match else 0
 
 
+#: cudaErrorMemoryAllocation: what cudaMalloc raises when CuPy's pool is off (``set_allocator(None)``).
+_CUDA_ERROR_MEMORY_ALLOCATION = 2
+
+
+def gpu_out_of_memory(exc: BaseException) -> bool:
+    """Whether ``exc`` is the GPU running out of memory: CuPy's ``OutOfMemoryError`` (its pool), or
+    the CUDA runtime's allocation error (no pool, or the asynchronous allocator)."""
+    if isinstance(exc, DeviceMemoryError):
+        return False
+    if isinstance(exc, MemoryError):
+        return type(exc).__module__.startswith("cupy")
+    return type(exc).__name__ == "CUDARuntimeError" and getattr(exc, "status", None) == _CUDA_ERROR_MEMORY_ALLOCATION
+
+
 def release_gpu_pool() -> None:
     """Return CuPy's unused pool blocks (device and pinned host) to the driver."""
     import cupy
@@ -134,8 +148,8 @@ def gpu_build(subject: str, build, estimate: int = 0):
     before = pool.used_bytes()
     try:
         return build()
-    except MemoryError as exc:
-        if isinstance(exc, DeviceMemoryError) or not type(exc).__module__.startswith("cupy"):
+    except Exception as exc:
+        if not gpu_out_of_memory(exc):
             raise
         # Arrays of earlier work freed during the build can make the pool's use drop below `before`.
         taken = max(pool.used_bytes() - before, 0)
@@ -143,9 +157,10 @@ def gpu_build(subject: str, build, estimate: int = 0):
     release_gpu_pool()
     needed, cause = failure
     free = available("cuda")
-    raise DeviceMemoryError(f"{subject} ran out of GPU memory: it needs at least {size_text(needed)} "
-                            f"({needed:,} bytes); {size_text(free)} available ({free:,} bytes) "
-                            f"after releasing the failed build (CuPy: {cause})",
+    # Without CuPy's pool the runtime's error does not say the size it was asked for.
+    need_text = f"at least {size_text(needed)} ({needed:,} bytes)" if needed else "more than is free"
+    raise DeviceMemoryError(f"{subject} ran out of GPU memory: it needs {need_text}; {size_text(free)} available "
+                            f"({free:,} bytes) after releasing the failed build (CuPy: {cause})",
                             needed=needed, available=free, device="cuda")
 
 

@@ -164,11 +164,9 @@ def write_matrix(path, S, *, comment: str = "", symmetry: str | None = None) -> 
     The suffix picks the file type (``.mtx`` through ``scipy.io.mmwrite``, or ``.npz``).
     ``symmetry`` is passed to ``mmwrite`` (default: detected).  Returns the path.
     """
-    from .matrix import SparseMatrix
-
     path = Path(os.fspath(path))
     kind = _kind(path)
-    if isinstance(S, SparseMatrix):
+    if not sp.issparse(S) and hasattr(S, "to_scipy"):  # a SparseMatrix (io sits below matrix: no import)
         S = S.to_scipy()
     if not sp.issparse(S):
         raise TypeError(f"write_matrix takes a scipy.sparse matrix or a SparseMatrix, got {type(S).__name__}")

@@ -96,7 +96,8 @@ def _input_facts(S, shape):
     if isinstance(S, (tuple, list)) and len(S) == 3 and shape is not None:
         data = S[0]
         size = np.dtype(data.dtype).itemsize if hasattr(data, "dtype") else 8
-        return _InputFacts(validate.shape2d(shape), len(data), size, any(is_cupy_array(a) for a in S))
+        nnz = len(data) if np.ndim(data) == 1 else 0  # anything else is named by the CSR checks
+        return _InputFacts(validate.shape2d(shape), nnz, size, any(is_cupy_array(a) for a in S))
     return None
 
 
@@ -231,9 +232,9 @@ class SparseMatrix:
             from .tuning.auto import choose_format
 
             format = choose_format(csr, device=self.device)
-        self.storage = formats.get(format).from_csr(csr, **format_params(format, csr.dtype, params))
-        self._executor = executors.create(executor, self.storage, self.device, spec, kernel_params,
-                                          deterministic=deterministic)
+        storage = formats.get(format).from_csr(csr, **format_params(format, csr.dtype, params))
+        bound = executors.create(executor, storage, self.device, spec, kernel_params, deterministic=deterministic)
+        self.storage, self._executor = storage, bound  # only now: a failed binding leaves self holding nothing
 
     def _plans(self, csr, executor) -> bool:
         """Whether ``format="auto"`` runs the planner: real values with entries, on the GPU, GPU kernels."""

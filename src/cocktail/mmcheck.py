@@ -11,7 +11,9 @@ naming the file and the 1-based line.
 
 Decisions: ``nan``, ``inf`` and ``infinity`` literals (any case, signed) are kept as given; a
 finite literal that overflows to infinity is refused.  An integer file takes only integer
-literals (digits with an optional sign).  A skew-symmetric array stores the strictly lower
+literals (digits with an optional sign); a real one only numbers: a sign starts a token or an
+exponent, one point, one exponent after it with digits (``1.2.3``, ``2e``, ``12-``, which SciPy
+would read in part, are refused).  A skew-symmetric array stores the strictly lower
 triangle (the diagonal is zero), as the specification and SciPy say, so an array that also
 lists the diagonal has too many values.
 """
@@ -184,6 +186,21 @@ _TABLES = {"pattern": _class_table(_DIGITS, b""), "integer": _class_table(_DIGIT
            **{f: _class_table(_DIGITS + b"+-.eE", _NAN_INF) for f in ("real", "double", "complex")}}
 _EXPECTED = {"pattern": "an index (a positive integer)", "integer": "an integer literal (the field is integer)"}
 _NON_FINITE = re.compile(rb"[+-]?(nan|inf|infinity)", re.IGNORECASE)
+#: Byte classes of :meth:`Body._check_number_shapes`.
+_SPACE, _DIGIT, _SIGN, _DOT, _EXP, _LETTER, _OTHER = range(7)
+
+
+def _shape_table() -> bytes:
+    table = bytearray([_OTHER] * 256)
+    for chars, code in ((b" \t\r\n", _SPACE), (_DIGITS, _DIGIT), (b"+-", _SIGN), (b".", _DOT), (b"eE", _EXP),
+                        (_NAN_INF, _LETTER)):
+        for c in chars:
+            table[c] = code
+    return bytes(table)
+
+
+_SHAPES = _shape_table()
+_MARKS = bytes(1 if c in (_SIGN, _DOT, _EXP) else 0 for c in _SHAPES)
 
 
 def blank_comments(buf: bytes, start: int) -> bytes:
@@ -242,6 +259,7 @@ class Body:
             self._refuse_token(bad)
         if self.has_letters:
             self._check_spelled_values()
+        self._check_number_shapes()
         tokens, want = self._count_tokens(), self.header.tokens * self.header.entries
         if tokens != want or (self.header.entries and not self.header.tokens):
             self.refuse_counts()
@@ -276,6 +294,40 @@ class Body:
         raise self.error(index, f"{word.decode('ascii', 'replace')!r} is not "
                                 f"{_EXPECTED.get(self.header.field, 'a number')}")
 
+    def _check_number_shapes(self) -> None:
+        """Refuse tokens of number characters that are no number, which SciPy would read in part:
+        a sign inside a token (``12-``, ``1+1``), a second point or exponent (``1.2.3``, ``1e5e5``),
+        a point after the exponent, an exponent without digits (``2e``), a lone point or sign.
+
+        Looks only at the signs, points and exponents, and at the bytes either side of them."""
+        if self.header.field == "pattern":
+            return  # digits only: the character classes said so
+        codes = np.frombuffer(self.buf.translate(_SHAPES), np.uint8)  # the byte before the body is a newline
+        at = self.start + np.flatnonzero(np.frombuffer(self.buf.translate(_MARKS), bool)[self.start:])
+        cur, prev = codes[at], codes[at - 1]
+        nxt = codes[np.minimum(at + 1, codes.size - 1)]
+        nxt[at + 1 == codes.size] = _SPACE
+        sign, dot, exp = cur == _SIGN, cur == _DOT, cur == _EXP
+        bad = sign & ~((prev == _SPACE) | (prev == _EXP))                    # a sign starts a token or an exponent
+        bad |= sign & ~((nxt == _DIGIT) | (nxt == _DOT) | (nxt == _LETTER))  # and something follows it
+        bad |= sign & (prev == _EXP) & (nxt != _DIGIT)                       # an exponent's sign: digits
+        bad |= exp & ~((prev == _DIGIT) | (prev == _DOT))                    # an exponent follows the mantissa
+        bad |= exp & ~((nxt == _DIGIT) | (nxt == _SIGN))                     # and has digits
+        bad |= dot & ~((prev == _DIGIT) | (nxt == _DIGIT))                   # a point touches a digit
+        # Two marks in one token are one too many, but for a point then its exponent.  Between two
+        # marks of one token is no whitespace, the smallest code: one reduceat finds each gap's least.
+        which = np.flatnonzero(dot | exp)
+        if which.size > 1:
+            marks = at[which]
+            gaps = np.empty(2 * (which.size - 1), dtype=np.int64)
+            gaps[0::2], gaps[1::2] = marks[:-1], marks[1:]
+            gaps[0::2] += 1
+            same_token = np.minimum.reduceat(codes, gaps)[0::2] != _SPACE
+            point_then_exponent = (cur[which[:-1]] == _DOT) & (cur[which[1:]] == _EXP)
+            bad[which[1:]] |= same_token & ~point_then_exponent
+        if bad.any():
+            self._refuse_token(int(at[np.argmax(bad)]))
+
     def _check_spelled_values(self) -> None:
         """Each token with a letter of nan/inf must be a value field spelling nan, inf or infinity."""
         cls = np.frombuffer(self.classes, np.uint8, offset=self.start)
@@ -298,9 +350,10 @@ class Body:
         declared = self.header.entries
         if lines.size > declared:
             raise self.error(lines[declared], f"more entries than the {declared:,} the size line declares")
-        end = self._newlines.size + (0 if self.buf.endswith(b"\n") or len(self.buf) == self.start else 1)
-        raise self.error(end, f"the file ends after {lines.size:,} of the {declared:,} entries "
-                              "the size line declares")
+        if lines.size < declared:
+            end = self._newlines.size + (0 if self.buf.endswith(b"\n") or len(self.buf) == self.start else 1)
+            raise self.error(end, f"the file ends after {lines.size:,} of the {declared:,} entries "
+                                  "the size line declares")
 
     def first_overflow(self) -> int | None:
         """0-based body line of the first finite literal that overflows to infinity, if any (a Python scan)."""

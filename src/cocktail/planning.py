@@ -110,12 +110,12 @@ def _join(*notices: str) -> str:
     return "; ".join(n for n in notices if n)
 
 
-def _plain_csr(csr):
+def _plain_csr(csr, deterministic: bool = False):
     """``(plan, (storage, executor))``: plain CSR with its default kernel, the last resort of a plan that does not fit."""
     from .tuning.formats import format_params
 
     storage = formats.get("csr").from_csr(csr, **format_params("csr", csr.dtype, {}))
-    executor = executors.create(None, storage, "cuda")
+    executor = executors.create(None, storage, "cuda", deterministic=deterministic)
     return _single_plan(csr, storage, executor), (storage, executor)
 
 
@@ -209,7 +209,7 @@ def choose(csr, tune: str = "model", deterministic: bool = False):
     if tune == "model":
         t0 = time.perf_counter()
         plan, (storage, executor), skipped = first_that_fits(planning.candidates, lambda p: fitting_build(p, csr),
-                                                             lambda: _plain_csr(csr))
+                                                             lambda: _plain_csr(csr, deterministic))
         report.plan, report.convert_s = plan, time.perf_counter() - t0
         report.notice = _join(report.notice, fallback_notice(skipped, plan, csr.nnz))
         return storage, executor, report
@@ -230,7 +230,7 @@ def choose(csr, tune: str = "model", deterministic: bool = False):
             report.convert_s = convert
     if best is None:  # no measured candidate fits: the first other candidate that does, else plain CSR
         rest = [p for p in planning.candidates if all(p is not q for q, _ in skipped)]
-        plan, built, more = first_that_fits(rest, lambda p: fitting_build(p, csr), lambda: _plain_csr(csr))
+        plan, built, more = first_that_fits(rest, lambda p: fitting_build(p, csr), lambda: _plain_csr(csr, deterministic))
         best, skipped = (plan, built), skipped + more
     report.measure_s = time.perf_counter() - t0 - report.convert_s
     report.plan = best[0]

@@ -8,6 +8,7 @@ The kernels never read those arrays.
 
 from __future__ import annotations
 
+import numpy as np
 
 from .. import _memory
 from .._xp import get_xp
@@ -93,12 +94,13 @@ def fill_estimates(csr, width_rule=None) -> dict:
     return est
 
 
-def check_fill(name: str, slots: int, csr, max_fill) -> None:
+def check_fill(name: str, slots: int, csr, max_fill, indexed: bool = False) -> None:
     """Refuse to build ``name`` when it would store more than ``max_fill`` slots per entry
     (:class:`FormatFillError`), or more values than the device's free memory holds
-    (:class:`~cocktail.errors.DeviceMemoryError`, whatever ``max_fill``)."""
+    (:class:`~cocktail.errors.DeviceMemoryError`, whatever ``max_fill``).  ``indexed``: every
+    slot also stores a column index."""
     if max_fill is None or slots <= max_fill * max(csr.nnz, 1):
-        require_slots(name, slots, csr)
+        require_slots(name, slots, csr, indexed)
         return
     fits = sorted((f, fmt) for fmt, f in fill_estimates(csr).items() if f <= max_fill and fmt != name)
     fit_text = ", ".join(f"{fmt} ({f:.2f})" for f, fmt in fits) or "none"
@@ -112,11 +114,13 @@ def check_fill(name: str, slots: int, csr, max_fill) -> None:
     raise error
 
 
-def require_slots(name: str, slots: int, csr) -> None:
-    """Refuse, before allocating, a format whose ``slots`` values alone exceed the free memory of ``csr``'s device."""
+def require_slots(name: str, slots: int, csr, indexed: bool = False) -> None:
+    """Refuse, before allocating, a format whose ``slots`` (a value each, and an index each when
+    ``indexed``) exceed the free memory of ``csr``'s device."""
+    per_slot = csr.dtype.itemsize + (np.dtype(csr.index_dtype).itemsize if indexed else 0)
+    what = "value and index slots" if indexed else "value slots"
     _memory.require(f"format {name!r} of a {_memory.shape_text(csr.shape)} matrix with {csr.nnz:,} entries",
-                    [(f"its {int(slots):,} value slots", int(slots) * csr.dtype.itemsize)],
-                    _memory.device_of(csr.data))
+                    [(f"its {int(slots):,} {what}", int(slots) * per_slot)], _memory.device_of(csr.data))
 
 
 def check_padding(name: str, param: str, value: int, padded: int, unpadded: int, what: str) -> None:

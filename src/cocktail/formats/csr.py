@@ -73,11 +73,12 @@ class CSR(SparseFormat):
         (int32 by default when every index and the entry count fit); ``dtype`` converts
         the values.
         """
+        owned = False  # whether `data` is already a copy of the caller's array
         if dtype is not None:
             dt = validate.value_dtype(dtype, "dtype")
             if hasattr(data, "astype"):
-                data = data.astype(dt)
-        if check and hasattr(data, "shape") and hasattr(data, "dtype"):
+                data, owned = data.astype(dt), True
+        if check and getattr(data, "ndim", None) == 1 and hasattr(data, "dtype"):
             m, n = validate.shape2d(shape)
             size = _index_size(max(m, n, int(data.shape[0])), index_dtype)
             cls.require_memory((m, n), int(data.shape[0]), data.dtype.itemsize, size, _memory.device_of(data))
@@ -86,7 +87,7 @@ class CSR(SparseFormat):
         m, n = shape
         idt = validate.choose_index_dtype(max(m, n, int(data.shape[0])), index_dtype)
         if _rising_within_rows(indices, indptr):
-            return cls((m, n), data.dtype, idt, data.shape[0], {}, data=data.copy(),
+            return cls((m, n), data.dtype, idt, data.shape[0], {}, data=data if owned else data.copy(),
                        indices=indices.astype(idt), indptr=indptr.astype(idt))
         return cls.from_triplets(row_ids(indptr, data.shape[0]), indices, data, (m, n), idt)
 

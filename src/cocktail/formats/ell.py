@@ -66,7 +66,7 @@ class ELL(SparseFormat):
                     f"use format 'hyb' to store the entries past a fixed width in COO, "
                     f"or pass width=None (or >= {longest})"
                 )
-        check_fill("ell", width * m, csr, max_fill)
+        check_fill("ell", width * m, csr, max_fill, indexed=True)
         check_padding("ell", "align", align, aligned(m, align), m, "rows")
         col, data, _ = ell_arrays(csr, width, align)
         return cls(csr.shape, csr.dtype, csr.index_dtype, csr.nnz, params, col=col, data=data)

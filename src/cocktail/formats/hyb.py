@@ -39,7 +39,7 @@ class HYB(SparseFormat):
         if params["ell_width"] is not None:
             k = int_param("hyb", "ell_width", params["ell_width"], low=0)
             try:
-                check_fill("hyb", k * csr.shape[0], csr, DEFAULT_MAX_FILL)
+                check_fill("hyb", k * csr.shape[0], csr, DEFAULT_MAX_FILL, indexed=True)
             except FormatFillError as exc:
                 msg = str(exc).replace("or pass a larger max_fill=", "or pass a smaller ell_width=")
                 raise FormatFillError(f"{msg} (or leave ell_width out and let width_rule pick K)") from None

@@ -61,7 +61,7 @@ class SELL(SparseFormat):
         perm = _permutation(xp, lengths, sigma)
         longest = slice_widths(lengths[perm], c)
         nslices = int(longest.shape[0])
-        check_fill("sell", sliced_slots(longest, m, c), csr, max_fill)
+        check_fill("sell", sliced_slots(longest, m, c), csr, max_fill, indexed=True)
         widths = -(-longest // t) * t
         # Judged on the slice widths, not the slots: a narrow matrix's few slots are no reason to refuse t = 4.
         check_padding("sell", "width_multiple", t, int(widths.sum()), int(longest.sum()), "summed slice widths")

@@ -10,8 +10,9 @@
 //  * each thread's carry (the partial sum of its last, unfinished row x1) is combined in the
 //    block by a segmented scan keyed on x1 (keys are non-decreasing in thread order): a
 //    thread finishing a row that started earlier in its block adds the carries before it;
-//  * the block's last run of carries, whose row ends in a later block, goes to carry_row /
-//    carry_val[blockIdx.x]; csr_merge_fixup adds alpha * (those, in block order) to y.
+//  * the merge block's last run of carries, whose row ends in a later merge block, goes to
+//    carry_row / carry_val[merge_block]; csr_merge_fixup adds alpha * (those, in merge-block
+//    order) to y.  A thread block takes merge blocks blockIdx.x, blockIdx.x + gridDim.x, ...
 #include "common.cuh"
 
 // Row ends consumed before `diagonal` on the merge path (the nonzeros consumed are diagonal - result).
