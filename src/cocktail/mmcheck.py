@@ -226,7 +226,18 @@ class Body:
     def __init__(self, buf: bytes, header: Header, path):
         self.buf, self.header, self.path = buf, header, path
         self.start = header.body_start
-        self.classes = buf.translate(_TABLES[header.field])
+        self._classes = None
+
+    @property
+    def classes(self) -> bytes:
+        """Each byte's class (:func:`_class_table`), made again after :meth:`release` if needed."""
+        if self._classes is None:
+            self._classes = self.buf.translate(_TABLES[self.header.field])
+        return self._classes
+
+    def release(self) -> None:
+        """Drop the byte classes (a copy of the file's size) while SciPy parses."""
+        self._classes = None
 
     def error(self, index: int, what: str) -> MatrixFileError:
         """The error for body line ``index`` (0-based)."""
@@ -314,15 +325,11 @@ class Body:
         bad |= exp & ~((prev == _DIGIT) | (prev == _DOT))                    # an exponent follows the mantissa
         bad |= exp & ~((nxt == _DIGIT) | (nxt == _SIGN))                     # and has digits
         bad |= dot & ~((prev == _DIGIT) | (nxt == _DIGIT))                   # a point touches a digit
-        # Two marks in one token are one too many, but for a point then its exponent.  Between two
-        # marks of one token is no whitespace, the smallest code: one reduceat finds each gap's least.
+        # Two marks in one token are one too many, but for a point then its exponent.  From a mark to
+        # the next, a token boundary is whitespace, the smallest code: one reduceat finds each span's least.
         which = np.flatnonzero(dot | exp)
         if which.size > 1:
-            marks = at[which]
-            gaps = np.empty(2 * (which.size - 1), dtype=np.int64)
-            gaps[0::2], gaps[1::2] = marks[:-1], marks[1:]
-            gaps[0::2] += 1
-            same_token = np.minimum.reduceat(codes, gaps)[0::2] != _SPACE
+            same_token = np.minimum.reduceat(codes, at[which])[:-1] != _SPACE
             point_then_exponent = (cur[which[:-1]] == _DOT) & (cur[which[1:]] == _EXP)
             bad[which[1:]] |= same_token & ~point_then_exponent
         if bad.any():
@@ -478,6 +485,7 @@ def read(path: Path):
         buf = blank_comments(buf, header.body_start)
     body = Body(buf, header, path)
     body.check()
+    body.release()
     parsed = _scipy_read(buf, body)
     if header.layout == "array":
         _check_overflow(parsed, body)
