@@ -8,21 +8,24 @@
 #   LIMIT=s       seconds each tool may run (default 540); a shard cut short is reported as such
 #   FIRST, LAST   run shards FIRST..LAST only (default all), to spread one tool over several calls
 #   LIST          or these shards ("0 3 7"), e.g. those a time limit cut short
+#   PARTS         "products harness" (default) or one of them
+#
+# Before each tool's run, scripts/sanitize_canary.py launches a kernel with a fault of that tool's
+# kind; the summary says whether the tool reported it.
 #
 # The sanitizer checks memory and synchronisation, not repetition: under it the determinism tests
 # repeat each product COCKTAIL_DETERMINISM_RUNS=3 times (100 in the plain GPU run) and the hypothesis
 # tests draw COCKTAIL_HYPOTHESIS_EXAMPLES=10 matrices per format (the campaign draws 2000 without it):
 # every launch costs the sanitizer about half a second.
-#   PARTS        "products harness" (default) or one of them
 #
 # Two groups of the GPU tests (-m gpu):
 #   products  every test but the benchmark harness's, with CuPy's memory pool off;
 #   harness   the benchmark harness's tests (HARNESS below), with the pool on: they time calls
 #             captured in CUDA graphs, and a call that allocates inside a capture (cupyx's product
 #             allocates its result) cannot be captured with the pool off.
-# racecheck instruments Cocktail's own kernels only (KERNELS below): shared-memory hazards are a
-# property of a kernel, and CuPy's library kernels are not ours to fix.  memcheck and synccheck
-# instrument every kernel the tests launch.
+# racecheck and synccheck instrument Cocktail's own kernels only (KERNELS below): shared-memory
+# hazards and barrier misuse are properties of a kernel, and CuPy's library kernels are not ours to
+# fix.  memcheck instruments every kernel the tests launch.
 set -uo pipefail
 OUT=${OUT:-sanitize_out}
 SHARDS=${SHARDS:-8}
@@ -56,7 +59,17 @@ for tool in "${tools[@]}"; do
   # Host backtraces are not saved at each launch (slow with Python's deep stacks); an error still
   # names its kernel, thread and address.
   flags=(--tool "$tool" --error-exitcode 99 --print-limit 50 --show-backtrace device)
-  [[ $tool == racecheck ]] && flags+=(--kernel-name "$KERNELS" --racecheck-report hazard)
+  [[ $tool != memcheck ]] && flags+=(--kernel-name "$KERNELS")
+  [[ $tool == racecheck ]] && flags+=(--racecheck-report hazard)
+  # A kernel with a known fault first: the tool must report it, or a clean run below proves nothing.
+  timeout 120 compute-sanitizer "${flags[@]}" python3 scripts/sanitize_canary.py "$tool" > "$OUT/$tool.canary.log" 2>&1
+  canary=$?
+  if [[ $canary == 99 ]]; then
+    echo "$tool canary: its fault was reported (the tool sees Cocktail's kernels)" >> "$summary"
+  else
+    echo "$tool canary: its fault was NOT reported (exit $canary): the runs below prove nothing" >> "$summary"
+    status=1
+  fi
   for group in $PARTS; do
     if [[ $group == harness ]]; then pool=; args="-m gpu $HARNESS"; else pool=1; args="-m gpu $ignore_harness"; fi
     start=$(date +%s)
