@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import re
 
-from .errors import DeviceMemoryError
+from .errors import DeviceMemoryError, first_line
 
 #: Needs below this many bytes are not probed: they fit anywhere Cocktail runs, and the probe
 #: (reading /proc/meminfo or asking the driver) would only add to every small build.
@@ -153,7 +153,7 @@ def gpu_build(subject: str, build, estimate: int = 0):
             raise
         # Arrays of earlier work freed during the build can make the pool's use drop below `before`.
         taken = max(pool.used_bytes() - before, 0)
-        failure = (max(taken + _requested(exc), estimate), _first_line(exc))
+        failure = (max(taken + _requested(exc), estimate), first_line(exc))
     release_gpu_pool()
     needed, cause = failure
     free = available("cuda")
@@ -162,8 +162,3 @@ def gpu_build(subject: str, build, estimate: int = 0):
     raise DeviceMemoryError(f"{subject} ran out of GPU memory: it needs {need_text}; {size_text(free)} available "
                             f"({free:,} bytes) after releasing the failed build (CuPy: {cause})",
                             needed=needed, available=free, device="cuda")
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__

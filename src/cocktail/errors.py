@@ -1,4 +1,4 @@
-"""Exceptions and warnings raised by Cocktail."""
+"""Exceptions and warnings raised by Cocktail, and how an error quotes another ("first_line")."""
 
 
 class CocktailError(Exception):
@@ -41,6 +41,12 @@ class DeviceMemoryError(CocktailError, MemoryError):
     def __init__(self, message: str, needed: int = 0, available: int | None = None, device: str = "cpu"):
         super().__init__(message)
         self.needed, self.available, self.device = int(needed), available, device
+
+
+def first_line(exc: BaseException) -> str:
+    """The first line of ``exc``'s message (its type's name when it has none), for an error that quotes it."""
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
 
 
 class CPUFallbackWarning(RuntimeWarning):

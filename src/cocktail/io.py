@@ -18,7 +18,7 @@ import scipy.io
 import scipy.sparse as sp
 
 from . import _memory, mmcheck, validate
-from .errors import MatrixFileError
+from .errors import MatrixFileError, first_line
 
 MM_SUFFIXES = (".mtx", ".mtx.gz", ".mtx.bz2")
 NPZ_SUFFIX = ".npz"
@@ -76,9 +76,9 @@ def read_matrix(path) -> sp.csr_array:
         raise
     except (MemoryError, OverflowError) as exc:
         raise MatrixFileError(f"'{path}' declares a matrix too large to read ({type(exc).__name__}: "
-                              f"{_first_line(exc)})") from None
+                              f"{first_line(exc)})") from None
     except (OSError, ValueError, TypeError, KeyError, IndexError, EOFError, RuntimeError) as exc:
-        raise MatrixFileError(f"'{path}' is not a readable {what} file: {_first_line(exc)}") from None
+        raise MatrixFileError(f"'{path}' is not a readable {what} file: {first_line(exc)}") from None
     if sp.issparse(M) and M.format != "csr":
         _require_csr_memory(path, M)
     M = sp.csr_array(M)
@@ -93,16 +93,11 @@ def _require_csr_memory(path: Path, M) -> None:
     """Refuse the CSR conversion of ``M`` (a SciPy sparse matrix read from ``path``) when it does not fit in host memory."""
     m, n = (int(v) for v in M.shape)
     nnz = int(M.nnz)
-    index_size = 4 if max(m, n, nnz) <= validate.INT32_MAX else 8
+    index_size = validate.index_itemsize(max(m, n, nnz))
     value_size = 8 if M.dtype.kind in "biu" else M.dtype.itemsize
     pointers, entries = _memory.csr_bytes(m, nnz, value_size, index_size)
     _memory.require(f"'{path}': a {_memory.shape_text((m, n))} matrix with {nnz:,} entries",
                     [("its CSR row pointers", pointers), ("its CSR entries", entries)], "cpu")
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
 
 
 def _read_npz(path: Path):
@@ -139,7 +134,7 @@ def _read_npz(path: Path):
         rows, cols = (m, n) if layout == "csr" else (n, m)  # CSC is the CSR of the transpose
         validate.csr_arrays(data, arrays["indices"], arrays["indptr"], (rows, cols))
     except (TypeError, ValueError) as exc:
-        raise MatrixFileError(f"'{path}': the {layout} arrays are not a valid matrix: {_first_line(exc)}") from None
+        raise MatrixFileError(f"'{path}': the {layout} arrays are not a valid matrix: {first_line(exc)}") from None
     build = sp.csr_array if layout == "csr" else sp.csc_array
     return build((data, arrays["indices"], arrays["indptr"]), shape=(m, n))
 

@@ -114,10 +114,7 @@ def _require_memory(facts: _InputFacts, dtype, index_dtype, device: str) -> None
             value_size = validate.value_dtype(dtype).itemsize
         except TypeError:
             pass  # the CSR build names the bad dtype
-    try:
-        index_size = validate.choose_index_dtype(max(m, n, facts.nnz), index_dtype).itemsize
-    except (TypeError, ValueError):
-        index_size = 8  # the CSR build names the bad index_dtype
+    index_size = validate.index_itemsize(max(m, n, facts.nnz), index_dtype)
     pointers, entries = _memory.csr_bytes(m, facts.nnz, value_size, index_size)
     _memory.require(f"a {_memory.shape_text(facts.shape)} matrix with {facts.nnz:,} entries",
                     [("its CSR row pointers", pointers), ("its CSR entries", entries),

@@ -110,34 +110,32 @@ def _join(*notices: str) -> str:
     return "; ".join(n for n in notices if n)
 
 
-def _plain_csr(csr, deterministic: bool = False):
-    """``(plan, (storage, executor))``: plain CSR with its default kernel, the last resort of a plan that does not fit."""
+def _single(csr, name: str, deterministic: bool = False):
+    """``(plan, (storage, executor))``: format ``name`` with its default parameters and kernel, for a
+    decision not made by the planner (its plan describes it as one part)."""
+    from .tuning import planner
     from .tuning.formats import format_params
 
-    storage = formats.get("csr").from_csr(csr, **format_params("csr", csr.dtype, {}))
+    storage = formats.get(name).from_csr(csr, **format_params(name, csr.dtype, {}))
     executor = executors.create(None, storage, "cuda", deterministic=deterministic)
-    return _single_plan(csr, storage, executor), (storage, executor)
-
-
-def _single_plan(csr, storage, executor):
-    """A one-part plan describing ``storage`` run by ``executor`` (for a decision not made by the planner)."""
-    from .tuning import planner
-
     variant = executor.kernel if executor.kernel in variants.keys() else "csr_scalar"
-    return planner.Plan((planner.Part(variant, ("rest",), csr.nnz, storage.stored_slots, 0.0),), 0.0)
+    plan = planner.Plan((planner.Part(variant, ("rest",), csr.nnz, storage.stored_slots, 0.0),), 0.0)
+    return plan, (storage, executor)
+
+
+def _plain_csr(csr, deterministic: bool = False):
+    """Plain CSR (:func:`_single`), the last resort of a plan that does not fit."""
+    return _single(csr, "csr", deterministic)
 
 
 def _fallback(csr, notice: str, deterministic: bool = False):
     """The rule of :mod:`cocktail.tuning.auto` when there is no profile to plan with."""
     from .tuning import planner
     from .tuning.auto import choose_format
-    from .tuning.formats import format_params
 
-    name = choose_format(csr, device="cuda")
-    storage = formats.get(name).from_csr(csr, **format_params(name, csr.dtype, {}))
-    executor = executors.create(None, storage, "cuda", deterministic=deterministic)
+    plan, (storage, executor) = _single(csr, choose_format(csr, device="cuda"), deterministic)
     warnings.warn(notice, planner.PlannerNotice, stacklevel=4)
-    return storage, executor, AutoReport(_single_plan(csr, storage, executor), "model", notice=notice)
+    return storage, executor, AutoReport(plan, "model", notice=notice)
 
 
 def _time_us(executor, shape, dtype) -> float:

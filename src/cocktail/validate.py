@@ -60,6 +60,15 @@ def choose_index_dtype(largest: int, requested=None) -> np.dtype:
     return dt
 
 
+def index_itemsize(largest: int, requested=None) -> int:
+    """Bytes per index that :func:`choose_index_dtype` picks, for a memory check made before the
+    input is validated: 8 when ``requested`` is not a valid choice (the build then names it)."""
+    try:
+        return choose_index_dtype(largest, requested).itemsize
+    except (TypeError, ValueError):
+        return 8
+
+
 def shape2d(shape) -> tuple[int, int]:
     """Validate a matrix shape: two non-negative integers."""
     try:

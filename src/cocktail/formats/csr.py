@@ -50,14 +50,6 @@ def _rising_within_rows(indices, indptr) -> bool:
     return bool(rising.all())
 
 
-def _index_size(largest: int, requested) -> int:
-    """Bytes per index the CSR will use, for the memory check (8 when ``requested`` is not yet validated)."""
-    try:
-        return validate.choose_index_dtype(largest, requested).itemsize
-    except (TypeError, ValueError):
-        return 8
-
-
 class CSR(SparseFormat):
     """Compressed sparse row storage: ``data``, ``indices``, ``indptr`` (Bell & Garland §3.4)."""
 
@@ -80,7 +72,7 @@ class CSR(SparseFormat):
                 data, owned = data.astype(dt), True
         if check and getattr(data, "ndim", None) == 1 and hasattr(data, "dtype"):
             m, n = validate.shape2d(shape)
-            size = _index_size(max(m, n, int(data.shape[0])), index_dtype)
+            size = validate.index_itemsize(max(m, n, int(data.shape[0])), index_dtype)
             cls.require_memory((m, n), int(data.shape[0]), data.dtype.itemsize, size, _memory.device_of(data))
         if check:
             shape = validate.csr_arrays(data, indices, indptr, shape)
