@@ -3,7 +3,9 @@
 ``scripts/sanitize.sh`` runs ``compute-sanitizer --tool TOOL python scripts/sanitize_canary.py TOOL``
 before the test suite and requires the tool to report an error: a run that reports nothing on the
 test suite then means the kernels were checked and are clean, not that nothing was instrumented.
-The kernels are named ``cocktail_canary_*`` so that the filter of Cocktail's kernels matches them.
+The kernels are named ``cocktail_canary_*`` so that the filter of Cocktail's kernels matches them, and
+they are templates compiled through ``name_expressions`` like Cocktail's own, so that the filter is shown
+to match a mangled name (``_Z24cocktail_canary_memcheckIfEvPT_i``), not only an ``extern "C"`` one.
 """
 
 from __future__ import annotations
@@ -13,18 +15,21 @@ import sys
 import cupy
 
 SOURCE = r"""
-extern "C" __global__ void cocktail_canary_memcheck(float* a, int n) {
-    a[n + threadIdx.x] = 1.0f;  // past the end of a's n floats
+template <typename T>
+__global__ void cocktail_canary_memcheck(T* a, int n) {
+    a[n + threadIdx.x] = T(1);  // past the end of a's n elements
 }
 
-extern "C" __global__ void cocktail_canary_racecheck(int* out) {
-    __shared__ int shared;
+template <typename T>
+__global__ void cocktail_canary_racecheck(T* out) {
+    __shared__ T shared;
     shared = threadIdx.x;  // every thread writes the same word: a write-write hazard
     __syncthreads();
     out[threadIdx.x] = shared;
 }
 
-extern "C" __global__ void cocktail_canary_synccheck(int* out) {
+template <typename T>
+__global__ void cocktail_canary_synccheck(T* out) {
     if (threadIdx.x < 16) {
         __syncthreads();  // reached by half of the block only: a divergent barrier
     }
@@ -36,8 +41,9 @@ extern "C" __global__ void cocktail_canary_synccheck(int* out) {
 def main(tool: str) -> None:
     """Launch the faulty kernel for ``tool`` (memcheck, racecheck or synccheck) once."""
     cupy.cuda.set_allocator(None)  # a pooled block would hide the out-of-bounds write
-    module = cupy.RawModule(code=SOURCE)
-    kernel = module.get_function(f"cocktail_canary_{tool}")
+    name = f"cocktail_canary_{tool}<float>" if tool == "memcheck" else f"cocktail_canary_{tool}<int>"
+    module = cupy.RawModule(code=SOURCE, name_expressions=[name])
+    kernel = module.get_function(name)
     if tool == "memcheck":
         a = cupy.zeros(32, dtype=cupy.float32)
         kernel((1,), (32,), (a, cupy.int32(a.size)))

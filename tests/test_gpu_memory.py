@@ -56,9 +56,12 @@ def test_ell_that_cannot_fit_is_refused_with_bytes():
 
 
 def test_cupy_out_of_memory_becomes_device_memory_error():
+    # A pool of its own: CuPy's OutOfMemoryError (which gives the bytes asked for) comes from a pool, and
+    # scripts/sanitize.sh turns the default one off.
     total = cupy.cuda.runtime.memGetInfo()[1]
-    with pytest.raises(DeviceMemoryError) as info:
-        _memory.gpu_build("a test build", lambda: cupy.empty(2 * total, dtype=np.uint8))
+    with cupy.cuda.using_allocator(cupy.cuda.MemoryPool().malloc):
+        with pytest.raises(DeviceMemoryError) as info:
+            _memory.gpu_build("a test build", lambda: cupy.empty(2 * total, dtype=np.uint8))
     err = info.value
     assert err.needed >= 2 * total and 0 < err.available <= total
     assert "a test build ran out of GPU memory" in str(err) and "CuPy:" in str(err)
@@ -90,11 +93,12 @@ def test_auto_falls_back_when_the_chosen_plan_runs_out_of_memory(monkeypatch, tm
 def test_out_of_memory_without_cupys_pool_is_a_device_memory_error():
     # With the pool off (as under scripts/sanitize.sh) cudaMalloc's failure is a CUDARuntimeError.
     total = cupy.cuda.runtime.memGetInfo()[1]
+    allocator = cupy.cuda.get_allocator()  # restored as found: under scripts/sanitize.sh the pool is off
     cupy.cuda.set_allocator(None)
     try:
         with pytest.raises(DeviceMemoryError) as info:
             _memory.gpu_build("a test build", lambda: cupy.empty(2 * total, dtype=np.uint8))
     finally:
-        cupy.cuda.set_allocator(cupy.get_default_memory_pool().malloc)
+        cupy.cuda.set_allocator(allocator)
     assert "ran out of GPU memory" in str(info.value) and info.value.available > 0
     assert _small_product_works()
