@@ -3,6 +3,8 @@ the call-overhead section."""
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 
@@ -15,6 +17,10 @@ from cocktail.bench.runner import Problem, Settings
 pytestmark = pytest.mark.gpu
 cupy = pytest.importorskip("cupy")
 
+#: Under compute-sanitizer (scripts/sanitize.sh sets COCKTAIL_SANITIZER) every instrumented launch is slowed
+#: by the tool, so the order of two times says nothing about the harness: it is asserted only without it.
+TIMES_ARE_REAL = not os.environ.get("COCKTAIL_SANITIZER")
+
 
 def test_time_gpu_replays_a_graph_and_times_calls():
     x = cupy.ones(1 << 22)
@@ -22,7 +28,7 @@ def test_time_gpu_replays_a_graph_and_times_calls():
     with cupy.cuda.Stream(non_blocking=True):
         t = timing.time_gpu([lambda: cupy.multiply(x, 2.0, out=y)], repeat=20)
     assert t.kernel_timing == "graph" and t.samples >= 20
-    assert 0 < t.kernel_us < t.call_us
+    assert 0 < t.kernel_us and (t.kernel_us < t.call_us or not TIMES_ARE_REAL)
     assert bool((y == 2.0).all())
 
 
@@ -79,7 +85,7 @@ def test_kernel_time_uses_graphs_where_capture_is_allowed(records):
         if r.method.startswith("cusparse") and r.params["call"] == "cupy":
             expected = "back-to-back"
         assert r.kernel_timing == expected, (r.method, r.kernel_timing)
-        if r.kernel_timing == "graph":
+        if r.kernel_timing == "graph" and TIMES_ARE_REAL:
             assert r.kernel_us < r.call_us
         if r.kernel_timing == "cpu":  # SciPy: no GPU bandwidth or L2 to compare with
             assert r.copy_gbps is None and r.l2_ratio is None
@@ -145,7 +151,8 @@ def test_overhead_floors_and_baselines():
         assert all(getattr(r, key) > 0 for key in RATIOS), r.method
         assert r.rel_err is None if r.method.startswith("empty-") else r.rel_err < 1e-13
     launch = records[0]
-    assert launch.over_empty_launch == 1.0 and launch.back_to_back_us < launch.sync_call_us
+    assert launch.over_empty_launch == 1.0
+    assert launch.back_to_back_us < launch.sync_call_us or not TIMES_ARE_REAL
 
 
 def test_overhead_section_every_method():

@@ -106,6 +106,7 @@ def test_bind_replays_on_its_stream():
     p = A.bind(x, out=y, alpha=2.0, beta=1.0, stream=stream)
     assert p.stream is stream
     assert p() is y
+    stream.synchronize()  # a non-blocking stream is not ordered after the legacy stream's write below
     x[...] = 3.0  # on the legacy stream: finished before the replay below is queued
     cupy.cuda.Stream.null.synchronize()
     p()
