@@ -4,11 +4,13 @@
 #
 # Usage: bash scripts/sanitize.sh [memcheck] [racecheck] [synccheck]     (default: all three)
 #   OUT=dir       logs and the summary (default ./sanitize_out)
-#   SHARDS=N      pytest processes side by side per tool (default 8; tests/conftest.py: COCKTAIL_SHARD)
-#   LIMIT=s       seconds each tool may run (default 540); a shard cut short is reported as such
+#   SHARDS=N      pytest processes per part and tool (default 8; tests/conftest.py: COCKTAIL_SHARD)
+#   JOBS=N        of which at most N run side by side (default SHARDS): many short shards lose little to a limit
+#   LIMIT=s       seconds each shard may run (default 540); a shard cut short is reported as such
 #   FIRST, LAST   run shards FIRST..LAST only (default all), to spread one tool over several calls
 #   LIST          or these shards ("0 3 7"), e.g. those a time limit cut short
-#   PARTS         "products harness" (default) or one of them
+#   PARTS         "products oom harness" (default) or some of them; SHARDS, LIST and JOBS are the
+#                 products part's: oom runs in one process and harness in 8 (it has 14 tests)
 #
 # Each test process gets COCKTAIL_SANITIZER=TOOL (tests that compare two times skip that comparison).
 # Before each tool's run, scripts/sanitize_canary.py launches a kernel with a fault of that tool's
@@ -39,6 +41,7 @@ LAST=${LAST:-$((SHARDS - 1))}
 LIST=${LIST:-$(seq -s ' ' "$FIRST" "$LAST")}
 export COCKTAIL_DETERMINISM_RUNS=${COCKTAIL_DETERMINISM_RUNS:-3} COCKTAIL_HYPOTHESIS_EXAMPLES=${COCKTAIL_HYPOTHESIS_EXAMPLES:-10}
 LIMIT=${LIMIT:-540}
+JOBS=${JOBS:-$SHARDS}
 PARTS=${PARTS:-products oom harness}
 HARNESS="tests/test_gpu_bench.py tests/test_gpu_cli.py"
 OOM="tests/test_gpu_memory.py"
@@ -60,6 +63,21 @@ summary="$OUT/sanitize_summary.txt"
 # Compile every kernel once, outside the sanitizer, so the shards share CuPy's on-disk cache.
 python3 -m pytest -q -p no:cacheprovider -x tests/test_gpu_kernels.py -k "int32 and float64" > "$OUT/warmup.log" 2>&1
 
+# One shard of one part under one tool; its verdict line goes to the summary as soon as it ends, so a
+# run cut short by an outer limit keeps the shards that finished.
+run_shard() {
+  local tool=$1 group=$2 i=$3 of=$4 log="$OUT/$1.$2.$3.log" code errors tests verdict=ok
+  COCKTAIL_SANITIZER=$tool COCKTAIL_NO_CUPY_POOL=$pool COCKTAIL_SHARD=$i/$of timeout "$LIMIT" \
+    compute-sanitizer "${flags[@]}" "${extra[@]}" python3 -m pytest -q -p no:cacheprovider $args > "$log" 2>&1
+  code=$?
+  errors=$(grep -hE "(ERROR|RACECHECK) SUMMARY" "$log" | tail -1 | sed 's/^=* *//')
+  tests=$(grep -E "[0-9]+ (passed|failed|skipped).* in [0-9.]+s" "$log" | tail -1 | sed 's/^=* *//; s/ *=*$//')
+  if [[ $code == 124 ]]; then verdict="CUT at ${LIMIT}s"
+  elif [[ $code == 5 ]]; then verdict="no test in this shard"  # pytest's exit 5: fewer tests than shards
+  elif [[ $code != 0 ]]; then verdict="exit $code"; fi
+  echo "$tool $group shard $i/$of: ${errors:-no summary}; ${tests:-no pytest summary}; $verdict" >> "$summary"
+}
+
 status=0
 for tool in "${tools[@]}"; do
   # Host backtraces are not saved at each launch (slow with Python's deep stacks); an error still
@@ -80,32 +98,19 @@ for tool in "${tools[@]}"; do
     case $group in
       products) pool=1; args="-m gpu $ignore_others" ;;
       oom) pool=1; args="-m gpu $OOM"; shards=0; of=1; extra=(--report-api-errors no) ;;
-      harness) pool=; args="-m gpu $HARNESS" ;;
+      harness) pool=; args="-m gpu $HARNESS"; shards=$(seq 0 7); of=8 ;;
       *) echo "unknown part $group" >&2; exit 2 ;;
     esac
     start=$(date +%s)
-    declare -A pids=()
     for i in $shards; do
-      COCKTAIL_SANITIZER=$tool COCKTAIL_NO_CUPY_POOL=$pool COCKTAIL_SHARD=$i/$of timeout "$LIMIT" compute-sanitizer "${flags[@]}" "${extra[@]}" \
-        python3 -m pytest -q -p no:cacheprovider $args > "$OUT/$tool.$group.$i.log" 2>&1 &
-      pids[$i]=$!
+      while (( $(jobs -rp | wc -l) >= JOBS )); do wait -n; done
+      run_shard "$tool" "$group" "$i" "$of" &
     done
-    declare -A codes=()
-    for i in $shards; do wait "${pids[$i]}"; codes[$i]=$?; done
+    wait
     secs=$(( $(date +%s) - start ))
-    for i in $shards; do
-      log="$OUT/$tool.$group.$i.log"
-      errors=$(grep -hE "(ERROR|RACECHECK) SUMMARY" "$log" | tail -1 | sed 's/^=* *//')
-      tests=$(grep -E "[0-9]+ (passed|failed).* in [0-9.]+s" "$log" | tail -1 | sed 's/^=* *//; s/ *=*$//')
-      code=${codes[$i]}
-      verdict=ok
-      if [[ $code == 124 ]]; then verdict="CUT at ${LIMIT}s"; status=1
-      elif [[ $code == 5 ]]; then verdict="no test in this shard"  # pytest's exit 5: fewer tests than shards
-      elif [[ $code != 0 ]]; then verdict="exit $code"; status=1; fi
-      echo "$tool $group shard $i/$of: ${errors:-no summary}; ${tests:-no pytest summary}; $verdict" >> "$summary"
-    done
     echo "$tool $group: ${secs}s wall" >> "$summary"
   done
 done
+grep -qE "CUT at|; exit [0-9]+$" "$summary" && status=1
 cat "$summary"
 exit $status

@@ -23,9 +23,9 @@ TIMES_ARE_REAL = not os.environ.get("COCKTAIL_SANITIZER")
 
 
 def test_time_gpu_replays_a_graph_and_times_calls():
-    x = cupy.ones(1 << 22)
-    y = cupy.empty_like(x)
     with cupy.cuda.Stream(non_blocking=True):
+        x = cupy.ones(1 << 22)  # written on the stream that reads it
+        y = cupy.empty_like(x)
         t = timing.time_gpu([lambda: cupy.multiply(x, 2.0, out=y)], repeat=20)
     assert t.kernel_timing == "graph" and t.samples >= 20
     assert 0 < t.kernel_us and (t.kernel_us < t.call_us or not TIMES_ARE_REAL)

@@ -39,6 +39,7 @@ def _first_call_captured(A, S, dtype, alpha=1.5, beta=-0.5):
     x_host = rng.standard_normal(n).astype(dtype)
     y0 = rng.standard_normal(m).astype(dtype)
     x, y = cupy.asarray(x_host), cupy.asarray(y0)
+    cupy.cuda.get_current_stream().synchronize()  # x and y are copied before the other stream reads them
     pool = cupy.get_default_memory_pool()
     stream = cupy.cuda.Stream(non_blocking=True)
     with stream:

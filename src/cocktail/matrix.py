@@ -169,6 +169,10 @@ class SparseMatrix:
         :attr:`deterministic`.
     **params : the format's parameters, and the kernel's when ``kernel`` is named
         (``explain()`` lists them).
+
+    On the GPU the matrix is built on the current CuPy stream, and the constructor returns once
+    that work is done: its products may then run on any stream.  ``x`` and ``out`` are the
+    caller's to order: a product reads them on the stream it runs on.
     """
 
     def __init__(self, S, format="auto", device=None, *, executor=None, kernel=None, shape=None, dtype=None,
@@ -254,6 +258,8 @@ class SparseMatrix:
             self._device_id = cupy.cuda.Device().id
             self._has_c_contiguous = hasattr(cupy.empty(0), "_c_contiguous")
             self._current_device = cupy.cuda.runtime.getDevice
+            # The build ran on the current stream; once it ends, a product on any stream reads finished arrays.
+            cupy.cuda.get_current_stream().synchronize()
             self._x_bytes, self._y_bytes = n * self._dtype.itemsize, m * self._dtype.itemsize
             self._guard = self._guard_gpu
         else:
