@@ -103,6 +103,7 @@ def test_bind_replays_on_its_stream():
     A = SparseMatrix(S, device="cuda")
     x = cupy.ones(S.shape[1])
     y = cupy.zeros(S.shape[0])
+    cupy.cuda.Stream.null.synchronize()  # x and y are written before the non-blocking stream reads them
     stream = cupy.cuda.Stream(non_blocking=True)
     p = A.bind(x, out=y, alpha=2.0, beta=1.0, stream=stream)
     assert p.stream is stream
