@@ -50,6 +50,8 @@ EXPECTED = {
     "symmetric_upper_entry_gzip.mtx.gz": ("entry (1, 3) lies above the diagonal", 7),
     "symmetric_pattern_upper_entry.mtx": ("entry (2, 3) lies above the diagonal", 4),
     "hermitian_upper_entry.mtx": ("entry (1, 2) lies above the diagonal", 4),
+    "hermitian_imaginary_diagonal.mtx": ("entry (3, 3) on the diagonal has an imaginary part", 5),
+    "hermitian_array_imaginary_diagonal.mtx": ("entry (2, 2) on the diagonal has an imaginary part", 5),
     "skew_symmetric_upper_entry.mtx": ("entry (1, 3) lies above the diagonal", 4),
     "skew_symmetric_diagonal_entry.mtx": ("entry (2, 2) lies on the diagonal", 4),
     "skew_symmetric_array_with_diagonal.mtx": ("more entries than the 1 the size line declares", 4),
@@ -206,7 +208,7 @@ def canonical(text: str) -> str:
     """The same file with a lower-case banner, LF line endings and no blank or comment lines after the banner."""
     lines = text.replace("\r\n", "\n").split("\n")
     banner = "%%MatrixMarket " + " ".join(lines[0].split()[1:]).lower()
-    body = [ln.strip() for ln in lines[1:] if ln.strip() and not ln.strip().startswith("%")]
+    body = [re.sub(r"(^|\s)\+", r"\1", ln.strip()) for ln in lines[1:] if ln.strip() and not ln.strip().startswith("%")]
     return "\n".join([banner] + body) + "\n"
 
 

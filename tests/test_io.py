@@ -44,6 +44,11 @@ def test_hermitian_is_expanded(tmp_path):
     np.testing.assert_array_equal(A.toarray(), [[2, 1 - 3j], [1 + 3j, 0]])
 
 
+def test_hermitian_array_with_a_real_diagonal_is_expanded(tmp_path):
+    p = write_text(tmp_path / "h.mtx", "%%MatrixMarket matrix array complex hermitian\n2 2\n1 0\n2 3\n5 0\n")
+    np.testing.assert_array_equal(read_matrix(p).toarray(), [[1, 2 - 3j], [2 + 3j, 5]])
+
+
 def test_pattern_and_integer_become_float64(tmp_path):
     p = write_text(tmp_path / "p.mtx", f"{HEADER} pattern general\n2 3 2\n1 3\n2 1\n")
     A = read_matrix(p)

@@ -171,36 +171,28 @@ def read_bytes(path: Path) -> bytes:
 # The body
 
 
-def _class_table(number_chars: bytes, letters: bytes) -> bytes:
-    """A ``bytes.translate`` table: 0 whitespace, 1 number character, 2 letter of nan/inf, 3 anything else."""
-    table = bytearray(b"\x03" * 256)
-    for chars, cls in ((b" \t\r\n", 0), (number_chars, 1), (letters, 2)):
-        for c in chars:
-            table[c] = cls
-    return bytes(table)
-
-
+#: Byte classes, one table per field: whitespace is the least (``_check_number_shapes`` relies on it),
+#: then digits, letters of nan/inf, bytes the field does not allow, and the marks: signs, points, exponents.
+_SPACE, _DIGIT, _LETTER, _OTHER, _SIGN, _DOT, _EXP = range(7)
 _DIGITS = b"0123456789"
 _NAN_INF = b"nanifty" + b"NANIFTY"
-_TABLES = {"pattern": _class_table(_DIGITS, b""), "integer": _class_table(_DIGITS + b"+-", b""),
-           **{f: _class_table(_DIGITS + b"+-.eE", _NAN_INF) for f in ("real", "double", "complex")}}
-_EXPECTED = {"pattern": "an index (a positive integer)", "integer": "an integer literal (the field is integer)"}
-_NON_FINITE = re.compile(rb"[+-]?(nan|inf|infinity)", re.IGNORECASE)
-#: Byte classes of :meth:`Body._check_number_shapes`.
-_SPACE, _DIGIT, _SIGN, _DOT, _EXP, _LETTER, _OTHER = range(7)
 
 
-def _shape_table() -> bytes:
+def _class_table(allowed: bytes) -> bytes:
+    """A ``bytes.translate`` table giving each byte its class; those not in ``allowed`` (nor space) are _OTHER."""
     table = bytearray([_OTHER] * 256)
     for chars, code in ((b" \t\r\n", _SPACE), (_DIGITS, _DIGIT), (b"+-", _SIGN), (b".", _DOT), (b"eE", _EXP),
                         (_NAN_INF, _LETTER)):
         for c in chars:
-            table[c] = code
+            if code == _SPACE or c in allowed:
+                table[c] = code
     return bytes(table)
 
 
-_SHAPES = _shape_table()
-_MARKS = bytes(1 if c in (_SIGN, _DOT, _EXP) else 0 for c in _SHAPES)
+_TABLES = {"pattern": _class_table(_DIGITS), "integer": _class_table(_DIGITS + b"+-"),
+           **{f: _class_table(_DIGITS + b"+-.eE" + _NAN_INF) for f in ("real", "double", "complex")}}
+_EXPECTED = {"pattern": "an index (a positive integer)", "integer": "an integer literal (the field is integer)"}
+_NON_FINITE = re.compile(rb"[+-]?(nan|inf|infinity)", re.IGNORECASE)
 
 
 def blank_comments(buf: bytes, start: int) -> bytes:
@@ -215,6 +207,26 @@ def blank_comments(buf: bytes, start: int) -> bytes:
             out[line_start:end] = b" " * (end - line_start)
         pos = buf.find(b"%", end)
     return bytes(out)
+
+
+def blank_leading_plus(buf: bytes, start: int) -> bytes:
+    """``buf`` with each ``+`` that opens a number from ``start`` on turned into a space (``+5``, ``+.5``, ``+inf``).
+
+    C's ``strtod`` and ``strtol`` read a leading ``+``, so the specification allows it; SciPy's parser
+    does not.  A ``+`` elsewhere (``1e+5``, or a lone ``+``) is kept for the checks to judge.
+    """
+    if buf.find(b"+", start) < 0:
+        return buf
+    codes = np.frombuffer(buf, dtype=np.uint8)
+    plus = np.flatnonzero(codes[start:len(buf) - 1] == ord("+")) + start
+    before, after = codes[plus - 1], codes[plus + 1]
+    opens = np.isin(before, np.frombuffer(b" \t\r\n", np.uint8))
+    opens &= np.isin(after, np.frombuffer(_DIGITS + b".iInN", np.uint8))
+    if not opens.any():
+        return buf
+    out = codes.copy()
+    out[plus[opens]] = ord(" ")
+    return out.tobytes()
 
 
 class Body:
@@ -313,8 +325,8 @@ class Body:
         Looks only at the signs, points and exponents, and at the bytes either side of them."""
         if self.header.field == "pattern":
             return  # digits only: the character classes said so
-        codes = np.frombuffer(self.buf.translate(_SHAPES), np.uint8)  # the byte before the body is a newline
-        at = self.start + np.flatnonzero(np.frombuffer(self.buf.translate(_MARKS), bool)[self.start:])
+        codes = np.frombuffer(self.classes, np.uint8)  # the byte before the body is a newline
+        at = self.start + np.flatnonzero(codes[self.start:] >= _SIGN)  # the marks are the greatest classes
         cur, prev = codes[at], codes[at - 1]
         nxt = codes[np.minimum(at + 1, codes.size - 1)]
         nxt[at + 1 == codes.size] = _SPACE
@@ -446,6 +458,19 @@ def _check_triangle(row, col, body: Body) -> None:
                                              f"file stores only the {rule}")
 
 
+def _check_hermitian_diagonal(rows, values, entries, body: Body) -> None:
+    """A hermitian matrix equals its conjugate transpose, so its diagonal is real.
+
+    ``rows`` and ``values`` are the diagonal entries read, ``entries`` their places in the file's entry order.
+    """
+    imaginary = values.imag != 0
+    if imaginary.any():
+        k = int(np.argmax(imaginary))
+        i = int(rows[k]) + 1
+        raise body.error(body.entry_line(int(entries[k])), f"entry ({i}, {i}) on the diagonal has an imaginary part; "
+                                                           "a hermitian matrix's diagonal is real")
+
+
 def _check_overflow(values, body: Body) -> None:
     """Refuse a finite literal that became infinite; nan and inf literals are kept."""
     inf = np.isinf(values)
@@ -483,16 +508,23 @@ def read(path: Path):
     _check_room(header, len(buf), path)
     if buf.find(b"%", header.body_start) >= 0:
         buf = blank_comments(buf, header.body_start)
+    buf = blank_leading_plus(buf, header.body_start)
     body = Body(buf, header, path)
     body.check()
     body.release()
     parsed = _scipy_read(buf, body)
     if header.layout == "array":
         _check_overflow(parsed, body)
+        if header.symmetry == "hermitian":  # the lower triangle column by column: column j starts at j*n - j(j-1)/2
+            j = np.arange(min(header.shape), dtype=np.int64)
+            _check_hermitian_diagonal(j, np.diagonal(parsed), j * header.shape[0] - j * (j - 1) // 2, body)
         return parsed
     row, col, data = parsed.row, parsed.col, parsed.data
     if header.symmetry != "general":
         _check_triangle(row, col, body)
+    if header.symmetry == "hermitian":
+        on = np.flatnonzero(row == col)
+        _check_hermitian_diagonal(row[on], data[on], on, body)
     if data.dtype.kind in "fc":
         _check_overflow(data, body)
     row, col, data = _expand(row, col, data, header.symmetry)
