@@ -59,11 +59,28 @@ def test_gflops_statistics():
     assert stats["mean"] == pytest.approx(sum(rates) / 3)
 
 
-def test_performance_profile_is_sorted_slowdowns():
-    prof = metrics.performance_profile(RECORDS)
-    assert prof["csr"] == [1.0, 2.0, 2.0]
-    assert prof["ell"] == [1.0, 2.0]
-    assert all(v >= 1.0 for curve in prof.values() for v in curve)
+def test_performance_ratios_mark_problems_a_method_did_not_run():
+    ratios = metrics.performance_ratios(RECORDS + [rec("d", "csr", 3.0)])
+    a, b, c, d = (("", m, "float64") for m in "abcd")
+    assert ratios["csr"] == {a: 2.0, b: 1.0, c: 2.0, d: 1.0}
+    assert ratios["ell"] == {a: 1.0, b: 2.0, c: math.inf, d: math.inf}  # refused on c, no record on d
+    assert ratios["cusparse-best"][d] == math.inf and ratios["cusparse-best"][c] == 1.0
+
+
+def test_performance_profile_is_the_fraction_of_problems_within_tau():
+    prof = metrics.performance_profile(RECORDS, [1.0, 1.5, 2.0, 100.0])
+    assert prof["csr"] == pytest.approx([1 / 3, 1 / 3, 1.0, 1.0])
+    assert prof["cusparse-best"] == pytest.approx([2 / 3, 2 / 3, 2 / 3, 1.0])  # 4x slower on a
+    # ell refused c: it never reaches 1, however large tau
+    assert prof["ell"] == pytest.approx([1 / 3, 1 / 3, 2 / 3, 2 / 3])
+    assert metrics.performance_profile(RECORDS, [1e30])["ell"] == pytest.approx([2 / 3])
+
+
+def test_performance_profile_counts_a_method_that_never_ran():
+    records = [rec("a", "csr", 1.0), rec("a", "dia", None), rec("b", "csr", 2.0), rec("b", "ell", 1.0)]
+    prof = metrics.performance_profile(records, [1.0, 4.0])
+    assert prof == {"csr": [0.5, 1.0], "dia": [0.0, 0.0], "ell": [0.5, 0.5]}
+    assert metrics.performance_profile([], [1.0]) == {}
 
 
 def test_older_records_use_time_us():

@@ -2,7 +2,8 @@
 
 Records are dictionaries with at least ``matrix``, ``dtype``, ``method`` and a time in
 microseconds (``kernel_us``, or ``time_us`` for older records); refused measurements have
-no time and are left out of every summary.
+no time and are left out of every summary, except the performance profile, where a problem a
+method did not run counts against it.
 """
 
 from __future__ import annotations
@@ -99,14 +100,33 @@ def gflops_statistics(records) -> dict:
     }
 
 
-def performance_profile(records) -> dict:
-    """Flegar & Anzt Fig. 9: per method, its slowdowns against the per-problem best, sorted ascending.
+def performance_ratios(records) -> dict:
+    """``{method: {problem: time / best time}}`` over every problem some method ran.
 
-    A problem a method did not run (or that refused it) is left out of that method's curve.
+    A method's ratio is ``inf`` on a problem where it did not run (refused, failed, or no record),
+    so it is never within any factor of the best there.  Every method named in ``records`` appears.
     """
-    curves = defaultdict(list)
-    for times in times_by_problem(records).values():
+    table = times_by_problem(records)
+    methods = dict.fromkeys(r["method"] for r in records)
+    ratios = {m: {} for m in methods}
+    for problem, times in table.items():
         best = min(times.values())
-        for method, t in times.items():
-            curves[method].append(t / best)
-    return {m: sorted(v) for m, v in curves.items()}
+        for m in methods:
+            ratios[m][problem] = times[m] / best if m in times else math.inf
+    return ratios
+
+
+def performance_profile(records, taus) -> dict:
+    """Dolan & More's performance profile (Flegar & Anzt Fig. 9): ``{method: [rho(tau) for tau in taus]}``.
+
+    ``rho(tau)`` is the fraction of problems on which the method's time is within a factor ``tau``
+    of the fastest method's; a problem the method did not run counts against it, so its curve
+    stays below 1.  Problems are those some method ran.
+    """
+    taus = [float(t) for t in taus]
+    out = {}
+    for method, per in performance_ratios(records).items():
+        ratios = list(per.values())
+        n = len(ratios)
+        out[method] = [sum(r <= tau for r in ratios) / n if n else 0.0 for tau in taus]
+    return out
