@@ -108,6 +108,13 @@ def test_profile_axes_are_tau_and_fraction(figures):
     assert max(curves["csr_vector"].get_ydata()) == 0.5  # no record on b
     assert max(curves["dia"].get_ydata()) == 0.0  # refused on a, failed on b
     assert "2 problems" in ax.get_title()
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["1", "2", "5"]  # plain numbers, not 2x10^0
+
+
+def test_tau_ticks():
+    assert plots.tau_ticks(30.0) == [1, 2, 5, 10, 20]
+    assert plots.tau_ticks(3000.0) == [1, 10, 100, 1000]
+    assert plots.tau_ticks(2.0) == [1, 2]
 
 
 def test_bandwidth_cells_label_methods_that_did_not_run():
@@ -117,7 +124,8 @@ def test_bandwidth_cells_label_methods_that_did_not_run():
     assert cells["a", "dia"] == "refused" and cells["b", "dia"] == "error" and cells["b", "csr_vector"] == "n/a"
     assert plots.cell_label(None) == "n/a"
     assert plots.cell_number(0.004, True) == "<0.01" and plots.cell_number(1.234, True) == "1.23"
-    assert plots.cell_number(1234.4, False) == "1234"
+    assert plots.cell_number(1234.4, False) == "1234" and plots.cell_number(0.2747, False) == "0.27"
+    assert plots.cell_number(12.34, False) == "12.3"
 
 
 def test_bandwidth_map_writes_labels_readably(figures):

@@ -148,6 +148,8 @@ def profile(records, path, title: str) -> Path:
 def profile_figure(records, title: str):
     """The figure :func:`profile` writes."""
     plt = _pyplot()
+    from matplotlib.ticker import FuncFormatter, NullFormatter
+
     rows = summary_records(records)
     ratios = metrics.performance_ratios(rows)
     finite = sorted({r for per in ratios.values() for r in per.values() if math.isfinite(r)} | {1.0})
@@ -160,6 +162,9 @@ def profile_figure(records, title: str):
         ax.step(taus, rho[method], where="post", label=method, **line_style(method))
     ax.set_xscale("log")
     ax.set_xlim(1.0, right)
+    ax.set_xticks(tau_ticks(right))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.xaxis.set_minor_formatter(NullFormatter())
     ax.set_ylim(-0.01, 1.02)
     ax.set_xlabel("τ: time / best time on the problem (log)")
     ax.set_ylabel("fraction of problems within τ of the best")
@@ -167,6 +172,13 @@ def profile_figure(records, title: str):
     ax.set_title(f"{title} ({problems} problems)")
     _legend(ax)
     return fig
+
+
+def tau_ticks(right: float) -> list[float]:
+    """Ticks for the profile's log tau axis up to ``right``: 1, 2, 5, 10, ... over two decades, else powers of 10."""
+    steps = (1, 2, 5) if right <= 100 else (1,)
+    ticks = [m * 10.0 ** e for e in range(int(math.log10(right)) + 1) for m in steps]
+    return [t for t in ticks if t <= right]
 
 
 def cell_label(record) -> str:
@@ -229,8 +241,10 @@ def bandwidth_figure(records, title: str):
     ax.set_yticks(range(len(matrices)))
     ax.set_yticklabels(matrices, fontsize=9)
     ax.tick_params(length=0)
+    ax.set_xlabel("method")
+    ax.set_ylabel("matrix (grouped by suite)")
     label = "effective bandwidth / copy bandwidth" if fractions else "effective bandwidth (GB/s)"
-    fig.colorbar(plt.cm.ScalarMappable(norm=norm, cmap=cmap), ax=ax, label=label, fraction=0.03, pad=0.02)
+    fig.colorbar(plt.cm.ScalarMappable(norm=norm, cmap=cmap), ax=ax, label=label, fraction=0.03, pad=0.02, aspect=50)
     ax.set_title(f"{title}\n(model bytes / kernel time; grey: refused or failed, light grey: n/a)", fontsize=11)
     return fig
 
@@ -247,10 +261,11 @@ def _cell_text(ax, x, y, value, rgba, fractions):
 
 
 def cell_number(value: float, fractions: bool) -> str:
-    """A bandwidth cell's number: two decimals of a fraction (``<0.01`` rather than a false 0.00), or whole GB/s."""
-    if not fractions:
-        return f"{value:.0f}"
-    return "<0.01" if 0 < value < 0.005 else f"{value:.2f}"
+    """A bandwidth cell's number: two decimals of a fraction (``<0.01`` rather than a false 0.00), or GB/s
+    to about three figures (a CPU's 0.27 GB/s as much as a GPU's 2559)."""
+    if fractions:
+        return "<0.01" if 0 < value < 0.005 else f"{value:.2f}"
+    return f"{value:.0f}" if value >= 100 else f"{value:.1f}" if value >= 10 else f"{value:.2f}"
 
 
 def _suite_separators(ax, records, matrices, width):
