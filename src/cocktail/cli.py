@@ -243,6 +243,9 @@ def _explain(args) -> int:
     from ._xp import cuda_available
     from .matrix import SparseMatrix
 
+    if args.device == "cuda" and not cuda_available():
+        print("cocktail: error: --device cuda, and CuPy sees no GPU", file=sys.stderr)
+        return 2
     S = _load_matrices([args.file])[0].S
     device = args.device or ("cuda" if cuda_available() else "cpu")
     A = SparseMatrix(S, format=args.format, device=device, dtype=args.dtype)

@@ -179,15 +179,37 @@ def _gflops(nnz: int, us) -> str:
 
 
 def feature_lines(f) -> list[str]:
-    """Two lines on a matrix's features (:class:`cocktail.tuning.features.Features`)."""
+    """A matrix's features (:class:`cocktail.tuning.features.Features`), wrapped to WIDTH."""
     dense = len(f.dense_diagonals(0.9))
-    lines = [f"  features: {f.shape[0]:,} x {f.shape[1]:,}, {f.nnz:,} entries, mean row {f.mean_row:.1f}, "
-             f"longest row {f.max_row:,}, {f.distinct_values:,} distinct values"]
-    text = f"{len(f.diagonal_counts):,} diagonals ({dense} at least 90% full)"
+    facts = [f"{f.shape[0]:,} x {f.shape[1]:,}", f"{f.nnz:,} entries", f"mean row {f.mean_row:.1f}",
+             f"longest row {f.max_row:,}", f"{f.distinct_values:,} distinct values",
+             f"{len(f.diagonal_counts):,} diagonals ({dense} at least 90% full)"]
     if f.blocks:
         (r, c), stats = min(f.blocks.items(), key=lambda kv: kv[1].fill)
-        text += f", best block {r}x{c} at {stats.fill:.2f} slots per entry"
-    return lines + [f"            {text}"]
+        facts.append(f"best block {r}x{c} at {stats.fill:.2f} slots per entry")
+    return _join_wrapped(facts, "  features: ", " " * 12)
+
+
+def _join_wrapped(items: list[str], first: str, rest: str) -> list[str]:
+    """``items`` joined by commas into lines of at most WIDTH columns, never breaking an item."""
+    lines = [first + items[0]]
+    for item in items[1:]:
+        if len(lines[-1]) + 2 + len(item) + 1 <= WIDTH:
+            lines[-1] += ", " + item
+        else:
+            lines[-1] += ","
+            lines.append(rest + item)
+    return lines
+
+
+def _predicted_why(cands, plan, nnz: int) -> str:
+    """Why the planner's model chose ``plan`` among ``cands`` (fastest predicted first)."""
+    if plan is not cands[0]:
+        return "the faster predicted plans did not fit in GPU memory (see the notice)"
+    text = f"fastest predicted of {len(cands)} candidate plans ({_gflops(nnz, plan.predicted_us)} GFLOP/s)"
+    if len(cands) > 1:
+        text += f"; next {cands[1].label(nnz)} at {_gflops(nnz, cands[1].predicted_us)} GFLOP/s"
+    return text
 
 
 def _why(report, nnz: int) -> str:
@@ -197,12 +219,12 @@ def _why(report, nnz: int) -> str:
         timed = sum(c.measured_us is not None for c in cands)
         return (f"fastest measured of the {timed} candidates timed on this matrix "
                 f"({_gflops(nnz, plan.measured_us)} GFLOP/s)")
-    if plan is not cands[0]:
-        return "the faster predicted plans did not fit in GPU memory (see the notice)"
-    text = f"fastest predicted of {len(cands)} candidate plans ({_gflops(nnz, plan.predicted_us)} GFLOP/s)"
-    if len(cands) > 1:
-        text += f"; next {cands[1].label(nnz)} at {_gflops(nnz, cands[1].predicted_us)} GFLOP/s"
-    return text
+    return _predicted_why(cands, plan, nnz)
+
+
+def _plan_text(plan, nnz: int) -> str:
+    """``csr_vector(t=4)``, or a Cocktail's label with its parts' detail."""
+    return plan.label(nnz) if plan.single else f"{plan.label(nnz)}  ({plan.detail()})"
 
 
 def candidate_lines(planning, chosen, nnz: int, measured: bool = True, top: int = 8) -> list[str]:
@@ -221,7 +243,7 @@ def candidate_lines(planning, chosen, nnz: int, measured: bool = True, top: int 
 def auto_lines(report, nnz: int) -> list[str]:
     """``explain()``'s account of ``format="auto"`` on the GPU (a ``planning.AutoReport``)."""
     plan = report.plan
-    lines = [f"  format='auto', tune={report.tune!r}: plan {plan.label(nnz)}  ({plan.detail()})"]
+    lines = [f"  format='auto', tune={report.tune!r}: plan {_plan_text(plan, nnz)}"]
     if report.notice:
         lines += textwrap.wrap(f"notice: {report.notice}", WIDTH, initial_indent="  ", subsequent_indent="    ")
     if report.cached:
@@ -231,7 +253,7 @@ def auto_lines(report, nnz: int) -> list[str]:
         lines.append("  why: no device profile to plan with, so the fixed rule of cocktail.tuning.auto "
                      "(dia, ell or hyb when they store at most 1.5 slots per entry, else csr)")
         return lines
-    lines.append(f"  why: {_why(report, nnz)}")
+    lines += textwrap.wrap(f"why: {_why(report, nnz)}", WIDTH, initial_indent="  ", subsequent_indent="    ")
     lines += feature_lines(report.planning.features)
     lines += [f"  time: analysis {report.analysis_s * 1e3:.1f} ms, conversion {report.convert_s * 1e3:.1f} ms"
               + (f", measuring {report.measure_s * 1e3:.1f} ms" if report.measure_s else ""),
@@ -260,7 +282,8 @@ def gpu_preview(csr, profile=None) -> str:
     chosen = planning.chosen
     lines = textwrap.wrap(f"{head} plan {chosen.label(csr.nnz)} with the {profile.device['name']} profile "
                           f"({profile.source}; a GPU uses its own profile when calibrated):", WIDTH)
-    lines += [f"  plan: {chosen.label(csr.nnz)}  ({chosen.detail()})",
-              f"  why: fastest predicted of {len(planning.candidates)} candidate plans"]
+    lines += [f"  plan: {_plan_text(chosen, csr.nnz)}",
+              *textwrap.wrap(f"why: {_predicted_why(planning.candidates, chosen, csr.nnz)}", WIDTH,
+                             initial_indent="  ", subsequent_indent="    ")]
     lines += feature_lines(feats) + candidate_lines(planning, chosen, csr.nnz, measured=False, top=5)
     return "\n".join(lines)

@@ -12,7 +12,7 @@ SUMMARY = {
     "csr": "The safe default: any matrix, best when row lengths vary with no pattern to exploit.",
     "coo": "Very uneven rows (a few huge ones): the work is split evenly by entry, not by row.",
     "dia": "A few full diagonals, as in stencils and banded matrices: no column indices at all.",
-    "dia_vi": "As dia, with at most 255 distinct values: a one-byte code per slot, not a value.",
+    "dia_vi": "As dia, with at most 256 distinct values: a one-byte code per slot, not a value.",
     "bdia": "Diagonals that come in dense bands of adjacent offsets: each band shares its x.",
     "ell": "Rows of nearly equal length: fixed-width rows give perfectly regular memory access.",
     "sell": "Rows of similar length within each slice of rows, where ell would pad too much.",
