@@ -132,7 +132,7 @@ def formats_table(width: int = WIDTH) -> str:
             mid = (sentence[i] if i < len(sentence) else "").ljust(_SENTENCE_W + _GAP)
             lines.append((left + mid + (params[i] if i < len(params) else "")).rstrip())
     lines += ["", f"{RULE_WORD}: a tuning rule picks the value for each matrix and dtype.",
-              "cocktail formats NAME: one format's parameters, GPU kernels and layout."]
+              "One format's parameters, GPU kernels and layout: cocktail formats NAME"]
     return "\n".join(lines)
 
 
