@@ -181,3 +181,11 @@ def test_explain_command_cuda_without_a_gpu(capsys, monkeypatch):
     assert main(["explain", "laplace5_8", "--device", "cuda"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("cocktail: error: ")
+
+
+def test_explain_command_complex_values_are_not_planned(capsys, monkeypatch):
+    monkeypatch.setattr("cocktail._xp.cuda_available", lambda: False)
+    assert main(["explain", "laplace5_8", "--dtype", "complex128"]) == 0
+    text = capsys.readouterr().out
+    assert "complex128 values" in text and "would not plan: the planner takes real" in text
+    assert max(len(line) for line in text.split("On a GPU")[1].splitlines()) <= 80

@@ -270,12 +270,13 @@ def gpu_preview(csr, profile=None) -> str:
 
     head = "On a GPU (not run here), format='auto' would"
     if csr.dtype.kind != "f" or csr.nnz == 0:
-        return f"{head} not plan: the planner takes real values with entries; {choice_reason(csr)}"
+        return textwrap.fill(f"{head} not plan: the planner takes real values with entries; "
+                             f"{choice_reason(csr)}", WIDTH, subsequent_indent="  ")
     if profile is None:
         shipped = profiles.shipped()
         if not shipped:
-            return (f"{head} need a device profile: none ships with this install; run "
-                    "'cocktail calibrate' on the GPU")
+            return textwrap.fill(f"{head} need a device profile: none ships with this install; run "
+                                 "'cocktail calibrate' on the GPU", WIDTH, subsequent_indent="  ")
         profile = shipped[0]
     feats = features.compute(csr, block_fill_limit=planner.block_fill_limit(csr.dtype, csr.index_dtype))
     planning = planner.plan(csr, feats, profile, csr.dtype)
