@@ -112,9 +112,9 @@ def test_python_dash_m_cocktail():
 def test_formats_command(capsys):
     assert main(["formats"]) == 0
     text = capsys.readouterr().out
-    assert "sell" in text and "slice_height" in text
-    assert "width_rule=bell_garland_ell_width (tuning rule)" in text and "packet_rows=3072 (tuning rule)" in text
-    assert not [line for line in text.splitlines() if "=None" in line]  # resolved values, never placeholders
+    assert "sell" in text and "slice_height=32" in text and "width=longest row" in text
+    assert "ell_width=auto (rule)" in text and "packet_rows=auto (rule)" in text
+    assert "None" not in text  # resolved values or a plain word, never placeholders
 
 
 def test_bench_generated_laplacian(capsys):

@@ -94,6 +94,7 @@ ABOVE = {
     "cocktail/kernels": ("cocktail.tuning", "cocktail.executors", "cocktail.io", *_MATRIX_AND_UP),
     "cocktail/tuning": ("cocktail.executors", "cocktail.io", *_MATRIX_AND_UP),
     "cocktail/executors": ("cocktail.io", *_MATRIX_AND_UP),
+    "cocktail/describe.py": ("cocktail.executors", "cocktail.io", *_MATRIX_AND_UP),
 }
 
 

@@ -1,4 +1,5 @@
-"""The ``cocktail`` command line: ``cocktail bench``, ``cocktail report``, ``cocktail calibrate`` and ``cocktail formats``."""
+"""The ``cocktail`` command line: ``cocktail bench``, ``cocktail report``, ``cocktail calibrate``, ``cocktail formats``
+and ``cocktail explain``."""
 
 from __future__ import annotations
 
@@ -228,25 +229,29 @@ def _report(args) -> int:
     return report.write(args, records, paths)
 
 
-#: Parameters shown only when set: the alternative to a rule that is shown instead (hyb's ell_width).
-_RULE_ALTERNATIVES = {"hyb": ("ell_width",)}
-
-
 def _formats(args) -> int:
-    from . import formats
+    """``cocktail formats [NAME]``: the table of formats, or one format's details."""
+    from . import describe
 
-    from .tuning.formats import format_params
+    print(describe.format_details(args.name) if args.name else describe.formats_table())
+    return 0
 
-    print("Parameters marked (tuning rule) are chosen by cocktail.tuning unless given (shown for float64 values).")
-    for name in formats.names():
-        cls = formats.get(name)
-        ruled = format_params(name, "float64", {})  # what SparseMatrix passes: the tuning layer's rules
-        shown = {**cls.defaults, **ruled}
-        params = ", ".join(f"{k}={'auto' if v is None else getattr(v, '__name__', v)!s}"
-                           + (" (tuning rule)" if k in ruled else "")
-                           for k, v in shown.items() if not (v is None and k in _RULE_ALTERNATIVES.get(name, ()))) or "-"
-        doc = (cls.__doc__ or "").strip().splitlines()[0]
-        print(f"{name:6s} {doc}\n       parameters: {params}")
+
+def _explain(args) -> int:
+    """``cocktail explain FILE``: how SparseMatrix stores one matrix, and why format='auto' picks its plan."""
+    from . import describe
+    from ._xp import cuda_available
+    from .matrix import SparseMatrix
+
+    if args.device == "cuda" and not cuda_available():
+        print("cocktail: error: --device cuda, and CuPy sees no GPU", file=sys.stderr)
+        return 2
+    S = _load_matrices([args.file])[0].S
+    device = args.device or ("cuda" if cuda_available() else "cpu")
+    A = SparseMatrix(S, format=args.format, device=device, dtype=args.dtype)
+    print(A.explain())
+    if device == "cpu" and args.format == "auto":
+        print("\n" + describe.gpu_preview(A.storage.to_csr()))
     return 0
 
 
@@ -316,8 +321,21 @@ def build_parser() -> argparse.ArgumentParser:
     cal.add_argument("--restart", action="store_true", help="discard the samples of an interrupted run")
     cal.add_argument("--out", metavar="PATH", help="write the profile here instead of the user cache directory")
     cal.set_defaults(func=_calibrate)
-    fmts = sub.add_parser("formats", help="list the storage formats and their parameters")
+    fmts = sub.add_parser("formats", help="list the storage formats, when each wins, and their parameters",
+                          description="With no NAME: one row per format. With NAME: its parameters, GPU "
+                                      "kernels, byte model and layout.")
+    fmts.add_argument("name", nargs="?", metavar="NAME", help="a format to describe in full")
     fmts.set_defaults(func=_formats)
+    expl = sub.add_parser("explain", help="how a matrix would be stored, and why format='auto' picks its plan",
+                          description="Read a matrix (.mtx, .mtx.gz, .npz, or a generated name such as "
+                                      "laplace7_20), build SparseMatrix and print A.explain(). On a machine "
+                                      "without a GPU it also shows what the GPU planner would pick.")
+    expl.add_argument("file", metavar="FILE", help="matrix file or generated name (as cocktail bench takes)")
+    expl.add_argument("--device", choices=("cpu", "cuda"), default=None,
+                      help="where to build the matrix (default: the GPU when CuPy sees one, else the CPU)")
+    expl.add_argument("--format", default="auto", help="storage format (default auto); see cocktail formats")
+    expl.add_argument("--dtype", default=None, help="convert the values: float32, float64, complex64, complex128")
+    expl.set_defaults(func=_explain)
     return parser
 
 

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import os
 import sys
+import textwrap
 import warnings
 from typing import NamedTuple
 
 import numpy as np
 
-from . import _memory, executors, formats, kernels, validate
+from . import _memory, describe, executors, formats, kernels, validate
 from ._device_arrays import as_device_array
 from ._xp import cuda_available, is_cupy_array, to_numpy
 from .bound import BoundProduct
@@ -221,6 +222,7 @@ class SparseMatrix:
         spec = kernels.get(kernel) if kernel is not None else None
         kernel_params = {k: params.pop(k) for k in list(params) if spec is not None and k in spec.defaults}
         self.auto = None  # planning.AutoReport when format="auto" ran the planner
+        self._auto_reason = None  # why format="auto" took its fixed rule instead, for explain()
         if format == "auto":
             if params or kernel is not None:
                 raise TypeError("format='auto' picks its own format, kernel and parameters; "
@@ -230,9 +232,10 @@ class SparseMatrix:
 
                 self.storage, self._executor, self.auto = planning.choose(csr, tune, deterministic)
                 return
-            from .tuning.auto import choose_format
+            from .tuning.auto import choice_reason, choose_format
 
             format = choose_format(csr, device=self.device)
+            self._auto_reason = _unplanned(csr, executor, self.device) + choice_reason(csr, device=self.device)
         storage = formats.get(format).from_csr(csr, **format_params(format, csr.dtype, params))
         bound = executors.create(executor, storage, self.device, spec, kernel_params, deterministic=deterministic)
         self.storage, self._executor = storage, bound  # only now: a failed binding leaves self holding nothing
@@ -510,7 +513,7 @@ class SparseMatrix:
         lines = [
             f"{fmt.name} matrix {m} x {n}, {self.nnz:,} stored entries, {self.dtype.name} values, "
             f"{self.index_dtype.name} indices, on {self.device}",
-            f"  parameters: {_param_text(self.params) or 'none'}",
+            f"  parameters: {describe.storage_params_text(fmt)}",
             f"  products: {run}",
             "  deterministic: "
             + ("yes" if self.deterministic else f"no ({_atomic_text(self._executor.nondeterministic)})"),
@@ -521,7 +524,10 @@ class SparseMatrix:
         ]
         lines += [f"  {k}: {v}" for k, v in fmt.describe().items()]
         if self.auto is not None:
-            lines += _auto_lines(self.auto, self.nnz)
+            lines += describe.auto_lines(self.auto, self.nnz)
+        elif self._auto_reason:
+            lines += textwrap.wrap(f"format='auto': {self._auto_reason}", describe.WIDTH, initial_indent="  ",
+                                   subsequent_indent="    ")
         return "\n".join(lines)
 
     def __repr__(self) -> str:
@@ -561,31 +567,17 @@ def _guard_host(x, y) -> None:
 
 
 def _param_text(params: dict) -> str:
-    return ", ".join(f"{k}={getattr(v, '__name__', v)!s}" for k, v in params.items())
+    return ", ".join(f"{k}={describe.value_text(v)}" for k, v in params.items())
 
 
-def _auto_lines(report, nnz: int) -> list[str]:
-    """``explain()``'s account of format="auto": features, candidates and the chosen plan."""
-    plan = report.plan
-    gflops = (lambda us: f"{2 * nnz / (us * 1e3):.1f}" if us else "-")
-    lines = [f"  format='auto', tune={report.tune!r}: plan {plan.label(nnz)}  ({plan.detail()})"]
-    if report.notice:
-        lines.append(f"  notice: {report.notice}")
-    if report.cached:
-        lines.append(f"  decision: reused from the decision cache (conversion {report.convert_s * 1e3:.1f} ms)")
-        return lines
-    f = report.planning.features
-    dense = len(f.dense_diagonals(0.9))
-    best_block = min(f.blocks.items(), key=lambda kv: kv[1].fill)
-    lines += [f"  features: rows {f.shape[0]:,}, mean row {f.mean_row:.1f}, longest row {f.max_row:,}, "
-              f"{len(f.diagonal_counts):,} diagonals ({dense} at least 90% full), "
-              f"best block {best_block[0][0]}x{best_block[0][1]} at fill {best_block[1].fill:.2f}",
-              f"  time: analysis {report.analysis_s * 1e3:.1f} ms, conversion {report.convert_s * 1e3:.1f} ms"
-              + (f", measuring {report.measure_s * 1e3:.1f} ms" if report.measure_s else ""),
-              f"  profile: {report.planning.profile_source}",
-              "  candidates (predicted GFLOP/s, measured GFLOP/s):"]
-    for cand in report.planning.candidates[:8]:
-        mark = "*" if cand is plan else " "
-        lines.append(f"   {mark} {gflops(cand.predicted_us):>8} {gflops(cand.measured_us):>8}  {cand.label(nnz)}"
-                     + ("" if cand.single else f"  ({cand.detail()})"))
-    return lines
+def _unplanned(csr, executor, device: str) -> str:
+    """Why format="auto" on the GPU did not run the planner (empty on the CPU, where it never does)."""
+    if device != "cuda":
+        return ""
+    if executor not in (None, "cuda"):
+        why = f"executor={executor!r} runs no GPU kernel"
+    elif csr.dtype.kind != "f":
+        why = f"it plans real values, these are {csr.dtype.name}"
+    else:
+        why = "it plans matrices with entries"
+    return f"the planner did not run ({why}); "

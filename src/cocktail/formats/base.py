@@ -178,6 +178,11 @@ class SparseFormat:
         val = np.dtype(self.dtype if dtype is None else dtype).itemsize
         return val, self.index_dtype.itemsize
 
+    def resolved_params(self) -> dict:
+        """The parameters in effect, each one left to the format (``None``) replaced by the value it
+        took on this matrix where there is one (ELL's width, HYB's ell_width)."""
+        return dict(self.params)
+
     def describe(self) -> dict:
         """Format-specific facts for ``explain()`` (e.g. ELL width, number of diagonals)."""
         return {}

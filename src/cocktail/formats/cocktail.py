@@ -180,6 +180,10 @@ class Cocktail(SparseFormat):
         total = max(self.nnz, 1)
         return " ".join(f"{p.name}({100 * p.nnz / total:.0f}%)" for p in self.parts)
 
+    def resolved_params(self) -> dict:
+        """``parts``: each stored part's format name and resolved parameters, in order."""
+        return {"parts": [(p.name, p.resolved_params()) for p in self.parts]}
+
     def describe(self) -> dict:
         return {"parts": self.shares()}
 

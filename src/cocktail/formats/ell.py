@@ -76,6 +76,10 @@ class ELL(SparseFormat):
         """Slots per row (the paper's K)."""
         return int(self.col.shape[0])
 
+    def resolved_params(self) -> dict:
+        """The parameters with ``width`` as built (the longest row when it was left unset)."""
+        return {**self.params, "width": self.width}
+
     @property
     def stride(self) -> int:
         """Distance between consecutive slots of one row: the row count rounded up to ``align``."""

@@ -67,6 +67,10 @@ class HYB(SparseFormat):
         """K: slots per row in the ELL part."""
         return self.ell.width
 
+    def resolved_params(self) -> dict:
+        """The parameters with ``ell_width`` as built (the rule's K when it was left unset)."""
+        return {**self.params, "ell_width": self.ell_width}
+
     def to_csr(self) -> CSR:
         """Merge the parts: in every row the ELL entries come first, then that row's COO entries."""
         xp = self.xp

@@ -38,3 +38,20 @@ def choose_format(csr, *, device: str = "cuda") -> str:
         if est.get(name, float("inf")) <= limit:
             return name
     return "csr"
+
+
+def choice_reason(csr, *, device: str = "cuda") -> str:
+    """Why :func:`choose_format` picks what it picks for ``csr`` on ``device``, in one sentence."""
+    chosen = choose_format(csr, device=device)
+    if device == "cpu":
+        return ("auto on the CPU is csr: SciPy's compiled CSR product is the fastest general host routine "
+                "(the planner that weighs the other formats runs on the GPU)")
+    if csr.nnz == 0:
+        return "a matrix without entries is stored as csr"
+    est = fill_estimates(csr, width_rule=bell_garland_ell_width)
+    limits = {"dia": DIA_MAX_FILL, "ell": ELL_MAX_FILL, "hyb": HYB_MAX_FILL}
+    slots = ", ".join(f"{name} {est[name]:.2f}" for name in limits if name in est)
+    if chosen in limits:
+        return (f"the fixed rule takes the first of dia, ell, hyb storing at most {limits[chosen]} slots per "
+                f"entry: {chosen} (slots per entry: {slots})")
+    return f"the fixed rule found dia, ell and hyb all storing over 1.5 slots per entry ({slots}), so csr"
