@@ -61,12 +61,18 @@ class Output:
     def table(self, title: str, header: list[str], rows: list[list[str]], shorten: int | None = None,
               drop=()) -> list[str]:
         """Print a table and return the header printed. With ``shorten`` (a column index) the table is fitted
-        to the width: that column is shortened, then the columns named in ``drop`` go, in order. Without it,
-        every column stays (rich wraps cells; plain lines may run past the width)."""
+        to the width: the columns named in ``drop`` go, in order, then that column is shortened. Without it,
+        every column stays and the table keeps its natural width (a cell folded into 3-letter pieces
+        reads worse than a line longer than the terminal: ``less -S``)."""
         if shorten is not None:
             header, rows = fit(header, rows, self.width, SEP, shorten, drop)
         if self.console:
-            _rich_table(self.console, title, header, rows, no_wrap=shorten is not None)
+            from rich.console import Console
+
+            natural = sum(_widths(header, rows)) + SEP * (len(header) - 1)
+            console = self.console if natural <= self.width else Console(file=self.file, width=natural,
+                                                                         highlight=False)
+            _rich_table(console, title, header, rows)
         else:
             _plain_table(self.file, title, header, rows)
         return header
@@ -80,14 +86,14 @@ def _rich_console(file):
     return Console(file=file, highlight=False)
 
 
-def _rich_table(console, title, header, rows, no_wrap: bool) -> None:
+def _rich_table(console, title, header, rows) -> None:
     from rich import box
     from rich.table import Table
 
     table = Table(title=title, box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, collapse_padding=True,
                   title_justify="left")
     for i, h in enumerate(header):
-        table.add_column(h, justify="right" if _numeric(h) else "left", no_wrap=no_wrap)
+        table.add_column(h, justify="right" if _numeric(h) else "left", no_wrap=True)
     for row in rows:
         table.add_row(*row)
     console.print(table)
@@ -154,7 +160,8 @@ def number(value) -> str:
 
 def on_cpu(records) -> bool:
     """True when the SpMV records were timed on the host CPU (no GPU numbers)."""
-    return all(r.get("kernel_timing") == "cpu" for r in records)
+    timed = [r["kernel_timing"] for r in records if r.get("kernel_timing")]  # refused methods have none
+    return bool(timed) and all(t == "cpu" for t in timed)
 
 
 def baseline(records) -> tuple[str, str]:
@@ -247,7 +254,7 @@ def _without(header, rows, names):
 
 def _empty_columns(header, rows, records) -> list[str]:
     """Columns of the full table with nothing to show: all ``-``, or kernel µs equal to call µs throughout."""
-    empty = [h for i, h in enumerate(header) if rows and all(r[i] == "-" for r in rows)]
+    empty = [h for i, h in enumerate(header) if rows and all(r[i] in ("-", "") for r in rows)]
     if records and all(r.get("kernel_us") == r.get("call_us") for r in records):
         empty.append("kernel µs")
     return empty
@@ -297,8 +304,8 @@ def print_report(records, verbose: bool = False, file=None, plain: bool = False)
             out.table(title, header, body)
     elif tables or overhead_records(records):
         out.line()
-        out.line(f"Every method's record, the summaries and {len(tables)} more tables (call time, call overhead, "
-                 "targets): add -v")
+        out.line(f"Every method's record, the suite summaries and the {len(tables)} call-time, call-overhead and "
+                 "target tables: add -v")
     if terms:
         out.line()
         _footnote(out, terms)
