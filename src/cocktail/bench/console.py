@@ -22,6 +22,8 @@ AUTO = "cocktail-auto"
 SEP = 2  # spaces between table columns, rich's and plain
 #: The compact table's columns left out, in this order, when the terminal is too narrow for them.
 COMPACT_DROP = ("rows", "GFLOP/s", "nonzeros", "of copy")
+#: Then these are shortened, in this order.
+COMPACT_SHORTEN = ("plan", "fastest", "matrix")
 
 #: What each printed term means; the footnote lists the ones a report used.
 TERMS = {
@@ -58,10 +60,9 @@ class Output:
         for part in wrapped:
             print(part, file=self.file)
 
-    def table(self, title: str, header: list[str], rows: list[list[str]], shorten: int | None = None,
-              drop=()) -> list[str]:
-        """Print a table and return the header printed. With ``shorten`` (a column index) the table is fitted
-        to the width: the columns named in ``drop`` go, in order, then that column is shortened. Without it,
+    def table(self, title: str, header: list[str], rows: list[list[str]], shorten=None, drop=()) -> list[str]:
+        """Print a table and return the header printed. With ``shorten`` (column names) the table is fitted
+        to the width: the columns named in ``drop`` go, in order, then those are shortened. Without it,
         every column stays and the table keeps its natural width (a cell folded into 3-letter pieces
         reads worse than a line longer than the terminal: ``less -S``)."""
         if shorten is not None:
@@ -120,11 +121,12 @@ def _widths(header, rows) -> list[int]:
     return [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(header)]
 
 
-def fit(header, rows, width: int, sep: int, shorten: int, drop=()):
+def fit(header, rows, width: int, sep: int, shorten=(), drop=()):
     """(header, rows) no wider than ``width`` where it can be: the columns named in ``drop`` are left out in
-    that order, then column ``shorten`` is cut (to no less than 8 characters, ending in …)."""
+    that order, then the columns named in ``shorten`` are cut in turn (to no less than 8 characters, ending
+    in …)."""
     header, rows = list(header), [list(r) for r in rows]
-    drop = [d for d in drop if d in header and header.index(d) != shorten]
+    drop = [d for d in drop if d in header and d not in shorten]
     while True:
         widths = _widths(header, rows)
         over = sum(widths) + sep * (len(widths) - 1) - width
@@ -132,13 +134,15 @@ def fit(header, rows, width: int, sep: int, shorten: int, drop=()):
             return header, rows
         if drop:
             i = header.index(drop.pop(0))
-            shorten -= i < shorten
             for r in [header, *rows]:
                 del r[i]
             continue
-        cut = max(8, len(header[shorten]), widths[shorten] - over)
-        for r in [header, *rows]:
-            r[shorten] = r[shorten] if len(r[shorten]) <= cut else r[shorten][:cut - 1] + "…"
+        for name in (n for n in shorten if n in header):
+            i = header.index(name)
+            cut = max(8, len(name), widths[i] - over)
+            over -= widths[i] - cut
+            for r in rows:
+                r[i] = r[i] if len(r[i]) <= cut else r[i][:cut - 1] + "…"
         return header, rows
 
 
@@ -295,7 +299,7 @@ def print_report(records, verbose: bool = False, file=None, plain: bool = False)
             out.line()
             out.line(headline(rows), indent="  ")
             header, body = compact_table(rows)
-            terms += ["geometric mean", *out.table("", header, body, shorten=3, drop=COMPACT_DROP)]
+            terms += ["geometric mean", *out.table("", header, body, shorten=COMPACT_SHORTEN, drop=COMPACT_DROP)]
     tables = call_tables(records)
     if verbose:
         terms += _print_verbose(out, spmv, records)
