@@ -19,17 +19,31 @@ from cocktail.bench import suites
 from cocktail.cli import main
 
 
-def run_cli(*args):
-    return subprocess.run([sys.executable, "-m", "cocktail.cli", *args], capture_output=True, text=True, timeout=300)
+def run_cli(*args, columns=None):
+    env = None if columns is None else {**os.environ, "COLUMNS": str(columns)}
+    return subprocess.run([sys.executable, "-m", "cocktail.cli", *args], capture_output=True, text=True, timeout=300,
+                          env=env)
 
 
 def test_bench_default_runs_and_prints_table(tmp_path):
     out = tmp_path / "r.json"
-    proc = run_cli("bench", "--cpu", "--repeat", "2", "--json", str(out))
+    proc = run_cli("bench", "--cpu", "--repeat", "2", "--json", str(out), columns=80)
     assert proc.returncode == 0, proc.stderr
     assert "on the default suite shrunk to CPU size" in proc.stderr
     names = [m.name for m in suites.get("default-cpu")]
     assert all(name in proc.stdout for name in names)
+    lines = proc.stdout.splitlines()
+    assert lines[0].startswith("CPU run: each format's host CPU executor, cocktail-auto and SciPy")
+    assert re.search(r"^cocktail-auto vs SciPy, float64: \d+\.\d\dx geometric mean, faster on \d of 8", proc.stdout,
+                     re.M)
+    assert "Terms:" in proc.stdout and max(map(len, lines)) <= 80
+    header = next(line for line in lines if line.startswith("matrix"))
+    assert header.split("  ")[-1] == "× SciPy" and "of copy" not in header and "cuSPARSE" not in header
+    assert "cpu µs" in header and "kernel µs" not in proc.stdout
+    assert "GFLOP/s statistics" not in proc.stdout  # the answer only; -v for the rest
+    saved = run_cli("report", str(out), "--terminal", columns=80)
+    assert saved.returncode == 0 and saved.stdout == proc.stdout
+    proc = run_cli("report", str(out), "--terminal", "-v", columns=80)
     records = json.loads(out.read_text())
     assert {r["matrix"] for r in records} == set(names) and {r["suite"] for r in records} == {"default-cpu"}
     methods = {r["method"] for r in records}
@@ -118,7 +132,7 @@ def test_formats_command(capsys):
 
 
 def test_bench_generated_laplacian(capsys):
-    assert main(["bench", "laplace7_6", "--formats", "dia", "--repeat", "1", "--cpu"]) == 0
+    assert main(["bench", "laplace7_6", "--formats", "dia", "--repeat", "1", "--cpu", "-v"]) == 0
     out = capsys.readouterr().out
     assert "laplace7_6" in out and "cocktail-auto" in out and "reference:dia" not in out
     assert re.search(r"[│ ]dia\s", out)  # the dia row, in a rich table or in plain text (rich is optional)

@@ -170,10 +170,9 @@ def _overhead(args, problems, dtypes) -> list:
 
 def _bench(args) -> int:
     from ._xp import cuda_available
-    from .bench import report, runner
+    from .bench import console, runner
     from .bench.progress import reporter
     from .bench.provenance import provenance
-    from .bench.record import SPMV
 
     dtypes = _check_options(args)
     on_gpu = cuda_available() and not args.cpu
@@ -207,20 +206,23 @@ def _bench(args) -> int:
             setattr(r, key, value)
     rows = [r.as_dict() for r in records]
     _write_outputs(args, rows)  # first: nothing measured is lost if a summary fails
-    if methods:
-        where = f"GPU SpMV on {info['gpu']}" if on_gpu else "CPU SpMV (CPU executors, cocktail-auto, SciPy)"
-        report.print_table([r for r in records if r.section == SPMV], title=f"{where}, {', '.join(dtypes)}")
-        report.print_summary(rows)
-    report.print_call_tables(rows)
+    console.print_report(rows, verbose=args.verbose)
     return 0
 
 
 def _report(args) -> int:
     from pathlib import Path
 
-    from .bench import plots, report
+    from .bench import report
 
     records = report.load(args.json)
+    if args.terminal:
+        from .bench import console
+
+        console.print_report(records, verbose=args.verbose)
+        return 0
+    from .bench import plots
+
     paths = []
     if args.plots:
         base = Path(args.out).parent if args.out else Path(".")
@@ -300,10 +302,14 @@ def build_parser() -> argparse.ArgumentParser:
                               "matrices and suites given")
     section.add_argument("--no-overhead", action="store_true",
                          help="leave out the call-overhead section that follows a GPU run of the default suite")
-    bench.add_argument("-v", "--verbose", action="store_true", help="print a line per measurement")
+    bench.add_argument("-v", "--verbose", action="store_true",
+                       help="print a line per measurement, and after the answer every method's record, the suite "
+                            "summaries and the call-time tables")
     bench.set_defaults(func=_bench)
-    rep = sub.add_parser("report", help="render benchmark records (JSON) as a Markdown report, with plots",
-                         description="Render the records that cocktail bench --json wrote as a Markdown report.")
+    rep = sub.add_parser("report", help="render benchmark records (JSON) as a Markdown report, with plots, or as "
+                                        "cocktail bench prints them (--terminal)",
+                         description="Render the records that cocktail bench --json wrote as a Markdown report, "
+                                     "or with --terminal as cocktail bench printed them.")
     from .bench.report import add_arguments
 
     add_arguments(rep)

@@ -26,22 +26,9 @@ def _value(record, key):
 
 
 def _print_rows(title: str, header, rows, file) -> None:
-    try:
-        from rich.console import Console
-        from rich.table import Table
-    except ImportError:
-        widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(header)]
-        print(title, file=file)
-        print("  ".join(h.ljust(w) for h, w in zip(header, widths)), file=file)
-        for row in rows:
-            print("  ".join(v.ljust(w) for v, w in zip(row, widths)), file=file)
-        return
-    table = Table(title=title)
-    for i, h in enumerate(header):
-        table.add_column(h, justify="left" if i == 0 or h in ("matrix", "method", "dtype", "note") else "right")
-    for row in rows:
-        table.add_row(*row)
-    Console(file=file, width=200).print(table)
+    from .console import Output  # it imports this module
+
+    Output(file).table(title, header, rows)
 
 
 def print_table(records, title: str, file=None) -> None:
@@ -162,11 +149,17 @@ def markdown(records: list[dict], title: str, header_lines=(), plots=()) -> str:
 
 
 def add_arguments(parser) -> None:
-    """The report command's arguments: JSON files, ``--title``, ``--note`` (repeatable) and ``--out``."""
+    """The report command's arguments: JSON files, ``--title``, ``--note`` (repeatable), ``--out``, and
+    ``--terminal`` with ``-v`` for the console report instead."""
     parser.add_argument("json", nargs="+", help="records written by cocktail bench --json (merged in order)")
     parser.add_argument("--title", default="Cocktail benchmark")
     parser.add_argument("--note", action="append", default=[], help="a line for the report's header")
     parser.add_argument("--out", metavar="PATH", help="write the report here instead of stdout")
+    parser.add_argument("--terminal", action="store_true",
+                        help="print what cocktail bench printed for these records instead of Markdown "
+                             "(the answer first; -v for every record and table)")
+    parser.add_argument("-v", "--verbose", action="store_true",
+                        help="with --terminal: every record, the suite summaries and the call-time tables")
 
 
 def load(paths) -> list[dict]:
@@ -201,6 +194,11 @@ def main(argv=None) -> int:
                                      epilog="cocktail report takes the same arguments and also draws the plots")
     add_arguments(parser)
     args = parser.parse_args(argv)
+    if args.terminal:
+        from .console import print_report
+
+        print_report(load(args.json), verbose=args.verbose)
+        return 0
     return write(args, load(args.json))
 
 

@@ -1,0 +1,332 @@
+"""The terminal report of ``cocktail bench`` and ``cocktail report --terminal``: the answer first.
+
+Per dtype a headline (cocktail-auto against the best of cuSPARSE's algorithms on the GPU, against
+SciPy on the CPU) and a per-matrix table of cocktail-auto's plan and rates, sized to the terminal;
+then a footnote defining the terms shown. ``verbose`` adds every record, the suite summaries and
+the call-time tables. Everything is computed from the records, so saved JSON prints the same.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import textwrap
+
+from . import metrics
+from .baselines import CUSPARSE, CUSPARSE_BEST
+from .calltables import call_tables
+from .report import COLUMNS, summary_tables
+from .selection import overhead_records, spmv_records, summary_records
+
+AUTO = "cocktail-auto"
+SEP = 2  # spaces between table columns, rich's and plain
+#: The compact table's columns left out, in this order, when the terminal is too narrow for them.
+COMPACT_DROP = ("rows", "GFLOP/s", "nonzeros", "of copy")
+#: Then these are shortened, in this order.
+COMPACT_SHORTEN = ("plan", "fastest", "matrix")
+
+#: What each printed term means; the footnote lists the ones a report used.
+TERMS = {
+    "plan": "the format (and kernel) cocktail-auto chose; FORMAT(share%) ... when it splits the matrix",
+    "µs": "kernel time, median: a CUDA graph replay of the product (back to back calls where capture is "
+          "refused); the host cost of a call is left out",
+    "kernel µs": "as µs",
+    "cpu µs": "median time of one product on this machine's CPU",
+    "call µs": "one synchronous call from Python, median: kernel time plus the host cost of a call",
+    "GFLOP/s": "2 flops per stored nonzero over the time",
+    "of copy": "the format's bytes per product over the kernel time, as a fraction of the measured "
+               "device-to-device copy bandwidth; above 1 where the L2 cache serves part of the traffic",
+    "DRAM of copy": "as of copy, with the DRAM traffic model's bytes (what the L2 cache cannot hold)",
+    "× cuSPARSE": "speedup over the fastest of cuSPARSE's 4 algorithms on that matrix: its kernel time over ours",
+    "× SciPy": "speedup over SciPy's CSR product on that matrix: its time over ours",
+    "geometric mean": "of the per-matrix speedups",
+    "ballpark": "neither the fastest nor the slowest of the methods measured on a matrix (Flegar & Anzt "
+                "Fig. 7); ties count for every tied method",
+    "rel err": "||y - y_ref|| / ||y_ref||, y_ref the product in float64 on the host",
+}
+
+
+class Output:
+    """Lines and tables for a terminal: rich when installed, plain text otherwise, both at its width."""
+
+    def __init__(self, file=None, plain: bool = False):
+        self.file = file or sys.stdout
+        self.console = None if plain else _rich_console(self.file)
+        self.width = self.console.width if self.console else shutil.get_terminal_size().columns
+
+    def line(self, text: str = "", indent: str = "") -> None:
+        """Print ``text`` wrapped to the width (continuation lines get ``indent``)."""
+        wrapped = textwrap.wrap(text, self.width, subsequent_indent=indent) or [""]
+        for part in wrapped:
+            print(part, file=self.file)
+
+    def table(self, title: str, header: list[str], rows: list[list[str]], shorten=None, drop=()) -> list[str]:
+        """Print a table and return the header printed. With ``shorten`` (column names) the table is fitted
+        to the width: the columns named in ``drop`` go, in order, then those are shortened. Without it,
+        every column stays and the table keeps its natural width (a cell folded into 3-letter pieces
+        reads worse than a line longer than the terminal: ``less -S``)."""
+        if shorten is not None:
+            header, rows = fit(header, rows, self.width, SEP, shorten, drop)
+        if self.console:
+            from rich.console import Console
+
+            natural = sum(_widths(header, rows)) + SEP * (len(header) - 1)
+            console = self.console if natural <= self.width else Console(file=self.file, width=natural,
+                                                                         highlight=False)
+            _rich_table(console, title, header, rows)
+        else:
+            _plain_table(self.file, title, header, rows)
+        return header
+
+
+def _rich_console(file):
+    try:
+        from rich.console import Console
+    except ImportError:
+        return None
+    return Console(file=file, highlight=False)
+
+
+def _rich_table(console, title, header, rows) -> None:
+    from rich import box
+    from rich.table import Table
+
+    table = Table(title=title, box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, collapse_padding=True,
+                  title_justify="left")
+    for i, h in enumerate(header):
+        table.add_column(h, justify="right" if _numeric(h) else "left", no_wrap=True)
+    for row in rows:
+        table.add_row(*row)
+    console.print(table)
+
+
+def _plain_table(file, title, header, rows) -> None:
+    widths = _widths(header, rows)
+    if title:
+        print(title, file=file)
+    for i, row in enumerate([header, *rows]):
+        cells = [v.rjust(w) if _numeric(header[j]) else v.ljust(w)
+                 for j, (v, w) in enumerate(zip(row, widths))]
+        print((" " * SEP).join(cells).rstrip(), file=file)
+        if i == 0:
+            print("-" * (sum(widths) + SEP * (len(widths) - 1)), file=file)
+
+
+def _numeric(heading: str) -> bool:
+    return heading not in ("matrix", "method", "dtype", "note", "plan", "fastest", "suite", "target", "verdict",
+                           "worst (matrix)", "limit") and "plan" not in heading
+
+
+def _widths(header, rows) -> list[int]:
+    return [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(header)]
+
+
+def fit(header, rows, width: int, sep: int, shorten=(), drop=()):
+    """(header, rows) no wider than ``width`` where it can be: the columns named in ``drop`` are left out in
+    that order, then the columns named in ``shorten`` are cut in turn (to no less than 8 characters, ending
+    in …)."""
+    header, rows = list(header), [list(r) for r in rows]
+    drop = [d for d in drop if d in header and d not in shorten]
+    while True:
+        widths = _widths(header, rows)
+        over = sum(widths) + sep * (len(widths) - 1) - width
+        if over <= 0:
+            return header, rows
+        if drop:
+            i = header.index(drop.pop(0))
+            for r in [header, *rows]:
+                del r[i]
+            continue
+        for name in (n for n in shorten if n in header):
+            i = header.index(name)
+            cut = max(8, len(name), widths[i] - over)
+            over -= widths[i] - cut
+            for r in rows:
+                r[i] = r[i] if len(r[i]) <= cut else r[i][:cut - 1] + "…"
+        return header, rows
+
+
+def count(n) -> str:
+    """A row or nonzero count in 5 characters or fewer: 950, 12.3k, 5.56M."""
+    n = int(n)
+    for scale, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if n >= scale:
+            return f"{n / scale:.3g}{suffix}"
+    return str(n)
+
+
+def number(value) -> str:
+    """Three significant digits, without an exponent up to 99,999; ``-`` for nothing."""
+    if value is None:
+        return "-"
+    return f"{value:.0f}" if 1000 <= abs(value) < 1e5 else f"{value:.3g}"
+
+
+def on_cpu(records) -> bool:
+    """True when the SpMV records were timed on the host CPU (no GPU numbers)."""
+    timed = [r["kernel_timing"] for r in records if r.get("kernel_timing")]  # refused methods have none
+    return bool(timed) and all(t == "cpu" for t in timed)
+
+
+def baseline(records) -> tuple[str, str]:
+    """The method the headline compares cocktail-auto with, and its column label."""
+    return ("scipy", "× SciPy") if on_cpu(records) else (CUSPARSE_BEST, "× cuSPARSE")
+
+
+def _problems(records) -> list:
+    return list(dict.fromkeys((r.get("suite", ""), r["matrix"]) for r in records))
+
+
+def headline(records) -> str:
+    """One dtype's answer: cocktail-auto's geometric-mean speedup over the baseline, the matrices where it
+    is faster, and where it is the fastest of every method; or the method with the most wins."""
+    records = summary_records(records)
+    dtype = records[0]["dtype"]
+    base, _ = baseline(records)
+    counts = metrics.win_lose(records)
+    methods = {r["method"] for r in records if metrics.time_us(r)}
+    ratios = metrics.speedups(records, base).get(AUTO, {})
+    name = "SciPy" if base == "scipy" else f"cuSPARSE (best of {len(CUSPARSE)} algorithms)"
+    if not ratios:
+        if not counts:
+            return f"{dtype}: fewer than two methods measured; nothing to compare"
+        best = max(counts, key=lambda m: counts[m]["win"])
+        return f"{dtype}: {best} is the fastest of {len(methods)} methods on {counts[best]['win']} of " \
+               f"{len(metrics.times_by_problem(records))} matrices ({AUTO} against {name}: not both measured)"
+    faster = sum(v > 1 for v in ratios.values())
+    wins = counts.get(AUTO, {}).get("win", 0)
+    return (f"{AUTO} vs {name}, {dtype}: {metrics.geomean(ratios.values()):.2f}x geometric mean, faster on "
+            f"{faster} of {len(ratios)} matrices; the fastest of the {len(methods)} methods measured on {wins}")
+
+
+def machine_line(records) -> str:
+    """What was measured where: the GPU, its copy bandwidth and L2, or the plain CPU statement."""
+    if on_cpu(records):
+        return ("CPU run: each format's host CPU executor, cocktail-auto and SciPy, timed on this machine's CPU; "
+                "no GPU numbers (no copy bandwidth, no cuSPARSE)")
+    first = records[0]
+    parts = [first.get("gpu") or "GPU"]
+    if first.get("copy_gbps"):
+        parts.append(f"copy bandwidth {first['copy_gbps']:.0f} GB/s")
+    if first.get("l2_bytes"):
+        parts.append(f"L2 {first['l2_bytes'] / 2**20:.0f} MiB")
+    return "; ".join(parts)
+
+
+def plan(record) -> str:
+    """cocktail-auto's plan as its record states it: the plan's short name, else its format and kernel."""
+    params = record.get("params") or {}
+    if params.get("plan"):
+        return str(params["plan"])
+    fmt, kernel = params.get("format", ""), params.get("kernel", "")
+    return kernel if kernel and kernel.startswith(fmt) else " ".join(p for p in (fmt, kernel) if p) or "-"
+
+
+def compact_table(records) -> tuple[list[str], list[list[str]]]:
+    """(header, rows) of one dtype: per matrix, its size and cocktail-auto's plan and rates; the
+    method fastest on it where cocktail-auto did not run. The CPU leaves out the columns it cannot fill."""
+    records = summary_records(records)
+    cpu = on_cpu(records)
+    base, label = baseline(records)
+    ratios = metrics.speedups(records, base).get(AUTO, {})
+    times = metrics.times_by_problem(records)
+    by = {(r.get("suite", ""), r["matrix"], r["method"]): r for r in records}
+    has_auto = any(r["method"] == AUTO for r in records)
+    rows = []
+    for suite, matrix in _problems(records):
+        key = (suite, matrix, records[0]["dtype"])
+        fastest = min(times.get(key, {}).items(), key=lambda kv: kv[1], default=(None, None))[0]
+        r = by.get((suite, matrix, AUTO if has_auto else fastest))
+        if r is None:
+            continue
+        t = metrics.time_us(r)
+        rate = None if not t else metrics.gflops(int(r["nnz"]), t * 1e-6)
+        chosen = (plan(r) if has_auto else r["method"]) if t else f"- ({r.get('note') or 'not run'})"
+        rows.append([matrix, count(r["rows"]), count(r["nnz"]), chosen, number(t), number(rate),
+                     number(r.get("bandwidth_fraction")), number(ratios.get(key))])
+    header = ["matrix", "rows", "nonzeros", "plan" if has_auto else "fastest", "cpu µs" if cpu else "µs",
+              "GFLOP/s", "of copy", label]
+    if cpu:
+        header, rows = _without(header, rows, ("of copy",))
+    return header, rows
+
+
+def _without(header, rows, names):
+    keep = [i for i, h in enumerate(header) if h not in names]
+    return [header[i] for i in keep], [[r[i] for i in keep] for r in rows]
+
+
+def _empty_columns(header, rows, records) -> list[str]:
+    """Columns of the full table with nothing to show: all ``-``, or kernel µs equal to call µs throughout."""
+    empty = [h for i, h in enumerate(header) if rows and all(r[i] in ("-", "") for r in rows)]
+    if records and all(r.get("kernel_us") == r.get("call_us") for r in records):
+        empty.append("kernel µs")
+    return empty
+
+
+def full_table(records) -> tuple[list[str], list[list[str]]]:
+    """Every SpMV record and column (verbose), less the columns that have nothing to show."""
+    from .calltables import cell
+
+    header = [h for _, h in COLUMNS]
+    rows = [[cell(r.get(key)) for key, _ in COLUMNS] for r in records]
+    return _without(header, rows, _empty_columns(header, rows, records))
+
+
+def _footnote(out: Output, terms) -> None:
+    out.line("Terms:")
+    for term in dict.fromkeys(terms):
+        if term in TERMS:
+            out.line(f"  {term}: {TERMS[term]}", indent="    ")
+
+
+def _by_dtype(records) -> dict:
+    out = {}
+    for r in records:
+        out.setdefault(r["dtype"], []).append(r)
+    return out
+
+
+def print_report(records, verbose: bool = False, file=None, plain: bool = False) -> None:
+    """The console report of ``records``: machine line, then per dtype a headline and the compact table,
+    then the footnote; ``verbose`` adds every record, the summaries and the call-time tables."""
+    out = Output(file, plain)
+    spmv = spmv_records(records)
+    terms = []
+    if spmv:
+        out.line(machine_line(spmv))
+        for dtype, rows in _by_dtype(spmv).items():
+            out.line()
+            out.line(headline(rows), indent="  ")
+            header, body = compact_table(rows)
+            terms += ["geometric mean", *out.table("", header, body, shorten=COMPACT_SHORTEN, drop=COMPACT_DROP)]
+    tables = call_tables(records)
+    if verbose:
+        terms += _print_verbose(out, spmv, records)
+    elif tables and not spmv:
+        for title, header, body in tables:
+            out.table(title, header, body)
+    elif tables or overhead_records(records):
+        out.line()
+        out.line(f"Every method's record, the suite summaries and the {len(tables)} call-time, call-overhead and "
+                 "target tables: add -v")
+    if terms:
+        out.line()
+        _footnote(out, terms)
+
+
+def _print_verbose(out: Output, spmv, records) -> list[str]:
+    """Every record, the summaries and the call tables; returns the terms they use."""
+    terms = []
+    if spmv:
+        header, body = full_table(spmv)
+        out.table("Every SpMV record", header, body)
+        terms += header
+        if len({r["method"] for r in spmv if metrics.time_us(r)}) >= 2:
+            for title, header, body in summary_tables(spmv):
+                out.table(title, header, body)
+                terms += header
+    for title, header, body in call_tables(records):
+        out.table(title, header, body)
+    return terms
+
