@@ -55,10 +55,10 @@ def no_rich(monkeypatch):
 
 def test_headline_is_computed_from_the_records():
     assert console.headline(gpu_records()) == ("cocktail-auto vs cuSPARSE (best of 4 algorithms), float64: 1.59x "
-                                               "geometric mean, faster on 2 of 3 matrices; the fastest of the 3 "
-                                               "methods measured on 1")
+                                               "geometric mean, faster on 2 of 3 matrices; fastest of all 3 "
+                                               "methods on 1")
     assert console.headline(cpu_records()).startswith("cocktail-auto vs SciPy, float64: 1.59x geometric mean, "
-                                                      "faster on 2 of 3 matrices; the fastest of the 3 methods")
+                                                      "faster on 2 of 3 matrices; fastest of all 3 methods")
     without_auto = [r for r in gpu_records() if r["method"] != "cocktail-auto"]
     assert console.headline(without_auto).startswith("float64: csr_vector is the fastest of 2 methods on 2 of 3")
 

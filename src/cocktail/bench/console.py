@@ -196,7 +196,7 @@ def headline(records) -> str:
     faster = sum(v > 1 for v in ratios.values())
     wins = counts.get(AUTO, {}).get("win", 0)
     return (f"{AUTO} vs {name}, {dtype}: {metrics.geomean(ratios.values()):.2f}x geometric mean, faster on "
-            f"{faster} of {len(ratios)} matrices; the fastest of the {len(methods)} methods measured on {wins}")
+            f"{faster} of {len(ratios)} matrices; fastest of all {len(methods)} methods on {wins}")
 
 
 def machine_line(records) -> str:
