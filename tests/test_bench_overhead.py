@@ -9,7 +9,7 @@ import time
 import numpy as np
 import pytest
 
-from cocktail.bench import calltables, overhead, report, targets
+from cocktail.bench import calltables, console, overhead, report, targets
 from cocktail.bench import overhead_methods as ways
 from cocktail.bench.generators import laplacian
 from cocktail.bench.methods import Prepared, Unavailable
@@ -257,7 +257,7 @@ def test_tables_and_report_render_the_section(tmp_path, capsys):
     assert "| a | 10 | 40 | 12 | 4 | 1.2 |" in text  # auto, cupyx, torch call µs and the two ratios
     assert "| overhead | default | b | float64 | cocktail-bound | error: AttributeError: no bind |" in text
     assert "## GFLOP/s: suite `default`, float64" in text and "cocktail-matvec |" not in text.split("## GFLOP/s")[1]
-    report.print_call_tables(records)
+    console.print_call_tables(records)
     out = capsys.readouterr().out
     assert "Targets (issues 8 and 9)" in out and "Call overhead, float64" in out
     path = tmp_path / "r.json"

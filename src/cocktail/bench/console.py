@@ -15,7 +15,7 @@ import textwrap
 from . import metrics
 from .baselines import CUSPARSE, CUSPARSE_BEST
 from .calltables import call_tables
-from .report import COLUMNS, summary_tables
+from .summaries import COLUMNS, summary_tables
 from .selection import overhead_records, spmv_records, summary_records
 
 AUTO = "cocktail-auto"
@@ -330,3 +330,9 @@ def _print_verbose(out: Output, spmv, records) -> list[str]:
         out.table(title, header, body)
     return terms
 
+
+def print_call_tables(records, file=None) -> None:
+    """The call-time comparisons, call-overhead tables and target verdicts, where the records have them."""
+    out = Output(file or sys.stdout)
+    for title, header, rows in call_tables(records):
+        out.table(title, header, rows)

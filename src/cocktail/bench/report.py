@@ -1,4 +1,4 @@
-"""Benchmark records for people: the terminal tables and summaries, and the Markdown report.
+"""The Markdown report of benchmark records (the terminal report is :mod:`.console`).
 
 ``cocktail report RESULTS.json [...] --title T --plots DIR`` writes the Markdown report
 (``docs/benchmarks.md`` is made this way, never by hand); ``python -m cocktail.bench.report``
@@ -11,69 +11,10 @@ import sys
 from collections import defaultdict
 
 from . import metrics
-from .baselines import CUSPARSE_BEST, Cusparse
+from .baselines import Cusparse
 from .calltables import call_tables, cell
 from .selection import section, spmv_records, summary_records
-
-COLUMNS = (("matrix", "matrix"), ("dtype", "dtype"), ("method", "method"), ("kernel_us", "kernel µs"),
-           ("call_us", "call µs"), ("gflops", "GFLOP/s"), ("gbps", "GB/s"), ("bandwidth_fraction", "of copy"),
-           ("dram_fraction", "DRAM of copy"),
-           ("speedup_cusparse_best", "× cuSPARSE"), ("rel_err", "rel err"), ("note", "note"))
-
-
-def _value(record, key):
-    return record.get(key) if isinstance(record, dict) else getattr(record, key)
-
-
-def _print_rows(title: str, header, rows, file) -> None:
-    from .console import Output  # it imports this module
-
-    Output(file).table(title, header, rows)
-
-
-def print_table(records, title: str, file=None) -> None:
-    """Write one row per record to ``file`` (default stdout)."""
-    rows = [[cell(_value(r, key)) for key, _ in COLUMNS] for r in records]
-    _print_rows(title, [h for _, h in COLUMNS], rows, file or sys.stdout)
-
-
-def summary_tables(records) -> list[tuple[str, list[str], list[list[str]]]]:
-    """(title, header, rows) of the suite summaries: speedups, win/lose counts, GFLOP/s statistics."""
-    records = summary_records(records)
-    tables = []
-    methods = list(dict.fromkeys(r["method"] for r in records if metrics.time_us(r)))
-    vs_best = metrics.geomean_speedups(records, CUSPARSE_BEST)
-    vs_cupyx = metrics.geomean_speedups(records, "cupyx")
-    if vs_best or vs_cupyx:
-        rows = [[m, cell(vs_best.get(m)), cell(vs_cupyx.get(m))] for m in methods]
-        tables.append(("Geometric-mean speedup (kernel time) over the problems both ran",
-                       ["method", f"over {CUSPARSE_BEST}", "over cupyx"], rows))
-    counts = metrics.win_lose(records)
-    if counts:
-        rows = [[m, str(counts[m]["win"]), str(counts[m]["ballpark"]), str(counts[m]["lose"])]
-                for m in methods if m in counts]
-        tables.append(("Fastest / in between / slowest per problem (Flegar & Anzt Fig. 7)",
-                       ["method", "win", "ballpark", "lose"], rows))
-    stats = metrics.gflops_statistics(records)
-    rows = [[m, *(cell(stats[m][k]) for k in ("min", "max", "mean", "median", "stddev")), str(stats[m]["count"])]
-            for m in methods if m in stats]
-    tables.append(("GFLOP/s statistics (Flegar & Anzt Table 1)",
-                   ["method", "min", "max", "mean", "median", "stddev", "problems"], rows))
-    return tables
-
-
-def print_summary(records, file=None) -> None:
-    """The suite summaries after the table, when there is more than one measured method."""
-    if len({r["method"] for r in spmv_records(records) if metrics.time_us(r)}) < 2:
-        return
-    for title, header, rows in summary_tables(records):
-        _print_rows(title, header, rows, file or sys.stdout)
-
-
-def print_call_tables(records, file=None) -> None:
-    """The call-time comparisons, call-overhead tables and target verdicts, where the records have them."""
-    for title, header, rows in call_tables(records):
-        _print_rows(title, header, rows, file or sys.stdout)
+from .summaries import summary_tables
 
 
 def _md_table(header, rows) -> list[str]:
