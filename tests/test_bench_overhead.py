@@ -316,7 +316,7 @@ def test_overhead_runs_after_the_default_suite_and_alone(fake_gpu, tmp_path, cap
     assert fake_gpu == {"spmv": default, "overhead": [overhead.SMALL_NAME, *default]}
     assert {r["section"] for r in json.loads(out.read_text())} == {"spmv", "overhead"}
     text = capsys.readouterr().out
-    assert "Call overhead, float64" not in text and "call-overhead and target tables: add -v" in " ".join(text.split())
+    assert "Call overhead, float64" not in text and "more tables: add -v" in " ".join(text.split())
     assert main(["report", str(out), "--terminal", "-v"]) == 0  # the section, as bench -v prints it
     assert "Call overhead, float64" in capsys.readouterr().out
     fake_gpu.clear()

@@ -34,7 +34,7 @@ def test_bench_default_runs_and_prints_table(tmp_path):
     assert all(name in proc.stdout for name in names)
     lines = proc.stdout.splitlines()
     assert lines[0].startswith("CPU run: each format's host CPU executor, cocktail-auto and SciPy")
-    assert re.search(r"^cocktail-auto vs SciPy, float64: \d+\.\d\dx geometric mean, faster on \d of 8", proc.stdout,
+    assert re.search(r"^cocktail-auto vs SciPy, float64: \d+\.\d\dx as fast\s+\(geometric\s+mean\),\s+faster\s+on\s+\d\s+of\s+8", proc.stdout,
                      re.M)
     assert "Terms:" in proc.stdout and max(map(len, lines)) <= 80
     header = next(line for line in lines if line.startswith("matrix"))

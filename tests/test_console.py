@@ -55,12 +55,32 @@ def no_rich(monkeypatch):
 
 def test_headline_is_computed_from_the_records():
     assert console.headline(gpu_records()) == ("cocktail-auto vs cuSPARSE (best of 4 algorithms), float64: 1.59x "
-                                               "geometric mean, faster on 2 of 3 matrices; fastest of all 3 "
-                                               "methods on 1")
-    assert console.headline(cpu_records()).startswith("cocktail-auto vs SciPy, float64: 1.59x geometric mean, "
-                                                      "faster on 2 of 3 matrices; fastest of all 3 methods")
+                                               "as fast (geometric mean), faster on 2 of 3 matrices; fastest of "
+                                               "all 3 methods on 1")
+    assert console.headline(cpu_records()).startswith("cocktail-auto vs SciPy, float64: 1.59x as fast (geometric "
+                                                      "mean), faster on 2 of 3 matrices; fastest of all 3 methods")
     without_auto = [r for r in gpu_records() if r["method"] != "cocktail-auto"]
     assert console.headline(without_auto).startswith("float64: csr_vector is the fastest of 2 methods on 2 of 3")
+
+
+def test_a_matrix_without_a_cocktail_auto_time_is_counted_and_shown():
+    refused = [r for r in gpu_records() if not (r["matrix"] == "b" and r["method"] == "cocktail-auto")]
+    refused.append(record("b", "cocktail-auto", None, note="refused: out of memory", **GPU))
+    text = console.headline(refused)
+    assert "2.83x as fast (geometric mean), faster on 2 of 2 matrices (1 more without a cocktail-auto time)" in text
+    header, rows = console.compact_table(refused)
+    assert [row[0] for row in rows] == ["a_matrix_with_a_long_name", "b", "c"]
+    assert rows[1][header.index("plan")] == "- (refused: out of memory)"
+    merged = [r for r in gpu_records() if not (r["matrix"] == "b" and r["method"] == "cocktail-auto")]
+    header, rows = console.compact_table(merged)  # no record at all of cocktail-auto on b
+    assert rows[1][:4] == ["b", "1.23M", "12.3M", "- (no record)"]
+
+
+def test_records_without_sizes_or_summaries_do_not_break_the_report():
+    assert console.headline([record("a", "cusparse-csr-alg1", 5.0, **GPU)]) == "nothing measured"
+    old = [{k: v for k, v in r.items() if k != "rows"} for r in gpu_records()]
+    header, rows = console.compact_table(old)
+    assert rows[0][header.index("nonzeros")] == "12.3M" and "-" in rows[0]
 
 
 def test_machine_line_names_the_gpu_copy_bandwidth_and_l2():
@@ -114,7 +134,7 @@ def test_the_cpu_report_says_what_it_measures_and_drops_empty_columns(monkeypatc
     assert "cpu µs" in header and "× SciPy" in header
     assert "of copy" not in header and "cuSPARSE" not in header and "kernel µs" not in header
     full, _ = console.full_table(cpu_records())
-    assert "kernel µs" not in full and "of copy" not in full and "× cuSPARSE" not in full and "call µs" in full
+    assert "kernel µs" not in full and "of copy" not in full and "× cuSPARSE" not in full and "cpu µs" in full
     gpu_full, _ = console.full_table(gpu_records())
     assert {"kernel µs", "call µs", "of copy"} <= set(gpu_full)
 
@@ -137,3 +157,11 @@ def test_report_terminal_prints_what_bench_prints(tmp_path, capsys, monkeypatch)
         got = capsys.readouterr().out
         console.print_report(records, verbose=bool(flags))
         assert got == capsys.readouterr().out and got.startswith("Fake GPU 80GB")
+
+
+def test_terminal_refuses_the_markdown_outputs(tmp_path, capsys):
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(gpu_records()))
+    assert main(["report", str(path), "--terminal", "--out", str(tmp_path / "r.md")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("cocktail: error:") == 1 and "--out" in err and not (tmp_path / "r.md").exists()

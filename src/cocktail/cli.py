@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 
 from .errors import CocktailError
@@ -216,19 +217,14 @@ def _report(args) -> int:
     from .bench import report
 
     records = report.load(args.json)
-    if args.terminal:
-        from .bench import console
-
-        console.print_report(records, verbose=args.verbose)
-        return 0
-    from .bench import plots
-
     paths = []
-    if args.plots:
+    if args.plots and not args.terminal:
+        from .bench import plots
+
         base = Path(args.out).parent if args.out else Path(".")
         paths = [str(Path(p).relative_to(base)) if Path(p).is_relative_to(base) else str(p)
                  for p in plots.write_all(records, args.plots)]
-    return report.write(args, records, paths)
+    return report.render(args, records, paths)
 
 
 def _formats(args) -> int:
@@ -374,6 +370,9 @@ def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
+    except BrokenPipeError:  # the reader left (`| head`): stop quietly, as other commands do
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
     except (CocktailError, ValueError, TypeError, OSError) as exc:
         print(f"cocktail: error: {exc}", file=sys.stderr)
         return 2

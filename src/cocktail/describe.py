@@ -175,7 +175,11 @@ def format_details(name: str, width: int = WIDTH) -> str:
 
 # --- format="auto" -----------------------------------------------------------------------------
 def _gflops(nnz: int, us) -> str:
-    return f"{2 * nnz / (us * 1e3):.1f}" if us else "-"
+    """GFLOP/s to three significant figures (small matrices run well under 1)."""
+    if not us:
+        return "-"
+    rate = 2 * nnz / (us * 1e3)
+    return f"{rate:.0f}" if rate >= 1000 else f"{rate:.3g}"
 
 
 def feature_lines(f) -> list[str]:
@@ -250,8 +254,11 @@ def auto_lines(report, nnz: int) -> list[str]:
         lines.append(f"  decision: reused from the decision cache (conversion {report.convert_s * 1e3:.1f} ms)")
         return lines
     if report.planning is None:
-        lines.append("  why: no device profile to plan with, so the fixed rule of cocktail.tuning.auto "
-                     "(dia, ell or hyb when they store at most 1.5 slots per entry, else csr)")
+        from .tuning.auto import DIA_MAX_FILL, ELL_MAX_FILL, HYB_MAX_FILL
+
+        lines.append(f"  why: no device profile to plan with, so the fixed rule of cocktail.tuning.auto "
+                     f"(dia, ell or hyb when they store at most {DIA_MAX_FILL}, {ELL_MAX_FILL} or {HYB_MAX_FILL} "
+                     f"slots per entry, else csr)")
         return lines
     lines += textwrap.wrap(f"why: {_why(report, nnz)}", WIDTH, initial_indent="  ", subsequent_indent="    ")
     lines += feature_lines(report.planning.features)
@@ -263,7 +270,7 @@ def auto_lines(report, nnz: int) -> list[str]:
 
 def gpu_preview(csr, profile=None) -> str:
     """What ``format="auto"`` would plan on a GPU for the host CSR ``csr``: the planner run on
-    features computed here with ``profile`` (default: the first shipped device profile)."""
+    features computed here with ``profile`` (default: the shipped H100 profile, else the first shipped)."""
     from .tuning import features, planner
     from .tuning import profile as profiles
     from .tuning.auto import choice_reason
@@ -277,7 +284,7 @@ def gpu_preview(csr, profile=None) -> str:
         if not shipped:
             return textwrap.fill(f"{head} need a device profile: none ships with this install; run "
                                  "'cocktail calibrate' on the GPU", WIDTH, subsequent_indent="  ")
-        profile = shipped[0]
+        profile = next((p for p in shipped if "H100" in p.device["name"]), shipped[0])
     feats = features.compute(csr, block_fill_limit=planner.block_fill_limit(csr.dtype, csr.index_dtype))
     planning = planner.plan(csr, feats, profile, csr.dtype)
     chosen = planning.chosen

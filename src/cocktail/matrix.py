@@ -232,10 +232,10 @@ class SparseMatrix:
 
                 self.storage, self._executor, self.auto = planning.choose(csr, tune, deterministic)
                 return
-            from .tuning.auto import choice_reason, choose_format
+            from .tuning.auto import choose_with_reason
 
-            format = choose_format(csr, device=self.device)
-            self._auto_reason = _unplanned(csr, executor, self.device) + choice_reason(csr, device=self.device)
+            format, why = choose_with_reason(csr, device=self.device)
+            self._auto_reason = _unplanned(csr, executor, self.device) + why
         storage = formats.get(format).from_csr(csr, **format_params(format, csr.dtype, params))
         bound = executors.create(executor, storage, self.device, spec, kernel_params, deterministic=deterministic)
         self.storage, self._executor = storage, bound  # only now: a failed binding leaves self holding nothing

@@ -147,7 +147,9 @@ def fit(header, rows, width: int, sep: int, shorten=(), drop=()):
 
 
 def count(n) -> str:
-    """A row or nonzero count in 5 characters or fewer: 950, 12.3k, 5.56M."""
+    """A row or nonzero count in 5 characters or fewer: 950, 12.3k, 5.56M; ``-`` when unknown."""
+    if n is None:
+        return "-"
     n = int(n)
     for scale, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
         if n >= scale:
@@ -181,6 +183,8 @@ def headline(records) -> str:
     """One dtype's answer: cocktail-auto's geometric-mean speedup over the baseline, the matrices where it
     is faster, and where it is the fastest of every method; or the method with the most wins."""
     records = summary_records(records)
+    if not records:
+        return "nothing measured"
     dtype = records[0]["dtype"]
     base, _ = baseline(records)
     counts = metrics.win_lose(records)
@@ -195,8 +199,10 @@ def headline(records) -> str:
                f"{len(metrics.times_by_problem(records))} matrices ({AUTO} against {name}: not both measured)"
     faster = sum(v > 1 for v in ratios.values())
     wins = counts.get(AUTO, {}).get("win", 0)
-    return (f"{AUTO} vs {name}, {dtype}: {metrics.geomean(ratios.values()):.2f}x geometric mean, faster on "
-            f"{faster} of {len(ratios)} matrices; fastest of all {len(methods)} methods on {wins}")
+    with_base = sum(base in per for per in metrics.times_by_problem(records).values())
+    missing = f" ({with_base - len(ratios)} more without a {AUTO} time)" if with_base > len(ratios) else ""
+    return (f"{AUTO} vs {name}, {dtype}: {metrics.geomean(ratios.values()):.2f}x as fast (geometric mean), "
+            f"faster on {faster} of {len(ratios)} matrices{missing}; fastest of all {len(methods)} methods on {wins}")
 
 
 def machine_line(records) -> str:
@@ -237,12 +243,15 @@ def compact_table(records) -> tuple[list[str], list[list[str]]]:
         key = (suite, matrix, records[0]["dtype"])
         fastest = min(times.get(key, {}).items(), key=lambda kv: kv[1], default=(None, None))[0]
         r = by.get((suite, matrix, AUTO if has_auto else fastest))
-        if r is None:
+        if r is None:  # no record of cocktail-auto on this matrix (merged runs), or nothing ran
+            size = next(x for x in records if (x.get("suite", ""), x["matrix"]) == (suite, matrix))
+            rows.append([matrix, count(size.get("rows")), count(size.get("nnz")), "- (no record)", "-", "-", "-",
+                         "-"])
             continue
         t = metrics.time_us(r)
         rate = None if not t else metrics.gflops(int(r["nnz"]), t * 1e-6)
         chosen = (plan(r) if has_auto else r["method"]) if t else f"- ({r.get('note') or 'not run'})"
-        rows.append([matrix, count(r["rows"]), count(r["nnz"]), chosen, number(t), number(rate),
+        rows.append([matrix, count(r.get("rows")), count(r.get("nnz")), chosen, number(t), number(rate),
                      number(r.get("bandwidth_fraction")), number(ratios.get(key))])
     header = ["matrix", "rows", "nonzeros", "plan" if has_auto else "fastest", "cpu µs" if cpu else "µs",
               "GFLOP/s", "of copy", label]
@@ -270,7 +279,10 @@ def full_table(records) -> tuple[list[str], list[list[str]]]:
 
     header = [h for _, h in COLUMNS]
     rows = [[cell(r.get(key)) for key, _ in COLUMNS] for r in records]
-    return _without(header, rows, _empty_columns(header, rows, records))
+    header, rows = _without(header, rows, _empty_columns(header, rows, records))
+    if on_cpu(records):  # one host time: the footnote's "cpu µs", not a GPU call time
+        header = ["cpu µs" if h == "call µs" else h for h in header]
+    return header, rows
 
 
 def _footnote(out: Output, terms) -> None:
@@ -308,8 +320,8 @@ def print_report(records, verbose: bool = False, file=None, plain: bool = False)
             out.table(title, header, body)
     elif tables or overhead_records(records):
         out.line()
-        out.line(f"Every method's record, the suite summaries and the {len(tables)} call-time, call-overhead and "
-                 "target tables: add -v")
+        more = f" and {len(tables)} more table{'s' * (len(tables) != 1)}" if tables else ""
+        out.line(f"Every method's record, the suite summaries{more}: add -v")
     if terms:
         out.line()
         _footnote(out, terms)
@@ -324,9 +336,11 @@ def _print_verbose(out: Output, spmv, records) -> list[str]:
         terms += header
         if len({r["method"] for r in spmv if metrics.time_us(r)}) >= 2:
             for title, header, body in summary_tables(spmv):
+                out.line()
                 out.table(title, header, body)
                 terms += header
     for title, header, body in call_tables(records):
+        out.line()
         out.table(title, header, body)
     return terms
 

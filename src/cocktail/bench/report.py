@@ -126,6 +126,20 @@ def write(args, records, plots=()) -> int:
     return 0
 
 
+def render(args, records, plots=()) -> int:
+    """The console report (``--terminal``) or the Markdown one, of ``records``; ``--terminal`` refuses the
+    Markdown report's outputs rather than drop them."""
+    if not args.terminal:
+        return write(args, records, plots)
+    given = [o for o, v in (("--out", args.out), ("--plots", getattr(args, "plots", None))) if v]
+    if given:
+        raise ValueError(f"--terminal prints to the terminal; {' and '.join(given)} belong to the Markdown report")
+    from .console import print_report
+
+    print_report(records, verbose=args.verbose)
+    return 0
+
+
 def main(argv=None) -> int:
     """``python -m cocktail.bench.report JSON [JSON ...] --title T [--note LINE] [--out PATH]`` (no plots;
     ``cocktail report`` takes the same arguments and ``--plots DIR``)."""
@@ -135,12 +149,10 @@ def main(argv=None) -> int:
                                      epilog="cocktail report takes the same arguments and also draws the plots")
     add_arguments(parser)
     args = parser.parse_args(argv)
-    if args.terminal:
-        from .console import print_report
-
-        print_report(load(args.json), verbose=args.verbose)
-        return 0
-    return write(args, load(args.json))
+    try:
+        return render(args, load(args.json))
+    except ValueError as exc:
+        parser.error(str(exc))
 
 
 if __name__ == "__main__":

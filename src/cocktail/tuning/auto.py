@@ -27,31 +27,32 @@ CPU_FORMATS = ("csr", "coo", "dia", "bcsr")
 DEVICES = ("cuda", "cpu")
 
 
+_LIMITS = {"dia": DIA_MAX_FILL, "ell": ELL_MAX_FILL, "hyb": HYB_MAX_FILL}
+
+
 def choose_format(csr, *, device: str = "cuda") -> str:
     """Name of the format the rule above picks for the canonical CSR ``csr`` on ``device``."""
-    if device not in DEVICES:
-        raise ValueError(f"choose_format: device must be one of {', '.join(map(repr, DEVICES))}, got {device!r}")
-    if device == "cpu" or csr.nnz == 0:
-        return "csr"
-    est = fill_estimates(csr, width_rule=bell_garland_ell_width)
-    for name, limit in (("dia", DIA_MAX_FILL), ("ell", ELL_MAX_FILL), ("hyb", HYB_MAX_FILL)):
-        if est.get(name, float("inf")) <= limit:
-            return name
-    return "csr"
+    return choose_with_reason(csr, device=device)[0]
 
 
 def choice_reason(csr, *, device: str = "cuda") -> str:
     """Why :func:`choose_format` picks what it picks for ``csr`` on ``device``, in one sentence."""
-    chosen = choose_format(csr, device=device)
+    return choose_with_reason(csr, device=device)[1]
+
+
+def choose_with_reason(csr, *, device: str = "cuda") -> tuple[str, str]:
+    """``(format, why)``: the rule's choice for ``csr`` on ``device`` and the sentence that explains it."""
+    if device not in DEVICES:
+        raise ValueError(f"choose_format: device must be one of {', '.join(map(repr, DEVICES))}, got {device!r}")
     if device == "cpu":
-        return ("auto on the CPU is csr: SciPy's compiled CSR product is the fastest general host routine "
-                "(the planner that weighs the other formats runs on the GPU)")
+        return "csr", ("auto on the CPU is csr: SciPy's compiled CSR product is the fastest general host routine "
+                       "(the planner that weighs the other formats runs on the GPU)")
     if csr.nnz == 0:
-        return "a matrix without entries is stored as csr"
+        return "csr", "a matrix without entries is stored as csr"
     est = fill_estimates(csr, width_rule=bell_garland_ell_width)
-    limits = {"dia": DIA_MAX_FILL, "ell": ELL_MAX_FILL, "hyb": HYB_MAX_FILL}
-    slots = ", ".join(f"{name} {est[name]:.2f}" for name in limits if name in est)
-    if chosen in limits:
-        return (f"the fixed rule takes the first of dia, ell, hyb storing at most {limits[chosen]} slots per "
-                f"entry: {chosen} (slots per entry: {slots})")
-    return f"the fixed rule found dia, ell and hyb all storing over 1.5 slots per entry ({slots}), so csr"
+    slots = ", ".join(f"{name} {est[name]:.2f}" for name in _LIMITS if name in est)
+    for name, limit in _LIMITS.items():
+        if est.get(name, float("inf")) <= limit:
+            return name, (f"the fixed rule takes the first of dia, ell, hyb storing at most {limit} slots per "
+                          f"entry: {name} (slots per entry: {slots})")
+    return "csr", f"the fixed rule found dia, ell and hyb all storing more slots per entry than allowed ({slots}), so csr"
