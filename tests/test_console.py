@@ -85,6 +85,10 @@ def test_records_without_sizes_or_summaries_do_not_break_the_report():
 
 def test_machine_line_names_the_gpu_copy_bandwidth_and_l2():
     assert console.machine_line(gpu_records()) == "Fake GPU 80GB; copy bandwidth 3000 GB/s; L2 50 MiB"
+    other = [{**r, "gpu": "Other GPU", "copy_gbps": 4000.0, "l2_bytes": None} for r in gpu_records()]
+    no_copy = [{**r, "copy_gbps": None} for r in gpu_records()]
+    assert console.machine_line(no_copy + gpu_records() + other) == (
+        "Fake GPU 80GB; copy bandwidth 3000 GB/s; L2 50 MiB | Other GPU; copy bandwidth 4000 GB/s")
     assert console.machine_line(cpu_records()).startswith("CPU run: each format's host CPU executor")
 
 

@@ -155,6 +155,12 @@ def test_explain_command_on_the_cpu(tmp_path, capsys, monkeypatch):
     assert "None" not in text
 
 
+def test_explain_command_previews_with_the_profile_named(capsys):
+    assert main(["explain", "laplace5_8", "--device", "cpu", "--gpu", "h200"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "with the NVIDIA H200 profile (shipped:h200.json;" in text
+
+
 def test_explain_command_with_a_format_and_a_generated_name(capsys):
     assert main(["explain", "laplace5_8", "--device", "cpu", "--format", "ell", "--dtype", "float32"]) == 0
     text = capsys.readouterr().out
@@ -167,6 +173,7 @@ def test_explain_command_with_a_format_and_a_generated_name(capsys):
     (["explain", "bad.mtx", "--device", "cpu"], "not a readable Matrix Market file"),
     (["explain", "laplace5_8", "--device", "cpu", "--format", "nope"], "unknown format 'nope'"),
     (["explain", "laplace5_8", "--device", "cpu", "--dtype", "int8"], "dtype"),
+    (["explain", "laplace5_8", "--device", "cpu", "--gpu", "a100"], "no shipped device profile 'a100'; shipped: h100, h200"),
 ])
 def test_explain_command_errors(args, message, tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)

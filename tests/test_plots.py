@@ -119,9 +119,14 @@ def test_tau_ticks():
 
 def test_bandwidth_cells_label_methods_that_did_not_run():
     matrices, methods, cells, fractions = plots.bandwidth_cells(RECORDS)
-    assert matrices == ["a", "b"] and methods == ["cocktail-auto", "cusparse-best", "csr_vector", "dia"]
-    assert fractions and cells["a", "cocktail-auto"] == pytest.approx(0.8)
-    assert cells["a", "dia"] == "refused" and cells["b", "dia"] == "error" and cells["b", "csr_vector"] == "n/a"
+    a, b = ("s", "a"), ("s", "b")
+    assert matrices == [a, b] and methods == ["cocktail-auto", "cusparse-best", "csr_vector", "dia"]
+    assert fractions and cells[a, "cocktail-auto"] == pytest.approx(0.8)
+    assert cells[a, "dia"] == "refused" and cells[b, "dia"] == "error" and cells[b, "csr_vector"] == "n/a"
+    twice = RECORDS + [rec("a", "cocktail-auto", 1.0, gbps=50.0, suite="t")]  # the same name in a second suite
+    matrices, _, cells, _ = plots.bandwidth_cells(twice)
+    assert matrices == [a, b, ("t", "a")] and cells[("t", "a"), "cocktail-auto"] == pytest.approx(0.5)
+    assert cells[a, "cocktail-auto"] == pytest.approx(0.8) and cells[("t", "a"), "dia"] == "n/a"
     assert plots.cell_label(None) == "n/a"
     assert plots.cell_number(0.004, True) == "<0.01" and plots.cell_number(1.234, True) == "1.23"
     assert plots.cell_number(1234.4, False) == "1234" and plots.cell_number(0.2747, False) == "0.27"

@@ -244,12 +244,14 @@ def _explain(args) -> int:
     if args.device == "cuda" and not cuda_available():
         print("cocktail: error: --device cuda, and CuPy sees no GPU", file=sys.stderr)
         return 2
-    S = _load_matrices([args.file])[0].S
     device = args.device or ("cuda" if cuda_available() else "cpu")
+    preview = device == "cpu" and args.format == "auto"
+    profile = describe.shipped_profile(args.gpu) if preview else None  # an unknown name fails before any work
+    S = _load_matrices([args.file])[0].S
     A = SparseMatrix(S, format=args.format, device=device, dtype=args.dtype)
     print(A.explain())
-    if device == "cpu" and args.format == "auto":
-        print("\n" + describe.gpu_preview(A.storage.to_csr()))
+    if preview:
+        print("\n" + describe.gpu_preview(A.storage.to_csr(), profile))
     return 0
 
 
@@ -337,6 +339,9 @@ def build_parser() -> argparse.ArgumentParser:
                       help="where to build the matrix (default: the GPU when CuPy sees one, else the CPU)")
     expl.add_argument("--format", default="auto", help="storage format (default auto); see cocktail formats")
     expl.add_argument("--dtype", default=None, help="convert the values: float32, float64, complex64, complex128")
+    expl.add_argument("--gpu", default="h100", metavar="NAME",
+                      help="without a GPU: the shipped device profile the planner's preview uses (h100 or h200; "
+                           "default h100)")
     expl.set_defaults(func=_explain)
     return parser
 

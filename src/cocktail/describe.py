@@ -268,6 +268,20 @@ def auto_lines(report, nnz: int) -> list[str]:
     return lines + candidate_lines(report.planning, plan, nnz)
 
 
+def shipped_profile(name: str):
+    """The shipped device profile whose file is ``NAME.json`` (``h100``, ``h200``), or None when none ships."""
+    from .tuning import profile as profiles
+
+    shipped = profiles.shipped()
+    if not shipped:
+        return None
+    found = [p for p in shipped if p.source == f"shipped:{name.lower()}.json"]
+    if not found:
+        known = ", ".join(p.source.removeprefix("shipped:").removesuffix(".json") for p in shipped)
+        raise ValueError(f"no shipped device profile {name!r}; shipped: {known}")
+    return found[0]
+
+
 def gpu_preview(csr, profile=None) -> str:
     """What ``format="auto"`` would plan on a GPU for the host CSR ``csr``: the planner run on
     features computed here with ``profile`` (default: the shipped H100 profile, else the first shipped)."""

@@ -210,12 +210,20 @@ def machine_line(records) -> str:
     if on_cpu(records):
         return ("CPU run: each format's host CPU executor, cocktail-auto and SciPy, timed on this machine's CPU; "
                 "no GPU numbers (no copy bandwidth, no cuSPARSE)")
-    first = records[0]
-    parts = [first.get("gpu") or "GPU"]
-    if first.get("copy_gbps"):
-        parts.append(f"copy bandwidth {first['copy_gbps']:.0f} GB/s")
-    if first.get("l2_bytes"):
-        parts.append(f"L2 {first['l2_bytes'] / 2**20:.0f} MiB")
+    gpus = {}  # runs merged from several GPUs name each, with the first copy bandwidth and L2 its records give
+    for r in records:
+        seen = gpus.setdefault(r.get("gpu") or "GPU", [None, None])
+        seen[0] = seen[0] or r.get("copy_gbps")
+        seen[1] = seen[1] or r.get("l2_bytes")
+    return " | ".join(_machine_text(gpu, *facts) for gpu, facts in gpus.items())
+
+
+def _machine_text(gpu: str, copy_gbps, l2_bytes) -> str:
+    parts = [gpu]
+    if copy_gbps:
+        parts.append(f"copy bandwidth {copy_gbps:.0f} GB/s")
+    if l2_bytes:
+        parts.append(f"L2 {l2_bytes / 2**20:.0f} MiB")
     return "; ".join(parts)
 
 

@@ -189,15 +189,16 @@ def cell_label(record) -> str:
 
 
 def bandwidth_cells(records) -> tuple[list, list, dict, bool]:
-    """The bandwidth map's rows (matrices), columns (methods), cells and whether values are fractions.
+    """The bandwidth map's rows (``(suite, matrix)``: one name may be in two suites), columns (methods),
+    cells and whether values are fractions.
 
     A cell is a number (the fraction of the copy bandwidth when every record has one, else GB/s) or
     the :func:`cell_label` of a method that has none on that matrix.
     """
     rows = summary_records(records)
-    matrices = list(dict.fromkeys(r["matrix"] for r in rows))
+    matrices = list(dict.fromkeys((r.get("suite", ""), r["matrix"]) for r in rows))
     methods = method_order(r["method"] for r in rows)
-    by_cell = {(r["matrix"], r["method"]): r for r in rows}
+    by_cell = {((r.get("suite", ""), r["matrix"]), r["method"]): r for r in rows}
     measured = [r for r in rows if _has_bandwidth(r)]
     fractions = bool(measured) and all(r.get("copy_gbps") for r in measured)
     cells = {}
@@ -235,11 +236,11 @@ def bandwidth_figure(records, title: str):
     for i, m in enumerate(matrices):
         for j, k in enumerate(methods):
             _cell_text(ax, j, i, cells[m, k], rgba[i][j], fractions)
-    _suite_separators(ax, records, matrices, len(methods))
+    _suite_separators(ax, matrices, len(methods))
     ax.set_xticks(range(len(methods)))
     ax.set_xticklabels(methods, rotation=45, ha="right", fontsize=9)
     ax.set_yticks(range(len(matrices)))
-    ax.set_yticklabels(matrices, fontsize=9)
+    ax.set_yticklabels([name for _, name in matrices], fontsize=9)
     ax.tick_params(length=0)
     ax.set_xlabel("method")
     ax.set_ylabel("matrix (grouped by suite)")
@@ -268,11 +269,10 @@ def cell_number(value: float, fractions: bool) -> str:
     return f"{value:.0f}" if value >= 100 else f"{value:.1f}" if value >= 10 else f"{value:.2f}"
 
 
-def _suite_separators(ax, records, matrices, width):
-    """White lines between the matrices of different suites."""
-    suite = {r["matrix"]: r.get("suite", "") for r in records}
+def _suite_separators(ax, matrices, width):
+    """White lines between the matrices (``(suite, matrix)``) of different suites."""
     for i in range(1, len(matrices)):
-        if suite[matrices[i]] != suite[matrices[i - 1]]:
+        if matrices[i][0] != matrices[i - 1][0]:
             ax.plot([-0.5, width - 0.5], [i - 0.5, i - 0.5], color="white", linewidth=2.5)
 
 
