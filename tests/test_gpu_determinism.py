@@ -16,6 +16,7 @@ import scipy.sparse as sp
 
 import cocktail
 from cocktail import SparseMatrix, kernels
+from cocktail.bench.generators import laplacian
 from cocktail.tuning import planner, profile
 from cocktail.tuning.features import compute
 from oracle import assert_within_gamma, exact_product, few_values, unbounded, value_limited
@@ -48,17 +49,9 @@ def _power_law_long_rows(n=20_000, seed=11):
 @functools.lru_cache(maxsize=None)
 def _laplacian_3d(k=27, seed=12):
     """The 7-point stencil on a k^3 grid (19,683 rows for k = 27) with random values: regular rows."""
-    idx = np.arange(k ** 3).reshape(k, k, k)
-    rows, cols = [idx.ravel()], [idx.ravel()]
-    for axis in range(3):
-        for shift in (1, -1):
-            src = np.moveaxis(idx, axis, 0)[max(0, -shift):k - max(0, shift)]
-            dst = np.moveaxis(idx, axis, 0)[max(0, shift):k - max(0, -shift) or None]
-            rows.append(src.ravel())
-            cols.append(dst.ravel())
-    rows, cols = np.concatenate(rows), np.concatenate(cols)
-    values = np.random.default_rng(seed).standard_normal(rows.size)
-    return sp.csr_array((values, (rows, cols)), shape=(k ** 3, k ** 3))
+    S = laplacian(7, k)
+    S.data = np.random.default_rng(seed).standard_normal(S.nnz)
+    return S
 
 
 @functools.lru_cache(maxsize=None)

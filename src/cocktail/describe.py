@@ -27,8 +27,6 @@ def value_text(value) -> str:
         return str(int(value))
     if callable(value):
         return getattr(value, "__name__", repr(value))
-    if isinstance(value, str):
-        return value
     return str(value)
 
 
@@ -174,12 +172,16 @@ def format_details(name: str, width: int = WIDTH) -> str:
 
 
 # --- format="auto" -----------------------------------------------------------------------------
+def figures(value) -> str:
+    """Three significant figures, without an exponent up to 99,999; ``-`` for nothing."""
+    if value is None:
+        return "-"
+    return f"{value:.0f}" if 1000 <= abs(value) < 1e5 else f"{value:.3g}"
+
+
 def _gflops(nnz: int, us) -> str:
     """GFLOP/s to three significant figures (small matrices run well under 1)."""
-    if not us:
-        return "-"
-    rate = 2 * nnz / (us * 1e3)
-    return f"{rate:.0f}" if rate >= 1000 else f"{rate:.3g}"
+    return figures(2 * nnz / (us * 1e3) if us else None)
 
 
 def feature_lines(f) -> list[str]:

@@ -227,7 +227,8 @@ class SparseMatrix:
             if params or kernel is not None:
                 raise TypeError("format='auto' picks its own format, kernel and parameters; "
                                 "name a format to pass them")
-            if self._plans(csr, executor):
+            unplanned = _why_not_planned(csr, executor, self.device)
+            if unplanned is None:
                 from . import planning
 
                 self.storage, self._executor, self.auto = planning.choose(csr, tune, deterministic)
@@ -235,14 +236,10 @@ class SparseMatrix:
             from .tuning.auto import choose_with_reason
 
             format, why = choose_with_reason(csr, device=self.device)
-            self._auto_reason = _unplanned(csr, executor, self.device) + why
+            self._auto_reason = unplanned + why
         storage = formats.get(format).from_csr(csr, **format_params(format, csr.dtype, params))
         bound = executors.create(executor, storage, self.device, spec, kernel_params, deterministic=deterministic)
         self.storage, self._executor = storage, bound  # only now: a failed binding leaves self holding nothing
-
-    def _plans(self, csr, executor) -> bool:
-        """Whether ``format="auto"`` runs the planner: real values with entries, on the GPU, GPU kernels."""
-        return self.device == "cuda" and executor in (None, "cuda") and csr.dtype.kind == "f" and csr.nnz > 0
 
     def _bind_operand_facts(self) -> None:
         """What the product-time checks compare against, computed once."""
@@ -570,14 +567,17 @@ def _param_text(params: dict) -> str:
     return ", ".join(f"{k}={describe.value_text(v)}" for k, v in params.items())
 
 
-def _unplanned(csr, executor, device: str) -> str:
-    """Why format="auto" on the GPU did not run the planner (empty on the CPU, where it never does)."""
+def _why_not_planned(csr, executor, device: str):
+    """None when format="auto" runs the planner (real values with entries, on the GPU, GPU kernels); else
+    why it does not, as the start of explain()'s sentence (empty on the CPU, where it never does)."""
     if device != "cuda":
         return ""
     if executor not in (None, "cuda"):
         why = f"executor={executor!r} runs no GPU kernel"
     elif csr.dtype.kind != "f":
         why = f"it plans real values, these are {csr.dtype.name}"
-    else:
+    elif csr.nnz == 0:
         why = "it plans matrices with entries"
+    else:
+        return None
     return f"the planner did not run ({why}); "

@@ -12,6 +12,7 @@ import shutil
 import sys
 import textwrap
 
+from ..describe import figures
 from . import metrics
 from .baselines import CUSPARSE, CUSPARSE_BEST
 from .calltables import call_tables
@@ -133,9 +134,7 @@ def fit(header, rows, width: int, sep: int, shorten=(), drop=()):
         if over <= 0:
             return header, rows
         if drop:
-            i = header.index(drop.pop(0))
-            for r in [header, *rows]:
-                del r[i]
+            header, rows = _without(header, rows, (drop.pop(0),))
             continue
         for name in (n for n in shorten if n in header):
             i = header.index(name)
@@ -155,13 +154,6 @@ def count(n) -> str:
         if n >= scale:
             return f"{n / scale:.3g}{suffix}"
     return str(n)
-
-
-def number(value) -> str:
-    """Three significant digits, without an exponent up to 99,999; ``-`` for nothing."""
-    if value is None:
-        return "-"
-    return f"{value:.0f}" if 1000 <= abs(value) < 1e5 else f"{value:.3g}"
 
 
 def on_cpu(records) -> bool:
@@ -259,8 +251,8 @@ def compact_table(records) -> tuple[list[str], list[list[str]]]:
         t = metrics.time_us(r)
         rate = None if not t else metrics.gflops(int(r["nnz"]), t * 1e-6)
         chosen = (plan(r) if has_auto else r["method"]) if t else f"- ({r.get('note') or 'not run'})"
-        rows.append([matrix, count(r.get("rows")), count(r.get("nnz")), chosen, number(t), number(rate),
-                     number(r.get("bandwidth_fraction")), number(ratios.get(key))])
+        rows.append([matrix, count(r.get("rows")), count(r.get("nnz")), chosen, figures(t), figures(rate),
+                     figures(r.get("bandwidth_fraction")), figures(ratios.get(key))])
     header = ["matrix", "rows", "nonzeros", "plan" if has_auto else "fastest", "cpu µs" if cpu else "µs",
               "GFLOP/s", "of copy", label]
     if cpu:

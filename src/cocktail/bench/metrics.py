@@ -123,10 +123,15 @@ def performance_profile(records, taus) -> dict:
     of the fastest method's; a problem the method did not run counts against it, so its curve
     stays below 1.  Problems are those some method ran.
     """
+    return profile_of(performance_ratios(records), taus)
+
+
+def profile_of(ratios, taus) -> dict:
+    """:func:`performance_profile` from the :func:`performance_ratios` already computed."""
     taus = [float(t) for t in taus]
     out = {}
-    for method, per in performance_ratios(records).items():
-        ratios = list(per.values())
-        n = len(ratios)
-        out[method] = [sum(r <= tau for r in ratios) / n if n else 0.0 for tau in taus]
+    for method, per in ratios.items():
+        values = list(per.values())
+        n = len(values)
+        out[method] = [sum(r <= tau for r in values) / n if n else 0.0 for tau in taus]
     return out

@@ -155,7 +155,7 @@ def profile_figure(records, title: str):
     finite = sorted({r for per in ratios.values() for r in per.values() if math.isfinite(r)} | {1.0})
     right = max(2.0, finite[-1] * 1.25)
     taus = finite + [right]
-    rho = metrics.performance_profile(rows, taus)
+    rho = metrics.profile_of(ratios, taus)
     problems = len(next(iter(ratios.values()), {}))
     fig, ax = plt.subplots(figsize=(8.0, 5.0))
     for method in method_order(rho):
