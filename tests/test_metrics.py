@@ -49,6 +49,9 @@ def test_win_lose_counts_ties_for_every_tied_method():
     assert counts["cusparse-best"] == {"win": 2, "lose": 1, "ballpark": 0}
     per_problem = sum(c["win"] for c in counts.values())
     assert per_problem == 4  # a, c: one winner each; b: two tied
+    near = metrics.win_lose([rec("d", "csr", 10.0), rec("d", "ell", 10.1), rec("d", "dia", 10.3)], tie=0.02)
+    assert near == {"csr": {"win": 1, "lose": 0, "ballpark": 0}, "ell": {"win": 1, "lose": 0, "ballpark": 0},
+                    "dia": {"win": 0, "lose": 1, "ballpark": 0}}  # 1% from the fastest ties, 3% does not
 
 
 def test_gflops_statistics():

@@ -26,11 +26,11 @@ COMPACT_DROP = ("rows", "GFLOP/s", "nonzeros", "of copy")
 #: Then these are shortened, in this order.
 COMPACT_SHORTEN = ("plan", "fastest", "matrix")
 
-#: What each printed term means; the footnote lists the ones a report used.
 #: The headline counts cocktail-auto as the fastest on a matrix when within this many percent of the
 #: fastest time there: its plan is often one of the single-format methods, timed separately.
 TIE_PERCENT = 2
 
+#: What each printed term means; the footnote lists the ones a report used.
 TERMS = {
     "plan": "the format (and kernel) cocktail-auto chose; FORMAT(share%) ... when it splits the matrix",
     "µs": "kernel time, median: a CUDA graph replay of the product (back to back calls where capture is "
@@ -186,36 +186,24 @@ def headline(records) -> str:
         return "nothing measured"
     dtype = records[0]["dtype"]
     base, _ = baseline(records)
-    near = _near_fastest(records)
+    counts = metrics.win_lose(records, tie=TIE_PERCENT / 100)
+    table = metrics.times_by_problem(records)
     methods = {r["method"] for r in records if metrics.time_us(r)}
     ratios = metrics.speedups(records, base).get(AUTO, {})
     name = "SciPy" if base == "scipy" else f"cuSPARSE (best of {len(CUSPARSE)} algorithms)"
     if not ratios:
-        if not any(near.values()):
+        if not counts:
             return f"{dtype}: fewer than two methods measured; nothing to compare"
-        best = max(near, key=near.get)
-        return f"{dtype}: {best} is the fastest of {len(methods)} methods on {near[best]} of " \
-               f"{len(metrics.times_by_problem(records))} matrices (within {TIE_PERCENT}%; {AUTO} against " \
-               f"{name}: not both measured)"
+        best = max(counts, key=lambda m: counts[m]["win"])
+        return f"{dtype}: {best} is the fastest of {len(methods)} methods on {counts[best]['win']} of " \
+               f"{len(table)} matrices (within {TIE_PERCENT}%; {AUTO} against {name}: not both measured)"
     faster = sum(v > 1 for v in ratios.values())
-    wins = near.get(AUTO, 0)
-    with_base = sum(base in per for per in metrics.times_by_problem(records).values())
+    wins = counts.get(AUTO, {}).get("win", 0)
+    with_base = sum(base in per for per in table.values())
     missing = f" ({with_base - len(ratios)} more without a {AUTO} time)" if with_base > len(ratios) else ""
     return (f"{AUTO} vs {name}, {dtype}: {metrics.geomean(ratios.values()):.2f}x as fast (geometric mean), "
             f"faster on {faster} of {len(ratios)} matrices{missing}; fastest of all {len(methods)} methods on {wins} "
             f"(within {TIE_PERCENT}%)")
-
-
-def _near_fastest(records) -> dict:
-    """Per method, the matrices (with at least two methods timed) where it is within ``TIE_PERCENT`` of
-    the fastest time."""
-    out = dict.fromkeys((r["method"] for r in records if metrics.time_us(r)), 0)
-    for times in metrics.times_by_problem(records).values():
-        if len(times) > 1:
-            limit = min(times.values()) * (1 + TIE_PERCENT / 100)
-            for method, t in times.items():
-                out[method] += t <= limit
-    return out
 
 
 def machine_line(records) -> str:

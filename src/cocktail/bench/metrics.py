@@ -70,10 +70,11 @@ def geomean_speedups(records, baseline: str) -> dict:
     return {method: geomean(per.values()) for method, per in speedups(records, baseline).items()}
 
 
-def win_lose(records) -> dict:
+def win_lose(records, tie: float = 0.0) -> dict:
     """Flegar & Anzt Fig. 7: per method, problems where it was fastest, slowest, or in between.
 
-    Only problems with at least two measured methods count; ties count for every tied method.
+    Only problems with at least two measured methods count; ties count for every tied method.  A time
+    within ``tie`` (a fraction) of the fastest counts as fastest too.
     """
     counts = defaultdict(lambda: {"win": 0, "lose": 0, "ballpark": 0})
     for times in times_by_problem(records).values():
@@ -81,7 +82,7 @@ def win_lose(records) -> dict:
             continue
         best, worst = min(times.values()), max(times.values())
         for method, t in times.items():
-            key = "win" if t == best else "lose" if t == worst else "ballpark"
+            key = "win" if t <= best * (1 + tie) else "lose" if t == worst else "ballpark"
             counts[method][key] += 1
     return {m: dict(c) for m, c in counts.items()}
 
