@@ -60,6 +60,8 @@ KERNEL_CONFIGS = [
     ("sbell", "sbell", {"max_fill": None, "block": (3, 2), "slice_height": 3}, {}),
     ("sbell", "sbell", {"max_fill": None, "block": (8, 3), "slice_height": 1}, {}),
     ("sbell", "sbell", {"max_fill": None, "block": (8, 8), "slice_height": 5}, {"block_threads": 128}),
+    # cuSPARSE's algorithms, bound like our kernels.
+    *[(f"cusparse_{f}", f, {}, {"alg": a}) for f in ("csr", "coo") for a in (1, 2)],
 ]
 
 

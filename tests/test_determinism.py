@@ -25,7 +25,7 @@ def _spec_kernels(plan) -> set:
 
 
 def _nondeterministic(plan) -> set:
-    return {k for k in _spec_kernels(plan) if not kernels.get(k).deterministic}
+    return {p.kernel for p in plan.parts if not kernels.get(p.kernel).is_deterministic(p.kernel_params)}
 
 
 # --- the kernels' declarations and the executors ----------------------------------------------------
@@ -150,8 +150,8 @@ def test_deterministic_plans_keep_coo_through_coo_segmented():
 def test_every_nondeterministic_variant_is_left_out():
     c = planner._Costing(compute(csr_of(_power_law(500, 1.6, 100, 3))), model_profile(), np.float64,
                          deterministic=True)
-    left_out = {v.key for v in variants.VARIANTS if not kernels.get(v.kernel).deterministic}
-    assert left_out == {"coo_atomic"}
+    left_out = {v.key for v in variants.VARIANTS if not kernels.get(v.kernel).is_deterministic(v.kernel_params)}
+    assert left_out == {"coo_atomic", "cusparse_csr(alg=1)", "cusparse_coo(alg=1)"}
     assert not any(c.has(key) for key in left_out)
     assert all(c.has(v.key) for v in variants.VARIANTS if v.key not in left_out and v.format != "dia_vi")
 
@@ -160,6 +160,16 @@ def test_decision_cache_keys_apart_deterministic_plans():
     args = ("f" * 32, "model-gpu-sm90-cuda13000", np.float64, np.int32)
     assert decisions.key(*args) != decisions.key(*args, deterministic=True)
     assert decisions.key(*args) == decisions.key(*args, deterministic=False)
+    assert decisions.key(*args) != decisions.key(*args, vendor=False)  # our own kernels only: another decision
+
+
+def test_cusparse_determinism_follows_the_algorithm():
+    for name in ("cusparse_csr", "cusparse_coo"):
+        spec = kernels.get(name)
+        assert spec.vendor and not spec.deterministic  # the default, algorithm 1, sums in varying order
+        assert spec.is_deterministic({"alg": 2}) and not spec.is_deterministic({"alg": 1})
+        assert kernels.nondeterministic(spec, {"alg": 1}) == (name,)
+        assert kernels.nondeterministic(spec, {"alg": 2}) == ()
 
 
 # --- the γ bound of the accuracy tests ---------------------------------------------------------------

@@ -67,12 +67,13 @@ def _methods(args, on_gpu: bool) -> list:
         formats.get(name)  # an unknown name fails before any work
     ours = (methods.ours(names, args.all_kernels) if on_gpu else [methods.HostMethod(f) for f in names])
     auto = methods.AutoMethod(device="cuda" if on_gpu else "cpu")
-    autos = [auto, methods.MEASURED] if on_gpu else [auto]
+    autos = [auto, methods.OWN, methods.MEASURED] if on_gpu else [auto]
     groups = {"ours": ours, "reference": [methods.ReferenceMethod(f) for f in names], "auto": autos,
               "cusparse": list(baselines.CUSPARSE), "baselines": list(baselines.BASELINES)}
     groups["all"] = groups["ours"] + groups["auto"] + groups["baselines"]  # the reference executors when named
     groups[auto.name] = [auto]
     groups[methods.MEASURED.name] = [methods.MEASURED]
+    groups[methods.OWN.name] = [methods.OWN]
     groups[baselines.CUSPARSE_BEST] = groups["cusparse"]  # derived from the four algorithms
     chosen = []
     for name in _split(args.methods):
@@ -279,7 +280,8 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--methods", default="all",
                        help="comma-separated methods or groups: ours (the --formats kernels; on the CPU each "
                             "format's default CPU executor), reference (each format's reference executor on the "
-                            "CPU; or one, e.g. reference:ell), cocktail-auto, cocktail-measured (GPU), auto (both), "
+                            "CPU; or one, e.g. reference:ell), cocktail-auto, cocktail-auto-own (GPU: our own kernels "
+                            "only), cocktail-measured (GPU), auto (all three), "
                             "cusparse (its four algorithms; cusparse-best is derived from them), baselines (cuSPARSE, cupyx, torch, scipy), or "
                             "single baselines such as cusparse-csr-alg1, "
                             "cupyx, torch, scipy; all (the default) is ours, auto and the baselines")
@@ -324,6 +326,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="comma-separated variant keys to sample (default all), e.g. 'csr_scalar,ell'")
     cal.add_argument("--restart", action="store_true", help="discard the samples of an interrupted run")
     cal.add_argument("--out", metavar="PATH", help="write the profile here instead of the user cache directory")
+    cal.add_argument("--merge-into", metavar="PROFILE",
+                     help="with --variants: also put the new samples of those variants into this profile of the same "
+                          "GPU and grid (e.g. a shipped one), replacing its samples of them")
     cal.set_defaults(func=_calibrate)
     fmts = sub.add_parser("formats", help="list the storage formats, when each wins, and their parameters",
                           description="With no NAME: one row per format. With NAME: its parameters, GPU "
@@ -353,6 +358,7 @@ def _calibrate(args) -> int:
     from ._xp import cuda_available
     from .bench import calibrate
     from .bench.progress import counter
+    from .tuning import profile as profiles
     from .tuning import variants
 
     if not cuda_available():
@@ -361,12 +367,20 @@ def _calibrate(args) -> int:
     only = _split(args.variants) if args.variants else None
     for key in only or ():
         variants.get(key)  # ValueError names an unknown key
+    if args.merge_into and not only:
+        print("cocktail: error: --merge-into needs --variants (the variants whose samples it replaces)",
+              file=sys.stderr)
+        return 2
+    base = profiles.Profile.load(args.merge_into) if args.merge_into else None
     with counter("calibrate") as progress:
         prof = calibrate.run("quick" if args.quick else "full", tuple(_split(args.dtype)), only, args.restart,
                              progress, Path(args.out) if args.out else None)
     count = sum(len(v) for d in prof.samples.values() for v in d.values())
     print(f"profile of {prof.device['name']}: {count} samples, launch cost "
           + ", ".join(f"{dt} {us:.2f} us" for dt, us in prof.launch_us.items()) + f"\nwritten to {prof.source}")
+    if base is not None:
+        profiles.merged(base, prof, only).save(args.merge_into)
+        print(f"samples of {', '.join(only)} merged into {args.merge_into}")
     return 0
 
 

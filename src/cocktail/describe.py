@@ -250,6 +250,11 @@ def auto_lines(report, nnz: int) -> list[str]:
     """``explain()``'s account of ``format="auto"`` on the GPU (a ``planning.AutoReport``)."""
     plan = report.plan
     lines = [f"  format='auto', tune={report.tune!r}: plan {_plan_text(plan, nnz)}"]
+    if getattr(plan, "delegates", False):
+        lines += textwrap.wrap("delegates: " + ", ".join(f"{p.variant} to cuSPARSE's cusparseSpMV" for p in plan.parts
+                                                         if p.vendor)
+                               + " (the vendor's kernel was predicted fastest; vendor=False plans with Cocktail's "
+                                 "own kernels only)", WIDTH, initial_indent="  ", subsequent_indent="    ")
     if report.notice:
         lines += textwrap.wrap(f"notice: {report.notice}", WIDTH, initial_indent="  ", subsequent_indent="    ")
     if report.cached:

@@ -168,6 +168,10 @@ class SparseMatrix:
         ``coo_kernel="coo_atomic"``, the GPU reference path of complex values) is a
         ``ValueError``.  Default ``False``: the fastest kernels, atomics included.  See
         :attr:`deterministic`.
+    vendor : with ``format="auto"`` on the GPU, ``True`` (default) to let the planner choose
+        cuSPARSE's CSR and COO algorithms (the ``cusparse_csr`` and ``cusparse_coo`` kernels)
+        where it predicts them fastest, for the whole matrix or a Cocktail's part; ``False`` to
+        plan with Cocktail's own kernels only.  ``explain()`` says when a plan delegates.
     **params : the format's parameters, and the kernel's when ``kernel`` is named
         (``explain()`` lists them).
 
@@ -177,9 +181,11 @@ class SparseMatrix:
     """
 
     def __init__(self, S, format="auto", device=None, *, executor=None, kernel=None, shape=None, dtype=None,
-                 index_dtype=None, tune="model", deterministic=False, **params):
+                 index_dtype=None, tune="model", deterministic=False, vendor=True, **params):
         if not isinstance(deterministic, bool):
             raise TypeError(f"deterministic must be True or False, got {deterministic!r}")
+        if not isinstance(vendor, bool):
+            raise TypeError(f"vendor must be True or False, got {vendor!r}")
         facts = _input_facts(S, shape)
         if facts is None:
             _source_arrays(S, shape)  # raises the error that names what is wrong with the input
@@ -191,8 +197,10 @@ class SparseMatrix:
         if format != "auto" and tune != "model":
             raise ValueError(f"tune={tune!r} applies to format='auto' only")
         _require_memory(facts, dtype, index_dtype, self.device)
+        if format != "auto" and not vendor:
+            raise ValueError("vendor=False applies to format='auto' (name a kernel to choose one for a format)")
         build = (lambda: self._build(S, shape, format, executor, kernel, dtype, index_dtype, tune,
-                                     deterministic, params))
+                                     deterministic, vendor, params))
         if self.device == "cuda":
             what = f"a {_memory.shape_text(facts.shape)} matrix with {facts.nnz:,} entries in format {format!r}"
             _memory.gpu_build(what, build)
@@ -202,7 +210,8 @@ class SparseMatrix:
             raise _nondeterministic_error(self._executor.nondeterministic)
         self._bind_operand_facts()
 
-    def _build(self, S, shape, format, executor, kernel, dtype, index_dtype, tune, deterministic, params) -> None:
+    def _build(self, S, shape, format, executor, kernel, dtype, index_dtype, tune, deterministic, vendor,
+               params) -> None:
         """The canonical CSR of ``S`` on the matrix's device, then its storage and executor.
 
         The device arrays live only in this frame, so a build that runs out of GPU memory frees
@@ -231,7 +240,7 @@ class SparseMatrix:
             if unplanned is None:
                 from . import planning
 
-                self.storage, self._executor, self.auto = planning.choose(csr, tune, deterministic)
+                self.storage, self._executor, self.auto = planning.choose(csr, tune, deterministic, vendor)
                 return
             from .tuning.auto import choose_with_reason
 

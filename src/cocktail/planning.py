@@ -9,7 +9,8 @@
    keep the fastest.  The decision is cached on disk (:mod:`cocktail.tuning.decisions`): a
    matrix of the same structure, dtype and device reuses it without measuring.
 
-With ``deterministic=True`` only kernels declared deterministic are planned (and cached apart).
+With ``deterministic=True`` only kernels declared deterministic are planned, and with
+``vendor=False`` only our own (no cuSPARSE); each is cached apart.
 
 The times spent (analysis, conversion, measurement) are kept in the returned :class:`AutoReport`.
 """
@@ -171,14 +172,17 @@ def _time_us(executor, shape, dtype) -> float:
     return sorted(samples)[len(samples) // 2]
 
 
-def choose(csr, tune: str = "model", deterministic: bool = False):
+def choose(csr, tune: str = "model", deterministic: bool = False, vendor: bool = True):
     """``(storage, executor, AutoReport)`` for a real-valued canonical CSR on the current GPU;
-    ``deterministic``: from plans whose every kernel is declared deterministic."""
+    ``deterministic``: from plans whose every kernel is declared deterministic; ``vendor``: cuSPARSE's
+    kernels are candidates too (where the library loads)."""
+    from .kernels import cusparse
     from .tuning import decisions, planner, profile
     from .tuning.features import compute, structure_fingerprint
 
     if tune not in TUNE:
         raise ValueError(f"tune must be one of {TUNE}, got {tune!r}")
+    vendor = vendor and cusparse.available()
     device = profile.current_device()
     prof = profile.for_device(device)
     if prof is None or not any(prof.has(key, csr.dtype) for key in variants.keys()):
@@ -187,7 +191,7 @@ def choose(csr, tune: str = "model", deterministic: bool = False):
     key = None
     if tune == "measure":
         key = decisions.key(structure_fingerprint(csr), profile.key_of(device), csr.dtype, csr.index_dtype,
-                            deterministic)
+                            deterministic, vendor)
         cached = decisions.lookup(key)
         if cached is not None:
             t0 = time.perf_counter()
@@ -201,7 +205,7 @@ def choose(csr, tune: str = "model", deterministic: bool = False):
                 return storage, executor, report
     t0 = time.perf_counter()
     feats = compute(csr, block_fill_limit=planner.block_fill_limit(csr.dtype, csr.index_dtype))
-    planning = planner.plan(csr, feats, prof, csr.dtype, deterministic)
+    planning = planner.plan(csr, feats, prof, csr.dtype, deterministic, vendor)
     analysis = time.perf_counter() - t0
     report = AutoReport(planning.chosen, tune, planning, analysis_s=analysis, notice=prof.notice)
     if tune == "model":

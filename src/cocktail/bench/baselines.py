@@ -2,19 +2,15 @@
 
 cuSPARSE's descriptors, handle, workspace and (where the library has it) its SpMV preprocessing
 are created once in ``prepare``, outside the timed calls; each timed call is one
-``cusparseSpMV``.  The descriptors come from CuPy's low-level bindings; the call itself goes
-through ``ctypes`` to the same loaded libcusparse, because CuPy's binding refuses to run during
-stream capture and kernel time replays a CUDA graph (without the library found, CuPy's binding
-is called and the calls are timed back to back).  ``cusparse-best`` is not run: it is the
-fastest of the four algorithms per problem, derived from their records.  cupyx ``A @ x`` and
-``torch.mv`` run exactly as a user writes them, allocating their result each call.
+``cusparseSpMV``, through the same launch as our ``cusparse_csr`` and ``cusparse_coo`` kernels
+(:mod:`cocktail.kernels.cusparse`: ``ctypes`` into CuPy's libcusparse, which graph capture
+accepts).  ``cusparse-best`` is not run: it is the fastest of the four algorithms per problem,
+derived from their records.  cupyx ``A @ x`` and ``torch.mv`` run exactly as a user writes them,
+allocating their result each call.
 """
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
-import functools
 import warnings
 from dataclasses import dataclass
 
@@ -26,45 +22,18 @@ from .record import fastest_per_problem
 CUSPARSE_BEST = "cusparse-best"
 CUPYX = "cupyx"
 
-# algorithm name -> (cusparseSpMVAlg_t value from cusparse.h, the storage it multiplies)
-_ALGS = {"coo-alg1": (1, "coo"), "csr-alg1": (2, "csr"), "csr-alg2": (3, "csr"), "coo-alg2": (4, "coo")}
-# cudaDataType and cusparseIndexType_t
-_CUDA_R = {np.dtype(np.float32): 0, np.dtype(np.float64): 1}
-_INDEX_32I, _INDEX_64I = 2, 3
-
-
-@functools.lru_cache(maxsize=None)
-def _libcusparse():
-    """libcusparse as CuPy loaded it (found in this process's memory map), or None."""
-    import cupy
-
-    cupy.cuda.device.get_cusparse_handle()  # makes CuPy load the library
-    try:
-        with open("/proc/self/maps") as fh:
-            paths = {line.split()[-1] for line in fh if "libcusparse.so" in line}
-    except OSError:
-        paths = set()
-    if len(paths) > 1:  # e.g. torch's copy beside CuPy's: which one made the handle is unknown
-        return None
-    path = paths.pop() if paths else ctypes.util.find_library("cusparse")
-    if path is None:
-        return None
-    try:
-        lib = ctypes.CDLL(path)
-    except OSError:
-        return None
-    args = [ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
-            ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_void_p]
-    for name in ("cusparseSpMV", "cusparseSpMV_preprocess"):
-        if hasattr(lib, name):
-            getattr(lib, name).argtypes = args
-            getattr(lib, name).restype = ctypes.c_int
-    return lib
+# algorithm name -> (the storage it multiplies, its number in cocktail.kernels.cusparse.ALGORITHMS)
+_ALGS = {"coo-alg1": ("coo", 1), "csr-alg1": ("csr", 1), "csr-alg2": ("csr", 2), "coo-alg2": ("coo", 2)}
 
 
 @dataclass(frozen=True)
 class Cusparse:
-    """``cusparseSpMV`` with one algorithm: ``csr-alg1``, ``csr-alg2``, ``coo-alg1`` or ``coo-alg2``."""
+    """``cusparseSpMV`` with one algorithm: ``csr-alg1``, ``csr-alg2``, ``coo-alg1`` or ``coo-alg2``.
+
+    The call is the ``cusparse_csr`` and ``cusparse_coo`` kernels' own launch
+    (:class:`cocktail.kernels.cusparse.SpMVLaunch`), on device copies of the problem's CSR arrays
+    (or its row indices, for COO) as cuSPARSE's users hold them.
+    """
 
     alg: str
     needs_gpu = True
@@ -75,83 +44,42 @@ class Cusparse:
         return f"cusparse-{self.alg}"
 
     def prepare(self, inputs: Inputs) -> Prepared:
-        """Descriptors, handle (bound to the current stream), workspace and preprocessing, once."""
-        from cupy_backends.cuda.libs import cusparse as cs
-
-        if inputs.S.dtype not in _CUDA_R:
-            raise Unavailable(f"cuSPARSE baseline runs float32/float64, not {inputs.S.dtype}")
-        made = []  # (destroy, descriptor) of everything created, for close() or a failure
-        try:
-            return self._prepare(inputs, cs, made)
-        except BaseException:
-            for destroy, obj in reversed(made):
-                destroy(obj)
-            raise
-
-    def _prepare(self, inputs: Inputs, cs, made: list) -> Prepared:
+        """Descriptors, workspace and preprocessing, once (the launch makes them)."""
         import cupy
 
-        S, dtype, cuda_type = inputs.S, inputs.S.dtype, _CUDA_R[inputs.S.dtype]
-        alg, storage = _ALGS[self.alg]
+        from ..kernels import cusparse
+
+        S = inputs.S
+        if S.dtype not in (np.float32, np.float64):
+            raise Unavailable(f"cuSPARSE baseline runs float32/float64, not {S.dtype}")
+        if not cusparse.available():
+            raise Unavailable("cuSPARSE could not be loaded (CuPy's libcusparse)")
+        storage, number = _ALGS[self.alg]
         wide = max(S.nnz, *S.shape) >= 2**31
-        itype, index_dtype = (_INDEX_64I, np.int64) if wide else (_INDEX_32I, np.int32)
-        m, n = S.shape
+        index_dtype = np.int64 if wide else np.int32
+        m, _ = S.shape
         vals = cupy.asarray(S.data)
         cols = cupy.asarray(S.indices.astype(index_dtype))
         if storage == "csr":
-            ptr = cupy.asarray(S.indptr.astype(index_dtype))
-            mat = cs.createCsr(m, n, S.nnz, ptr.data.ptr, cols.data.ptr, vals.data.ptr, itype, itype, 0, cuda_type)
-            arrays, model = (vals, cols, ptr), csr_model(S, index_dtype)
+            arrays, model = (cupy.asarray(S.indptr.astype(index_dtype)), cols, vals), csr_model(S, index_dtype)
         else:
             rows = cupy.asarray(np.repeat(np.arange(m, dtype=index_dtype), np.diff(S.indptr)))
-            mat = cs.createCoo(m, n, S.nnz, rows.data.ptr, cols.data.ptr, vals.data.ptr, itype, 0, cuda_type)
-            arrays, model = (vals, cols, rows), coo_model(S, index_dtype)
-        made.append((cs.destroySpMat, mat))
-        y = inputs.y_dev
-        xs = []
-        for x in inputs.x_dev:
-            xs.append(cs.createDnVec(n, x.data.ptr, cuda_type))
-            made.append((cs.destroyDnVec, xs[-1]))
-        yd = cs.createDnVec(m, y.data.ptr, cuda_type)
-        made.append((cs.destroyDnVec, yd))
-        handle = cs.create()
-        made.append((cs.destroy, handle))
-        alpha, beta = np.ones(1, dtype), np.zeros(1, dtype)
-        size = cs.spMV_bufferSize(handle, 0, alpha.ctypes.data, mat, xs[0], beta.ctypes.data, yd, cuda_type, alg)
-        work = cupy.empty(max(size, 1), dtype=np.int8)
-        cs.setStream(handle, cupy.cuda.get_current_stream().ptr)
-        lib = _libcusparse()
+            arrays, model = (rows, cols, vals), coo_model(S, index_dtype)
+        launch = cusparse.SpMVLaunch(storage, number, S.shape, S.nnz, arrays, S.dtype, index_dtype,
+                                     cupy.cuda.Device().id)
+        y, stream = inputs.y_dev, cupy.cuda.get_current_stream
 
-        def spmv_args(xd):
-            return handle, 0, alpha.ctypes.data, mat, xd, beta.ctypes.data, yd, cuda_type, alg, work.data.ptr
-
-        preprocessed = False
-        if lib is not None and hasattr(lib, "cusparseSpMV_preprocess"):
-            preprocessed = lib.cusparseSpMV_preprocess(*spmv_args(xs[0])) == 0
-
-        if lib is not None:
-            def one(xd):
-                status = lib.cusparseSpMV(*spmv_args(xd))
-                if status:
-                    raise RuntimeError(f"cusparseSpMV failed with status {status}")
-        else:
-            def one(xd):
-                cs.spMV(*spmv_args(xd))
-
-        def close():
-            for destroy, obj in reversed(made):
-                destroy(obj)
-            made.clear()
+        def one(x):
+            launch(x.data.ptr, y.data.ptr, 1, 0, stream().ptr)
 
         def result():
-            one(xs[0])
+            one(inputs.x_dev[0])
             return y
 
-        keep = (arrays, work, alpha, beta)  # device and host buffers the descriptors point into
-        calls = [(lambda xd=xd, keep=keep: one(xd)) for xd in xs]
-        params = {"alg": self.alg, "index": np.dtype(index_dtype).name, "preprocess": preprocessed,
-                  "workspace_bytes": int(size), "call": "ctypes" if lib is not None else "cupy"}
-        return Prepared(self.name, calls, result, params, model.spmv_bytes(), close=close, dram_bytes=model.dram_bytes)
+        calls = [(lambda x=x: one(x)) for x in inputs.x_dev]
+        params = {"alg": self.alg, "index": np.dtype(index_dtype).name, "preprocess": launch.preprocessed,
+                  "workspace_bytes": launch.workspace_bytes, "call": "ctypes"}
+        return Prepared(self.name, calls, result, params, model.spmv_bytes(), dram_bytes=model.dram_bytes)
 
 
 @dataclass(frozen=True)

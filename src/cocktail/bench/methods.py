@@ -137,14 +137,16 @@ class KernelMethod:
 class AutoMethod:
     """``SparseMatrix(S, format="auto", device=..., tune=...)``: the format (or Cocktail) Cocktail picks by itself.
 
-    ``cocktail-auto`` plans from the device profile (``tune="model"``); ``cocktail-measured`` also
-    times the best candidates on the matrix (``tune="measure"``, GPU only; the benchmark turns the
-    decision cache off so every record pays its own measurement).
+    ``cocktail-auto`` plans from the device profile (``tune="model"``); ``cocktail-auto-own`` the
+    same with our own kernels only (``vendor=False``: no cuSPARSE kernel as a candidate);
+    ``cocktail-measured`` also times the best candidates on the matrix (``tune="measure"``, GPU only;
+    the benchmark turns the decision cache off so every record pays its own measurement).
     """
 
     name: str = "cocktail-auto"
     device: str = "cuda"
     tune: str = "model"
+    vendor: bool = True
 
     @property
     def needs_gpu(self) -> bool:
@@ -153,24 +155,26 @@ class AutoMethod:
 
     def prepare(self, inputs: Inputs) -> Prepared:
         """Let the planner choose; construction binds its kernels (GPU) or the default CPU executor."""
-        A = _build(inputs, "auto", self.device, tune=self.tune)
+        A = _build(inputs, "auto", self.device, tune=self.tune, vendor=self.vendor)
         if not self.needs_gpu:
             return _host_prepared(A, inputs, self.name)
         prep = _prepared(A, inputs, self.name)
         if A.auto is not None:
             report = A.auto
             prep.params.update(plan=report.plan.label(A.nnz), plan_detail=report.plan.detail(),
-                               predicted_us=report.plan.predicted_us, tune=report.tune, cached=report.cached)
+                               predicted_us=report.plan.predicted_us, tune=report.tune, cached=report.cached,
+                               vendor=report.plan.delegates)
             prep.planning_s = {"analysis": report.analysis_s, "convert": report.convert_s,
                                "measure": report.measure_s}
         return prep
 
 
 MEASURED = AutoMethod("cocktail-measured", "cuda", "measure")
+OWN = AutoMethod("cocktail-auto-own", "cuda", "model", vendor=False)
 
 
 def _build(inputs: Inputs, format: str, device: str, kernel: str | None = None, executor: str | None = None,
-           tune: str = "model"):
+           tune: str = "model", vendor: bool = True):
     """``SparseMatrix`` of the problem; a format that refuses the matrix makes the method unavailable.
 
     ``executor=None`` leaves the keyword out: the device's default executor runs.
@@ -181,6 +185,8 @@ def _build(inputs: Inputs, format: str, device: str, kernel: str | None = None, 
     chosen = {} if executor is None else {"executor": executor}
     if tune != "model":
         chosen["tune"] = tune
+    if not vendor:
+        chosen["vendor"] = False
     try:
         return SparseMatrix(inputs.S, format=format, device=device, kernel=kernel, **chosen)
     except FormatFillError as exc:
@@ -211,12 +217,13 @@ def _host_prepared(A, inputs: Inputs, label: str) -> Prepared:
 
 
 def ours(format_names, all_kernels: bool) -> list:
-    """Our GPU methods: each format's default kernel, or with ``all_kernels`` every kernel of it."""
+    """Our GPU methods: each format's default kernel, or with ``all_kernels`` every kernel of it that is our
+    own (cuSPARSE's are timed as the baselines)."""
     from .. import kernels
 
     methods = []
     for fname in format_names:
-        specs = kernels.for_format(fname) if all_kernels else []
+        specs = [s for s in kernels.for_format(fname) if not s.vendor] if all_kernels else []
         methods += [KernelMethod(fname, s.name) for s in specs] or [KernelMethod(fname)]
     return methods
 

@@ -23,6 +23,7 @@ from .selection import summary_records
 BASELINE_COLOURS = {
     "cocktail-auto": "#d62728",
     "cocktail-measured": "#ff7f0e",
+    "cocktail-auto-own": "#9467bd",
     "best-single": "#222222",
     "cusparse-best": "#1f4e9c",
     "cusparse-coo-alg1": "#4f7fc7",

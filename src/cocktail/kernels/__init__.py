@@ -2,7 +2,8 @@
 
 One name per kernel: ``<name>.cu`` holds ``__global__ <name>`` (and its helper kernels,
 prefixed ``<name>_``), ``<name>.py`` holds its :class:`KernelSpec` and binder, the
-registry key is ``<name>`` and benchmarks label it ``<name>``.
+registry key is ``<name>`` and benchmarks label it ``<name>``.  The ``cusparse_*`` kernels have
+no source: they call the vendor library (:mod:`.cusparse`), and their specs say ``vendor``.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from .spec import KernelSpec, value_type_name
 
 # Kernel modules in registry order.
 _MODULES = ("csr_scalar", "csr_vector", "csr_merge", "csr_stream", "coo_segmented", "coo_atomic", "dia", "ell", "hyb",
-            "pkt", "bdia", "bdia_direct", "sell", "bcsr", "bell", "sbell", "dia_vi")
+            "pkt", "bdia", "bdia_direct", "sell", "bcsr", "bell", "sbell", "dia_vi", "cusparse_csr", "cusparse_coo")
 _REGISTRY: dict[str, KernelSpec] = {}
 
 
@@ -50,7 +51,7 @@ def nondeterministic(spec: KernelSpec, config: dict) -> tuple[str, ...]:
     deterministic: ``spec`` itself, and the part kernels a composed kernel runs (hyb's
     ``config["parts"]``, pkt's ``config["rest"]``: the COO kernel each names by ``coo_kernel``).
     """
-    found = [] if spec.deterministic else [spec.name]
+    found = [] if spec.is_deterministic(config) else [spec.name]
     parts = list(config.get("parts", {}).values())
     if config.get("rest") is not None:
         parts.append(config["rest"])

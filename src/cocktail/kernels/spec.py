@@ -48,9 +48,26 @@ class KernelSpec:
     expressions: Callable[[str, str], list[str]]
     bind: Callable
     defaults: dict = field(default_factory=dict)
-    source: str | None = None          # .cu file stem; None for composed kernels (hyb)
+    source: str | None = None          # .cu file stem; None for composed kernels (hyb) and vendor calls
     deterministic: bool = True
     description: str = ""
+    #: ``deterministic_when(config)``: whether a resolved configuration is deterministic, for a kernel
+    #: whose parameters decide it (cuSPARSE's algorithms); None: ``deterministic`` holds for every one.
+    deterministic_when: Callable[[dict], bool] | None = None
+    #: A vendor library's kernel (cuSPARSE), not one of our own: ``vendor=False`` plans without it.
+    vendor: bool = False
+    #: ``available()``: whether the kernel can run here (a vendor library may be missing); None: always.
+    available: Callable[[], bool] | None = None
+
+    def is_deterministic(self, config: dict) -> bool:
+        """Whether a product with ``config`` (resolved, or a variant's parameters) is bit-wise deterministic."""
+        if self.deterministic_when is not None:
+            return bool(self.deterministic_when(config))
+        return self.deterministic
+
+    def runs_here(self) -> bool:
+        """Whether the kernel can run in this process (its vendor library loads)."""
+        return self.available is None or bool(self.available())
 
     def all_expressions(self) -> tuple[str, ...]:
         """Every instantiation: all value types x index types."""

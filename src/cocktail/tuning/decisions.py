@@ -20,7 +20,7 @@ from .. import _cache
 from .planner import Plan
 
 #: Bumped whenever plans from an older planner must not be reused.
-PLANNER_VERSION = "planner-v1"
+PLANNER_VERSION = "planner-v2"
 FILE_NAME = "decisions.json"
 
 
@@ -35,13 +35,15 @@ def path():
     return Path(chosen) if chosen else _cache.cache_dir() / FILE_NAME
 
 
-def key(fingerprint: str, device_key: str, dtype, index_dtype, deterministic: bool = False) -> str:
-    """The cache key of one structure on one device in one pair of dtypes, with or without ``deterministic=True``."""
+def key(fingerprint: str, device_key: str, dtype, index_dtype, deterministic: bool = False,
+        vendor: bool = True) -> str:
+    """The cache key of one structure on one device in one pair of dtypes, with or without ``deterministic=True``
+    and the vendor's kernels."""
     import numpy as np
 
     order = "deterministic" if deterministic else "any-order"
     return "|".join([PLANNER_VERSION, fingerprint, device_key, np.dtype(dtype).name, np.dtype(index_dtype).name,
-                     order])
+                     order, "vendor" if vendor else "own"])
 
 
 def _read() -> dict:

@@ -43,6 +43,9 @@ CORES_PER_SM = {7: 64, 8: 64, 9: 128, 10: 128, 12: 128}
 #: bdia: bytes of shared memory a block's staged slice of x may take by default (caps piece_width).
 #: 16 KiB keeps 8 blocks of 256 threads per SM on H100 (228 KiB) and fits the 48 KiB portable limit.
 BDIA_SHARED_BUDGET = 16 * 1024
+#: cusparse_csr, cusparse_coo: the algorithm unless named (1: the library's default for the storage;
+#: 2: bit-wise deterministic, chosen for deterministic plans).
+CUSPARSE_ALG = 1
 #: dia_vi: rows per thread when a thread's codes of a diagonal can be loaded as one word (else 1).
 DIA_VI_ROWS_PER_THREAD = 4
 

@@ -13,7 +13,7 @@ import numbers
 import operator
 
 from .. import kernels
-from ..kernels import bcsr, blocks, coo_segmented, csr_stream, csr_vector, sell
+from ..kernels import bcsr, blocks, coo_segmented, csr_stream, csr_vector, cusparse, sell
 from ..kernels import bdia as bdia_kernel
 from ..kernels import dia_vi as dia_vi_kernel
 from ..kernels.device import WARP_SIZE
@@ -140,6 +140,13 @@ def _coo_atomic(spec, fmt, p, props) -> dict:
     return {**config, "omega": coo_rules.check_omega(omega), "warps": warps, "scale_block": _scale_block(props)}
 
 
+def _cusparse(spec, fmt, p, props) -> dict:
+    alg = rules.CUSPARSE_ALG if p["alg"] is None else p["alg"]
+    if isinstance(alg, bool) or alg not in cusparse.ALGS:
+        raise ValueError(f"{spec.name}: alg must be one of {cusparse.ALGS} or None, got {p['alg']!r}")
+    return {"alg": int(alg), "scale_block": _scale_block(props)}
+
+
 def _part(kernel_name: str, fmt, ldg, props, what: str):
     """``(spec, config)`` of a composed kernel's part, with the parent's ``ldg``."""
     spec = kernels.get(kernel_name)
@@ -218,6 +225,8 @@ _CONFIGURE = {
     "bell": _block_kernel,
     "sbell": _block_kernel,
     "dia_vi": _dia_vi,
+    "cusparse_csr": _cusparse,
+    "cusparse_coo": _cusparse,
 }
 
 

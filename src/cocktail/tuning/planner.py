@@ -32,7 +32,11 @@ The policies (all thresholds of the planner are here):
 - **Merging small parts**: a plan with a part is kept only if it is predicted faster than the
   same plan without it (every subset is costed).
 - **Deterministic plans** (``deterministic=True``): only variants whose kernel is declared
-  deterministic are costed (coo_atomic is left out, so COO parts use coo_segmented).
+  deterministic are costed (coo_atomic is left out, so COO parts use coo_segmented; of cuSPARSE
+  only algorithm 2).
+- **The vendor's kernels** (cuSPARSE's CSR and COO algorithms, ``cusparse_csr`` and
+  ``cusparse_coo``) are candidates like ours, as singles and as a Cocktail's CSR or COO part;
+  ``vendor=False`` plans with our own kernels only.
 
 The block formats (BCSR, BELL, SBELL) are costed as singles, with the block counts of the
 features; they do not enter a Cocktail as a part.
@@ -60,8 +64,9 @@ TAIL_ROWS = 1024
 MEASURE_TOP = 3
 #: The CSR kernels and COO kernels the remainder of a Cocktail may use.
 CSR_VARIANTS = (("csr_scalar",) + tuple(f"csr_vector(t={t})" for t in _variants.VECTOR_THREADS)
-                + ("csr_merge",) + tuple(f"csr_stream(k={k})" for k in _variants.STREAM_ITEMS))
-COO_VARIANTS = ("coo_atomic", "coo_segmented")
+                + ("csr_merge",) + tuple(f"csr_stream(k={k})" for k in _variants.STREAM_ITEMS)
+                + tuple(f"cusparse_csr(alg={a})" for a in _variants.CUSPARSE_ALGS))
+COO_VARIANTS = ("coo_atomic", "coo_segmented") + tuple(f"cusparse_coo(alg={a})" for a in _variants.CUSPARSE_ALGS)
 DIAGONAL_VARIANTS = ("dia", "bdia", "bdia_direct", "dia_vi")
 #: Formats with a rows-prefix selector part.
 PREFIX_FORMATS = ("ell", "sell")
@@ -110,6 +115,13 @@ class Part:
     def kernel_params(self) -> dict:
         return dict(self._v.kernel_params)
 
+    @property
+    def vendor(self) -> bool:
+        """Whether the part's kernel is a vendor library's (cuSPARSE), not one of our own."""
+        from .. import kernels
+
+        return kernels.get(self.kernel).vendor
+
     def params(self) -> dict:
         """The format parameters the part is built with: the variant's, then the plan's."""
         return {**self._v.format_params, **self.format_params}
@@ -149,11 +161,18 @@ class Plan:
         return len(self.parts) == 1
 
     def label(self, nnz: int | None = None) -> str:
-        """``csr_vector(t=8)`` for a single format; ``DIA(9%) SELL(73%) COO(18%)`` for a Cocktail."""
+        """``csr_vector(t=8)`` for a single format; ``DIA(9%) SELL(73%) COO(18%)`` for a Cocktail, a part
+        that delegates to cuSPARSE named ``cuSPARSE-CSR``."""
         if self.single:
             return self.parts[0].variant
         total = nnz or sum(p.nnz for p in self.parts) or 1
-        return " ".join(f"{p.format.upper()}({100 * p.nnz / total:.0f}%)" for p in self.parts)
+        return " ".join(f"{'cuSPARSE-' if p.vendor else ''}{p.format.upper()}({100 * p.nnz / total:.0f}%)"
+                        for p in self.parts)
+
+    @property
+    def delegates(self) -> bool:
+        """Whether any part runs a vendor library's kernel (cuSPARSE)."""
+        return any(p.vendor for p in self.parts)
 
     def detail(self) -> str:
         """Each part's variant and selector: ``dia[diagonals x5] + ell[row_prefix 4] + csr_vector(t=4)``."""
@@ -214,12 +233,11 @@ def _kind(plan: Plan) -> str:
 class _Costing:
     """Predictions for one matrix, dtype and profile."""
 
-    def __init__(self, features: Features, profile, dtype, deterministic: bool = False):
+    def __init__(self, features: Features, profile, dtype, deterministic: bool = False, vendor: bool = True):
         self.f, self.profile, self.dtype = features, profile, np.dtype(dtype).name
         self.m = features.shape[0]
-        registered = _registered(deterministic)
-        self._has = {v.key: profile.has(v.key, self.dtype) and v.kernel in registered and holds_values(v, features)
-                     for v in _variants.VARIANTS}
+        self._has = {v.key: profile.has(v.key, self.dtype) and allowed(v, deterministic, vendor)
+                     and holds_values(v, features) for v in _variants.VARIANTS}
 
     def time(self, variant: str, slots: float, widest: float = 0.0, rows: int | None = None) -> float | None:
         """Predicted µs of ``variant`` reading ``slots``; ``widest``: slots of the widest row a thread or warp takes."""
@@ -233,8 +251,8 @@ class _Costing:
         return t
 
     def has(self, variant: str) -> bool:
-        """Sampled in the profile, its kernel registered (and deterministic, when asked) and its format
-        able to store the matrix's values."""
+        """Sampled in the profile, its kernel registered and allowed (:func:`allowed`), and its format able
+        to store the matrix's values."""
         return self._has[variant]
 
     def flat(self, variant: str, groups, nnz: int, skip: int = 0, limit: int | None = None):
@@ -269,7 +287,7 @@ def flat_work(v, groups, nnz: int, m: int, skip: int = 0, limit: int | None = No
         return groups[v.format_params["slice_height"]].padded_slots(lanes, limit, skip), tail
     if v.kernel == "ell":
         return m * widest, 0
-    if v.kernel in ("csr_merge", "csr_stream"):  # balanced over rows and nonzeros
+    if v.kernel in ("csr_merge", "csr_stream", "cusparse_csr"):  # balanced over rows and nonzeros
         return nnz + m, 0
     return nnz, 0  # COO
 
@@ -307,11 +325,15 @@ def work(v, features: Features) -> tuple[int, int] | None:
     return b.sliced_total * r * c, b.max_per_superrow * c
 
 
-def _registered(deterministic: bool = False) -> set:
-    """Names of the registered kernels; with ``deterministic``, only those declared deterministic."""
+def allowed(v, deterministic: bool = False, vendor: bool = True) -> bool:
+    """Whether variant ``v``'s kernel is registered and may be planned: with ``deterministic``, only a
+    deterministic one at the variant's parameters; without ``vendor``, only one of our own."""
     from .. import kernels
 
-    return {name for name in kernels.names() if not deterministic or kernels.get(name).deterministic}
+    if v.kernel not in kernels.names():
+        return False
+    spec = kernels.get(v.kernel)
+    return (not deterministic or spec.is_deterministic(v.kernel_params)) and (vendor or not spec.vendor)
 
 
 def _flat_variants(c: _Costing, formats) -> list[str]:
@@ -431,10 +453,11 @@ def _prefix_widths(c: _Costing, variant: str, groups, rest_nnz: int, m_c: float)
     return out
 
 
-def plan(csr, features: Features, profile, dtype, deterministic: bool = False) -> Planning:
+def plan(csr, features: Features, profile, dtype, deterministic: bool = False, vendor: bool = True) -> Planning:
     """Candidate plans for the canonical CSR ``csr`` with these ``features``, fastest predicted first;
-    ``deterministic``: only plans whose every kernel is declared deterministic."""
-    c = _Costing(features, profile, dtype, deterministic)
+    ``deterministic``: only plans whose every kernel is declared deterministic; ``vendor=False``: only
+    our own kernels (no cuSPARSE)."""
+    c = _Costing(features, profile, dtype, deterministic, vendor)
     nnz, m = features.nnz, c.m
     if not nnz:
         raise ValueError("the planner needs a matrix with entries (one without is stored as csr)")

@@ -164,6 +164,26 @@ class Profile:
         _cache.write_json(Path(path), self.to_json())
 
 
+def merged(base: Profile, new: Profile, keys) -> Profile:
+    """``base`` with the samples of the variants ``keys`` taken from ``new`` (measured on the same GPU):
+    how a shipped profile gains variants sampled later (``cocktail calibrate --variants ... --merge-into``).
+    ``meta["merged"]`` lists each merge: its variants, date, commit and CuPy."""
+    if base.device["name"] != new.device["name"]:
+        raise ValueError(f"cannot merge samples of {new.device['name']} into a profile of {base.device['name']}")
+    if base.mode != new.mode:
+        raise ValueError(f"cannot merge {new.mode!r} samples into a {base.mode!r} profile: the grids differ")
+    samples = {dt: dict(by_variant) for dt, by_variant in base.samples.items()}
+    for dt, by_variant in new.samples.items():
+        for key in keys:
+            if key in by_variant:
+                samples.setdefault(dt, {})[key] = by_variant[key]
+    meta = dict(base.meta)
+    earlier = meta.get("merged", [])
+    meta["merged"] = (earlier if isinstance(earlier, list) else [earlier]) + [
+        {**{k: new.meta.get(k) for k in ("date", "commit", "cupy")}, "variants": sorted(keys)}]
+    return Profile(dict(base.device), dict(base.launch_us), samples, base.mode, meta, source=base.source)
+
+
 def _dtype_name(dtype) -> str:
     if isinstance(dtype, str):
         return dtype

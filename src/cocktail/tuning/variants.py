@@ -29,6 +29,8 @@ STREAM_ITEMS = (8, 16)
 SELL_HEIGHTS = (32, 64, 128, 256)
 #: Slice height of SBELL in the profile and in plans.
 SBELL_HEIGHT = 32
+#: cuSPARSE's algorithms the profile samples (``cocktail.kernels.cusparse.ALGS``).
+CUSPARSE_ALGS = (1, 2)
 
 
 @dataclass(frozen=True)
@@ -62,7 +64,11 @@ def _all() -> tuple[Variant, ...]:
                       long_rows=True) for k in STREAM_ITEMS],
             Variant("coo_atomic", "coo", "coo_atomic", "rows", long_rows=True, launches=2),
             Variant("coo_segmented", "coo", "coo_segmented", "rows", long_rows=True, launches=2),
-            Variant("ell", "ell", "ell", "rows", format_params={"max_fill": None})]
+            Variant("ell", "ell", "ell", "rows", format_params={"max_fill": None}),
+            *[Variant(f"cusparse_csr(alg={a})", "csr", "cusparse_csr", "rows", kernel_params={"alg": a},
+                      long_rows=True) for a in CUSPARSE_ALGS],
+            *[Variant(f"cusparse_coo(alg={a})", "coo", "cusparse_coo", "rows", kernel_params={"alg": a},
+                      long_rows=True, launches=2) for a in CUSPARSE_ALGS]]
     out += [Variant(f"sell(C={c},t={t})", "sell", "sell", "rows",
                     format_params={"slice_height": c, "max_fill": None}, kernel_params={"threads_per_row": t},
                     long_rows=t >= 4)
