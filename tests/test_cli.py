@@ -255,3 +255,19 @@ def test_report_and_plots_do_not_import_each_other():
         imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) for a in n.names}
         imported |= {n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
         assert not any(other == m.rpartition(".")[2] for m in imported), (name, other)
+
+
+def test_auto_group_on_the_gpu_holds_the_own_kernels_planner():
+    import argparse
+
+    from cocktail import cli
+
+    args = argparse.Namespace(formats="csr", all_kernels=True, methods="auto")
+    assert [m.name for m in cli._methods(args, on_gpu=True)] == ["cocktail-auto", "cocktail-auto-own",
+                                                                  "cocktail-measured"]
+    assert [m.name for m in cli._methods(argparse.Namespace(formats="csr", all_kernels=True,
+                                                            methods="cocktail-auto-own"), on_gpu=True)] == [
+        "cocktail-auto-own"]
+    ours = [m.name for m in cli._methods(argparse.Namespace(formats="csr,coo", all_kernels=True, methods="ours"),
+                                         on_gpu=True)]
+    assert "csr_stream" in ours and not any("cusparse" in name for name in ours)  # the vendor's are baselines

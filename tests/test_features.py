@@ -288,3 +288,38 @@ def test_distinct_values():
     assert F.distinct_values(rare_complex) == 102
     assert F.distinct_values(many.astype(np.complex128) * 1j) == 101
     assert F.distinct_values(np.r_[many, np.array([np.nan, np.nan])]) == 102
+
+
+# --- locality: how scattered the gathers of x are ------------------------------------------------------
+def _csr_of(S):
+    S = sp.csr_array(S)
+    S.sort_indices()
+    return CSR.from_arrays(S.data, S.indices, S.indptr, S.shape)
+
+
+def _adjacent_rows(n: int, k: int):
+    rows = np.repeat(np.arange(n), k)
+    cols = (rows - k // 2 + np.tile(np.arange(k), n)) % n
+    return sp.csr_array((np.ones(rows.size), (rows, cols)), shape=(n, n))
+
+
+def test_x_scatter_places_a_matrix_between_adjacent_and_uniform_columns():
+    n = 100_000
+    adjacent = F.x_scatter(_csr_of(_adjacent_rows(n, 8)))
+    uniform = F.x_scatter(_csr_of(sp.random_array((n, n), density=8 / n, format="csr", rng=np.random.default_rng(1))))
+    assert set(adjacent) == set(uniform) == set(F.SCATTER_ITEMSIZES)
+    for size in F.SCATTER_ITEMSIZES:
+        assert adjacent[size] < 0.01 and uniform[size] > 0.95
+    # A 2-D stencil is local; the same stencil in a random order is scattered.
+    side = 300
+    lap = sp.kronsum(sp.diags_array([1.0, -2.0, 1.0], offsets=[-1, 0, 1], shape=(side, side)),
+                     sp.diags_array([1.0, -2.0, 1.0], offsets=[-1, 0, 1], shape=(side, side)), format="csr")
+    order = np.random.default_rng(2).permutation(side * side)
+    local, shuffled = F.x_scatter(_csr_of(lap)), F.x_scatter(_csr_of(lap[order][:, order]))
+    assert local[8] < 0.25 < 0.6 < shuffled[8]
+    assert F.compute(_csr_of(lap)).x_scatter == local
+
+
+def test_x_scatter_of_matrices_without_entries_is_zero():
+    for S in (sp.csr_array((0, 5)), sp.csr_array((7, 3))):
+        assert dict(F.x_scatter(_csr_of(S))) == {size: 0.0 for size in F.SCATTER_ITEMSIZES}

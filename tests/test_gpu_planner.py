@@ -160,3 +160,37 @@ def test_synthetic_patterns(pattern, values):
         assert (lengths == 8).all()
         coo = S.tocoo()
         assert (coo.col % 4 == 0).sum() == S.nnz // 4  # whole 1x4 units
+
+
+@pytest.fixture
+def vendor_fastest(monkeypatch, tmp_path):
+    """A modelled profile in which cuSPARSE's CSR algorithm is the fastest flat kernel by far."""
+    monkeypatch.setenv("COCKTAIL_CACHE", str(tmp_path))
+    prof = model_profile()
+    for dt in prof.samples:
+        for key, samples in prof.samples[dt].items():
+            if key != "cusparse_csr(alg=1)" and variants.get(key).pattern == "rows":
+                prof.samples[dt][key] = [[m, k, 5 * us] for m, k, us in samples]
+    monkeypatch.setattr(profile, "for_device", lambda device: prof)
+    return prof
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_auto_delegates_to_cusparse_and_says_so(vendor_fastest, dtype):
+    S = sp.random_array((20_000, 20_000), density=5e-4, format="csr", rng=np.random.default_rng(5)).astype(dtype)
+    A = SparseMatrix(S)
+    assert A.kernel == "cusparse_csr" and A.auto.plan.delegates and not A.deterministic
+    assert "delegates: cusparse_csr(alg=1) to cuSPARSE's cusparseSpMV" in A.explain().replace("\n    ", " ")
+    _check_product(A, S, dtype)
+    own = SparseMatrix(S, vendor=False)
+    assert "cusparse" not in own.kernel and not own.auto.plan.delegates and "delegates" not in own.explain()
+    _check_product(own, S, dtype)
+    steady = SparseMatrix(S, deterministic=True)  # cuSPARSE's deterministic algorithm, or one of ours
+    assert steady.deterministic and "cusparse_csr(alg=1)" not in steady.auto.plan.detail()
+    _check_product(steady, S, dtype)
+    x, y = cupy.ones(S.shape[1], dtype=dtype), cupy.zeros(S.shape[0], dtype=dtype)
+    p = A.bind(x, out=y, alpha=2.0)  # the vendor's call is captured in the bound product's graph
+    cupy.cuda.Stream.null.synchronize()
+    p()
+    p.stream.synchronize()
+    np.testing.assert_allclose(y.get(), 2.0 * (S.astype(np.float64) @ np.ones(S.shape[1])), rtol=1e-4)

@@ -130,3 +130,13 @@ def test_auto_rule():
     cols = np.concatenate([np.arange(k) for k in lengths])
     skewed = sp.csr_array((np.ones(rows.size), (rows, cols)), shape=(100, 100))
     assert auto.choose_format(SparseMatrix(skewed, device="cpu").storage) == "hyb"
+
+
+def test_vendor_is_a_flag_of_format_auto():
+    S = sp.random_array((30, 20), density=0.2, format="csr", rng=np.random.default_rng(0))
+    with pytest.raises(TypeError, match="vendor must be True or False"):
+        SparseMatrix(S, device="cpu", vendor="no")
+    with pytest.raises(ValueError, match="vendor=False applies to format='auto'"):
+        SparseMatrix(S, format="csr", device="cpu", vendor=False)
+    A = SparseMatrix(S, device="cpu", vendor=False)  # the CPU's csr: nothing to leave out
+    np.testing.assert_allclose(A @ np.ones(20), S @ np.ones(20))

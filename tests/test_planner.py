@@ -306,3 +306,83 @@ def test_calibration_draws_dia_vi_matrices_from_few_values():
         points = calibrate.points(variants.get(key), "quick")
         assert points and {p.values for p in points} == ({calibrate.TABLE_VALUES} if key == "dia_vi" else {None})
     assert calibrate.TABLE_VALUES + 1 <= 256  # with the padding zero
+
+
+# --- the vendor's kernels and locality ---------------------------------------------------------------
+def _with_scattered(prof: profile.Profile, factor: float) -> profile.Profile:
+    """``prof`` with scattered samples of its flat variants ``factor`` times slower."""
+    scattered = {dt: {key: [[m, k, us * factor] for m, k, us in samples]
+                      for key, samples in by_variant.items() if variants.get(key).pattern == "rows"}
+                 for dt, by_variant in prof.samples.items()}
+    return profile.Profile(prof.device, prof.launch_us, prof.samples, prof.mode, prof.meta, source=prof.source,
+                           scattered=scattered)
+
+
+def test_profile_blends_scattered_samples_by_scatter(tmp_path):
+    prof = _with_scattered(model_profile(["csr_scalar", "dia"]), 3.0)
+    at = lambda key, s: prof.predict_us(key, "float64", 1 << 16, (1 << 16) * 8, s)  # noqa: E731
+    assert at("csr_scalar", 1.0) == pytest.approx(3 * at("csr_scalar", 0.0))
+    assert at("csr_scalar", 0.5) == pytest.approx(2 * at("csr_scalar", 0.0))
+    assert at("dia", 1.0) == at("dia", 0.0)  # no scattered samples: the variant's own
+    assert prof.has_scattered("csr_scalar", "float64") and not prof.has_scattered("dia", "float64")
+    path = tmp_path / "p.json"
+    prof.save(path)
+    assert profile.Profile.load(path).scattered == json.loads(json.dumps(prof.scattered))
+    assert "scattered" not in model_profile(["dia"]).to_json()  # older profiles' documents are unchanged
+
+
+def test_merged_profile_takes_the_new_samples_of_the_named_variants():
+    base = model_profile(["csr_scalar", "dia"])
+    new = _with_scattered(model_profile(["csr_scalar", "coo_atomic"]), 2.0)
+    new.samples["float64"]["csr_scalar"] = [[1024, 1.0, 99.0]]
+    new.meta = {"date": "2026-11-25", "commit": "abc", "cupy": "14"}
+    out = profile.merged(base, new, ["csr_scalar", "coo_atomic"])
+    assert out.samples["float64"]["csr_scalar"] == [[1024, 1.0, 99.0]]
+    assert out.samples["float64"]["dia"] == base.samples["float64"]["dia"]
+    assert out.has("coo_atomic", "float64") and out.has_scattered("coo_atomic", "float64")
+    assert out.meta["merged"][-1] == {"date": "2026-11-25", "commit": "abc", "cupy": "14",
+                                      "variants": ["coo_atomic", "csr_scalar"]}
+    other = profile.Profile({**DEVICE, "name": "Other"}, base.launch_us, {}, source="o")
+    with pytest.raises(ValueError, match="cannot merge samples of Other"):
+        profile.merged(base, other, ["csr_scalar"])
+
+
+def test_calibration_samples_flat_variants_on_scattered_columns_too():
+    from cocktail.bench import calibrate
+
+    flat, band = variants.get("csr_stream(k=8)"), variants.get("dia")
+    assert {p.pattern for p in calibrate.points(flat, "quick")} == {"rows", "scattered"}
+    assert {p.pattern for p in calibrate.points(flat, "quick", "scattered")} == {"scattered"}
+    assert {p.pattern for p in calibrate.points(flat, "quick", "own")} == {"rows"}
+    assert {p.pattern for p in calibrate.points(band, "quick")} == {"band"}
+    assert calibrate.points(band, "quick", "scattered") == []
+    own, scattered = calibrate._grouped({"float64|ell|1024|4": [1024, 4.0, 3.0],
+                                         "float64|ell|1024|4|scattered": [1024, 4.0, 5.0],
+                                         "float64|ell|2048|4|scattered": None})
+    assert own == {"float64": {"ell": [[1024, 4.0, 3.0]]}} and scattered == {"float64": {"ell": [[1024, 4.0, 5.0]]}}
+
+
+def test_scattered_columns_turn_the_plan_to_the_kernel_that_gathers_best():
+    # csr_stream is faster than cusparse_csr on adjacent columns and 3x slower on scattered ones.
+    prof = model_profile(["csr_stream(k=8)", "cusparse_csr(alg=1)"])
+    for dt in prof.samples:
+        prof.samples[dt]["cusparse_csr(alg=1)"] = [[m, k, 1.2 * us] for m, k, us in prof.samples[dt]["csr_stream(k=8)"]]
+    prof.scattered = {dt: {"csr_stream(k=8)": [[m, k, 3 * us] for m, k, us in prof.samples[dt]["csr_stream(k=8)"]],
+                           "cusparse_csr(alg=1)": prof.samples[dt]["cusparse_csr(alg=1)"]} for dt in prof.samples}
+    n = 50_000
+    local = sp.diags_array([1.0] * 7, offsets=[-3, -2, -1, 0, 1, 2, 3], shape=(n, n), format="csr")
+    scattered = sp.random_array((n, n), density=7 / n, format="csr", rng=np.random.default_rng(3))
+    assert plan_of(local, prof).chosen.parts[0].variant == "csr_stream(k=8)"
+    chosen = plan_of(scattered, prof).chosen
+    assert chosen.parts[0].variant == "cusparse_csr(alg=1)" and chosen.delegates
+    csr = csr_of(scattered)
+    own = planner.plan(csr, compute(csr), prof, np.float64, vendor=False).chosen
+    assert not own.delegates and own.parts[0].variant == "csr_stream(k=8)"
+
+
+def test_a_cocktail_part_that_delegates_is_labelled():
+    parts = (planner.Part("dia", ("diagonals", (0,)), 20, 20, 1.0, {"max_fill": None}),
+             planner.Part("cusparse_csr(alg=1)", ("rest",), 80, 80, 2.0))
+    plan = planner.Plan(parts, 3.0)
+    assert plan.label() == "DIA(20%) cuSPARSE-CSR(80%)" and plan.delegates
+    assert not planner.Plan(parts[:1], 1.0).delegates

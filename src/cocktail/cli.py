@@ -324,6 +324,9 @@ def build_parser() -> argparse.ArgumentParser:
     cal.add_argument("--dtype", default="float32,float64", help="value dtypes, comma-separated (default both)")
     cal.add_argument("--variants", default=None,
                      help="comma-separated variant keys to sample (default all), e.g. 'csr_scalar,ell'")
+    cal.add_argument("--patterns", default="all", choices=("all", "own", "scattered"),
+                     help="sample each variant on its own pattern, the flat variants also on scattered columns "
+                          "(all, the default), or only one of the two")
     cal.add_argument("--restart", action="store_true", help="discard the samples of an interrupted run")
     cal.add_argument("--out", metavar="PATH", help="write the profile here instead of the user cache directory")
     cal.add_argument("--merge-into", metavar="PROFILE",
@@ -374,7 +377,7 @@ def _calibrate(args) -> int:
     base = profiles.Profile.load(args.merge_into) if args.merge_into else None
     with counter("calibrate") as progress:
         prof = calibrate.run("quick" if args.quick else "full", tuple(_split(args.dtype)), only, args.restart,
-                             progress, Path(args.out) if args.out else None)
+                             progress, Path(args.out) if args.out else None, args.patterns)
     count = sum(len(v) for d in prof.samples.values() for v in d.values())
     print(f"profile of {prof.device['name']}: {count} samples, launch cost "
           + ", ".join(f"{dt} {us:.2f} us" for dt, us in prof.launch_us.items()) + f"\nwritten to {prof.source}")

@@ -547,9 +547,18 @@ def _no_guard(x, y) -> None:
 
 
 def _atomic_text(names) -> str:
-    """``coo_atomic sums with floating-point atomics``: why a product is not deterministic."""
-    named = ["the GPU reference path" if n == "reference" else n for n in names]
-    return f"{' and '.join(named)} sum{'s' if len(named) == 1 else ''} with floating-point atomics"
+    """``coo_atomic sums with floating-point atomics``: why a product is not deterministic (a vendor
+    kernel's order is the library's: ``cusparse_csr sums in an order that may vary between runs``)."""
+    ours = [n for n in names if n == "reference" or not kernels.get(n).vendor]
+    vendor = [n for n in names if n not in ours]
+    said = []
+    if ours:
+        named = ["the GPU reference path" if n == "reference" else n for n in ours]
+        said.append(f"{' and '.join(named)} sum{'s' if len(named) == 1 else ''} with floating-point atomics")
+    if vendor:
+        said.append(f"{' and '.join(vendor)} sum{'s' if len(vendor) == 1 else ''} in an order that may vary between "
+                    "runs (cuSPARSE's algorithm 1; alg=2 is deterministic)")
+    return "; ".join(said)
 
 
 def _nondeterministic_error(names) -> ValueError:

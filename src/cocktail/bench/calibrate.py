@@ -2,7 +2,9 @@
 
 Every kernel variant of :mod:`cocktail.tuning.variants` is timed on synthetic matrices (its
 pattern: rows of ``k`` adjacent entries, ``k`` adjacent dense diagonals, or ``k / c`` dense
-blocks per super-row) over rows ``2^10 .. 2^21`` and entries per row ``1 .. 64`` (up to
+blocks per super-row; the flat variants also on ``scattered`` rows, ``k`` columns per row, one
+drawn uniformly in each ``k``-th of the columns, so that every gather of ``x`` is far from the
+last) over rows ``2^10 .. 2^21`` and entries per row ``1 .. 64`` (up to
 thousands for the variants that share a row among lanes), in float32 and float64, with the
 benchmark's kernel timing (CUDA graph replays, :func:`~.timing.time_gpu`).  The fixed cost of
 one launch is the time of a product of a 1 x 1 matrix.  A format that stores a table of few
@@ -64,20 +66,32 @@ def sampled_values(variant) -> int | None:
     return TABLE_VALUES if formats.get(variant.format).max_values is not None else None
 
 
-def points(variant, mode: str) -> list[Point]:
-    """The sample points of ``variant`` in ``mode``."""
+#: Which patterns ``cocktail calibrate --patterns`` samples: each variant's own, the flat variants'
+#: scattered one, or both.
+PATTERNS = ("all", "own", "scattered")
+
+
+def points(variant, mode: str, patterns: str = "all") -> list[Point]:
+    """The sample points of ``variant`` in ``mode``: on its own pattern, and for a flat variant (the
+    ``rows`` pattern) on the ``scattered`` one too (``patterns`` chooses, see :data:`PATTERNS`)."""
     rows, per_row, longer, cap = GRIDS[mode]
     ks = per_row + (longer if variant.long_rows else ())
     values = sampled_values(variant)
+    kinds = []
+    if patterns in ("all", "own"):
+        kinds.append(variant.pattern)
+    if patterns in ("all", "scattered") and variant.pattern == "rows":
+        kinds.append("scattered")
     out = []
-    for k in ks:
-        if variant.block is not None:
-            c = variant.block[1]
-            if k < c:
-                continue  # a block row holds at least c entries
-        for m in rows:
-            if m * k <= cap:
-                out.append(Point(variant.pattern, m, k, variant.block, values))
+    for pattern in kinds:
+        for k in ks:
+            if variant.block is not None:
+                c = variant.block[1]
+                if k < c:
+                    continue  # a block row holds at least c entries
+            for m in rows:
+                if m * k <= cap:
+                    out.append(Point(pattern, m, k, variant.block, values))
     return out
 
 
@@ -114,6 +128,13 @@ def synthetic(point: Point, dtype):
         cols = cols[keep_rows]
         indptr = cupy.arange(m + 1, dtype=cupy.int64) * (b * c)
         cols = cols.reshape(-1)
+    elif point.pattern == "scattered":  # k columns per row, one drawn uniformly in each k-th of the columns
+        k = min(k, m)
+        edges = (cupy.arange(k + 1, dtype=cupy.int64) * m) // k  # k strata of at least one column each
+        width = (edges[1:] - edges[:-1])[None, :]
+        draw = (rng.random((m, k)) * width).astype(cupy.int64)
+        cols = (edges[:-1][None, :] + cupy.minimum(draw, width - 1)).reshape(-1)
+        indptr = cupy.arange(m + 1, dtype=cupy.int64) * k
     else:  # k adjacent columns per row, wrapping at the last column
         k = min(k, m)
         start = cupy.arange(m, dtype=cupy.int64) - k // 2
@@ -143,7 +164,8 @@ def _time(A, dtype, mode: str) -> float:
 
 
 def _sample_key(dtype: str, variant: str, point: Point) -> str:
-    return f"{dtype}|{variant}|{point.rows}|{point.per_row}"
+    key = f"{dtype}|{variant}|{point.rows}|{point.per_row}"
+    return key + "|scattered" if point.pattern == "scattered" else key
 
 
 def launch_cost(dtype, mode: str) -> float:
@@ -158,15 +180,18 @@ def launch_cost(dtype, mode: str) -> float:
 
 
 def run(mode: str = "quick", dtypes=("float32", "float64"), only=None, restart: bool = False, progress=None,
-        out=None) -> _profile.Profile:
-    """Time every variant (or those named in ``only``) and write the device profile; returns it."""
+        out=None, patterns: str = "all") -> _profile.Profile:
+    """Time every variant (or those named in ``only``) on ``patterns`` (:data:`PATTERNS`) and write the
+    device profile; returns it."""
     import cupy
 
+    if patterns not in PATTERNS:
+        raise ValueError(f"calibrate: patterns must be one of {', '.join(PATTERNS)}, got {patterns!r}")
     with cupy.cuda.Stream(non_blocking=True):  # graph capture needs a stream of its own
-        return _run(mode, dtypes, only, restart, progress, out)
+        return _run(mode, dtypes, only, restart, progress, out, patterns)
 
 
-def _run(mode, dtypes, only, restart, progress, out) -> _profile.Profile:
+def _run(mode, dtypes, only, restart, progress, out, patterns) -> _profile.Profile:
     import cupy
 
     from .. import SparseMatrix, kernels
@@ -179,7 +204,7 @@ def _run(mode, dtypes, only, restart, progress, out) -> _profile.Profile:
     partial = final.with_name(final.stem + ".samples.json")
     state = {} if restart or not partial.exists() else _read(partial, mode)
     chosen = [v for v in _variants.VARIANTS if (only is None or v.key in only) and v.kernel in kernels.names()]
-    jobs = [(dt, v, p) for dt in dtypes for v in chosen for p in points(v, mode)]
+    jobs = [(dt, v, p) for dt in dtypes for v in chosen for p in points(v, mode, patterns)]
     by_point = {}
     for dt, v, p in jobs:
         by_point.setdefault((dt, p), []).append(v)
@@ -213,7 +238,7 @@ def _run(mode, dtypes, only, restart, progress, out) -> _profile.Profile:
                 samples[_sample_key(dt, v.key, point)] = None
             done += 1
             if progress:
-                progress(done, len(jobs), f"{dt} {v.key} rows={rows} k={per_row}")
+                progress(done, len(jobs), f"{dt} {v.key} {point.pattern} rows={rows} k={per_row}")
         del base, csr, arrays
         cupy.get_default_memory_pool().free_all_blocks()
         if time.monotonic() - last_write > 10:
@@ -222,8 +247,10 @@ def _run(mode, dtypes, only, restart, progress, out) -> _profile.Profile:
             last_write = time.monotonic()
     state["mode"] = mode
     write_json(partial, state)
-    prof = _profile.Profile(device, launch, _grouped(samples), mode,
-                            {"date": time.strftime("%Y-%m-%d"), "commit": commit(), "cupy": cupy.__version__})
+    own, scattered = _grouped(samples)
+    prof = _profile.Profile(device, launch, own, mode,
+                            {"date": time.strftime("%Y-%m-%d"), "commit": commit(), "cupy": cupy.__version__},
+                            scattered=scattered)
     prof.save(final)
     _profile.forget()
     prof.source = str(final)
@@ -235,15 +262,17 @@ def csr_arrays(csr):
     return csr.data, csr.indices, csr.indptr
 
 
-def _grouped(samples: dict) -> dict:
-    """``{dtype: {variant: [[rows, per_row, µs], ...]}}`` from the flat sample keys."""
-    out = {}
+def _grouped(samples: dict) -> tuple[dict, dict]:
+    """``({dtype: {variant: [[rows, per_row, µs], ...]}}, the same for the scattered pattern)`` from the
+    flat sample keys."""
+    own, scattered = {}, {}
     for key, value in samples.items():
         if value is None:
             continue
-        dt, variant, _, _ = key.split("|")
-        out.setdefault(dt, {}).setdefault(variant, []).append(value)
-    return out
+        dt, variant, *_, last = key.split("|")
+        table = scattered if last == "scattered" else own
+        table.setdefault(dt, {}).setdefault(variant, []).append(value)
+    return own, scattered
 
 
 def _read(path, mode: str) -> dict:

@@ -4,7 +4,9 @@ clSpMV decides a matrix's Cocktail partition from counts alone (§3.2, §4): the
 distribution (flat formats ELL/SELL/CSR/COO), the number of nonzeros on every diagonal
 and which diagonals are dense (DIA/BDIA), and, for every candidate block size, the
 number of nonzero blocks per super-row and of dense blocks (BCSR/BELL/SBELL).  One count
-is of values, not structure: the distinct values (DIA-VI stores at most 256).
+is of values, not structure: the distinct values (DIA-VI stores at most 256).  Beyond
+clSpMV, one count is of locality: how scattered the gathers of ``x`` are (:func:`x_scatter`),
+which the profile's adjacent-column samples cannot see.
 :func:`compute` gathers those counts from a canonical :class:`~cocktail.formats.csr.CSR`
 with array operations only (NumPy or CuPy: sorts, ``bincount``, ``cumsum``,
 ``searchsorted``; the only Python loop is over :data:`BLOCK_SIZES`) and returns them as
@@ -35,6 +37,14 @@ GROUP_SIZES = (1, 2, 4, 8, 16, 32, 64, 128, 256)
 WIDTH_CAP = 4096
 #: Super-rows per slice of SBELL, the layout whose block slots :class:`BlockStats` counts.
 SBELL_HEIGHT = 32
+
+#: Rows of a group whose gathers of ``x`` :func:`x_scatter` counts together (the rows one warp of
+#: csr_scalar covers), the most groups it samples, and the bytes of one memory sector.
+SCATTER_GROUP = 32
+SCATTER_GROUPS = 4096
+SECTOR_BYTES = 32
+#: Value sizes :func:`x_scatter` is computed for (float32, float64).
+SCATTER_ITEMSIZES = (4, 8)
 
 #: Distinct values are counted up to this many (one more than a one-byte code addresses); more count as this.
 DISTINCT_CAP = 257
@@ -196,7 +206,9 @@ class Features:
     :func:`compute` left out by its ``block_fill_limit`` are missing);
     ``groups`` maps every size of :data:`GROUP_SIZES` to its :class:`GroupWidths`.
     ``distinct_values`` counts the distinct values of the entries and zero (the value of
-    DIA-VI's padding), at most :data:`DISTINCT_CAP`.
+    DIA-VI's padding), at most :data:`DISTINCT_CAP`.  ``x_scatter`` maps a value size in bytes
+    to how scattered the matrix's gathers of ``x`` are (:func:`x_scatter`: 0 as the calibration's
+    rows of adjacent columns, 1 as its uniformly scattered rows).
     """
 
     shape: tuple
@@ -209,6 +221,7 @@ class Features:
     blocks: MappingProxyType
     groups: MappingProxyType = field(default_factory=lambda: MappingProxyType({}))
     distinct_values: int = DISTINCT_CAP
+    x_scatter: MappingProxyType = field(default_factory=lambda: MappingProxyType({}))
 
     def dense_diagonals(self, threshold: float) -> np.ndarray:
         """Offsets of the diagonals whose fill (count / in-matrix length) is at least ``threshold``."""
@@ -382,6 +395,52 @@ def distinct_values(values) -> int:
     return min(int(xp.unique(keys).shape[0]), DISTINCT_CAP)
 
 
+def x_scatter(csr) -> MappingProxyType:
+    """How scattered the reads of ``x`` are, per value size: ``{itemsize: s}`` with ``s`` in [0, 1].
+
+    For groups of :data:`SCATTER_GROUP` consecutive rows (a spread sample of at most
+    :data:`SCATTER_GROUPS` of them), the distinct :data:`SECTOR_BYTES`-byte sectors of ``x`` the
+    group's entries touch, ``D``, are placed between two references with the same entries per
+    group: ``A``, rows of adjacent columns each one column on from the last (the calibration's
+    ``rows`` pattern: a group spans its rows plus a row's length), and ``R``, columns drawn
+    uniformly over all of ``x`` (its ``scattered`` pattern).  ``s = (D - A) / (R - A)``, clipped.
+    Within-group reuse only: reuse across distant rows (hub columns held in L2) is not seen.
+    """
+    xp = get_xp(csr.indptr)
+    m, n = (int(d) for d in csr.shape)
+    zero = MappingProxyType({size: 0.0 for size in SCATTER_ITEMSIZES})
+    if not m or not csr.nnz:
+        return zero
+    g = SCATTER_GROUP
+    groups = -(-m // g)
+    stride = -(-groups // SCATTER_GROUPS)
+    first_row = xp.arange(0, groups, stride, dtype=xp.int64) * g
+    last_row = xp.minimum(first_row + g, m)
+    ptr = csr.indptr.astype(xp.int64)
+    lo, count = ptr[first_row], ptr[last_row] - ptr[first_row]
+    start = xp.cumsum(count) - count
+    total = int(start[-1] + count[-1])
+    if not total:
+        return zero
+    at = xp.arange(total, dtype=xp.int64)
+    which = xp.searchsorted(start, at, side="right") - 1
+    cols = csr.indices[lo[which] + at - start[which]].astype(xp.int64)
+    entries = count.astype(xp.float64)
+    rows = (last_row - first_row).astype(xp.float64)
+    out = {}
+    for size in SCATTER_ITEMSIZES:
+        per_sector = max(1, SECTOR_BYTES // size)
+        sectors = -(-n // per_sector)
+        keys = xp.sort(which * sectors + cols // per_sector)
+        distinct = 1 + int((keys[1:] != keys[:-1]).sum())
+        # Adjacent: the group's span (its rows, plus a row's entries) in sectors, never more than its entries.
+        adjacent = xp.minimum(entries, (rows - 1 + entries / rows) / per_sector + 1)
+        scattered = sectors * -xp.expm1(-entries / sectors)  # expected distinct sectors of uniform draws
+        a, r = (float(v) for v in to_numpy(xp.stack([adjacent.sum(), scattered.sum()])))
+        out[size] = min(1.0, max(0.0, (distinct - a) / (r - a))) if r > a else 0.0
+    return MappingProxyType(out)
+
+
 def compute(csr, block_fill_limit: float | None = None) -> Features:
     """Measure the structural features of a canonical CSR (NumPy or CuPy arrays).
 
@@ -422,6 +481,7 @@ def compute(csr, block_fill_limit: float | None = None) -> Features:
         blocks=MappingProxyType(blocks),
         groups=row_groups(lengths, max_row) if m else MappingProxyType({}),
         distinct_values=distinct_values(csr.data),
+        x_scatter=x_scatter(csr),
     )
 
 

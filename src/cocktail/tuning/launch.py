@@ -153,7 +153,7 @@ def _part(kernel_name: str, fmt, ldg, props, what: str):
     if fmt.name not in spec.formats:
         raise ValueError(f"{what} must be a kernel for {fmt.name} matrices "
                          f"({', '.join(s.name for s in kernels.for_format(fmt.name))}), got {kernel_name!r}")
-    return spec, configure(spec, fmt, {"ldg": ldg}, props)
+    return spec, configure(spec, fmt, {"ldg": ldg} if "ldg" in spec.defaults else {}, props)
 
 
 def _hyb(spec, fmt, p, props) -> dict:

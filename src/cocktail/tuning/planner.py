@@ -7,6 +7,8 @@ kernel variant; a plan of one part is a single format, more parts make a Cocktai
 
 A part's predicted time is the profile's time for its variant at the part's rows and value
 slots (padding included), never less than its launches times the profile's cost of one launch.
+For the flat variants the profile blends its samples on adjacent and on scattered columns by
+the matrix's ``x_scatter`` (how far apart its gathers of ``x`` are; the same for every part).
 A kernel that gives a row (or a slice, or a super-row) to one thread or one warp also cannot
 finish before its widest row does: its prediction is at least the profile's time of
 :data:`TAIL_ROWS` rows that wide.  A plan's time is the sum over its parts, so a small matrix,
@@ -236,17 +238,18 @@ class _Costing:
     def __init__(self, features: Features, profile, dtype, deterministic: bool = False, vendor: bool = True):
         self.f, self.profile, self.dtype = features, profile, np.dtype(dtype).name
         self.m = features.shape[0]
+        self.scatter = float(features.x_scatter.get(np.dtype(dtype).itemsize, 0.0))
         self._has = {v.key: profile.has(v.key, self.dtype) and allowed(v, deterministic, vendor)
                      and holds_values(v, features) for v in _variants.VARIANTS}
 
     def time(self, variant: str, slots: float, widest: float = 0.0, rows: int | None = None) -> float | None:
         """Predicted µs of ``variant`` reading ``slots``; ``widest``: slots of the widest row a thread or warp takes."""
         rows = self.m if rows is None else rows
-        t = self.profile.predict_us(variant, self.dtype, rows, slots)
+        t = self.profile.predict_us(variant, self.dtype, rows, slots, self.scatter)
         if t is None:
             return None
         if widest > 0:
-            tail = self.profile.predict_us(variant, self.dtype, TAIL_ROWS, TAIL_ROWS * widest)
+            tail = self.profile.predict_us(variant, self.dtype, TAIL_ROWS, TAIL_ROWS * widest, self.scatter)
             t = max(t, tail)
         return t
 

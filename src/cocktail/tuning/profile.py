@@ -8,7 +8,10 @@ the package (``tuning/profiles/``); on another GPU the nearest shipped one is us
 notice.
 
 A profile answers one question: the predicted time of a variant on ``rows`` rows reading
-``slots`` value slots (:meth:`Profile.predict_us`).  Between samples it interpolates
+``slots`` value slots (:meth:`Profile.predict_us`), with gathers of ``x`` as scattered as
+``scatter`` says (0: the samples' rows of adjacent columns; 1: the flat variants' second set of
+samples, ``scattered``, on the same rows and lengths with columns spread uniformly over ``x``;
+between them the two times are blended linearly).  Between samples it interpolates
 log-time bilinearly in (log rows, log slots per row); past the largest sampled size time
 grows in proportion; below the smallest it is the smallest sample's.  The samples include
 each kernel's own launches, and no prediction is below ``launches x launch_us``.
@@ -96,7 +99,8 @@ class _Surface:
 class Profile:
     """Sampled times of the kernel variants on one GPU (see the module docstring).
 
-    ``samples[dtype][variant key]`` lists ``[rows, slots per row, microseconds]``;
+    ``samples[dtype][variant key]`` lists ``[rows, slots per row, microseconds]`` (and
+    ``scattered`` the same on scattered columns);
     ``launch_us[dtype]`` is the fixed cost of one launch; ``device`` names the GPU
     (``name``, ``compute_capability``, ``cuda``, ``sm_count``); ``source`` says where the
     profile was read from and ``notice`` why it stands in for another GPU's (empty when it
@@ -110,6 +114,9 @@ class Profile:
     meta: dict = field(default_factory=dict)
     source: str = ""
     notice: str = ""
+    #: ``scattered[dtype][variant key]``: samples as ``samples``' on rows whose columns are spread
+    #: uniformly over ``x`` (flat variants only; empty in a profile measured before them).
+    scattered: dict = field(default_factory=dict)
 
     def __post_init__(self):
         self._surfaces = {}
@@ -123,27 +130,42 @@ class Profile:
         """True when ``variant`` was sampled for ``dtype``."""
         return bool(self.samples.get(_dtype_name(dtype), {}).get(variant))
 
-    def predict_us(self, variant: str, dtype, rows: float, slots: float) -> float | None:
-        """Predicted microseconds of ``variant`` on ``rows`` rows reading ``slots`` value slots, or None if unsampled."""
-        dt = _dtype_name(dtype)
-        key = (dt, variant)
+    def has_scattered(self, variant: str, dtype) -> bool:
+        """True when ``variant`` was also sampled on scattered columns for ``dtype``."""
+        return bool(self.scattered.get(_dtype_name(dtype), {}).get(variant))
+
+    def _surface(self, table: dict, which: str, dt: str, variant: str):
+        key = (which, dt, variant)
         surface = self._surfaces.get(key)
         if surface is None:
-            samples = self.samples.get(dt, {}).get(variant)
+            samples = table.get(dt, {}).get(variant)
             if not samples:
                 return None
             surface = self._surfaces[key] = _Surface(samples)
-        # Fewer rows than sampled: as many slots on the fewest rows sampled (a thread or warp per row
-        # would be slower still; the planner's tail bound covers that).
-        rows = max(float(rows), float(surface.min_rows))
-        t = math.exp(surface.log_us(rows, max(float(slots), 0.0) / rows))
+        return surface
+
+    def predict_us(self, variant: str, dtype, rows: float, slots: float, scatter: float = 0.0) -> float | None:
+        """Predicted microseconds of ``variant`` on ``rows`` rows reading ``slots`` value slots, or None if
+        unsampled; ``scatter`` in [0, 1] blends in the scattered samples where the variant has them."""
+        dt = _dtype_name(dtype)
+        surface = self._surface(self.samples, "rows", dt, variant)
+        if surface is None:
+            return None
+        t = _at(surface, rows, slots)
+        if scatter > 0:
+            spread = self._surface(self.scattered, "scattered", dt, variant)
+            if spread is not None:
+                t = (1.0 - scatter) * t + scatter * _at(spread, rows, slots)
         floor = _variants.get(variant).launches * self.launch_us.get(dt, 0.0)
         return max(t, floor)
 
     def to_json(self) -> dict:
         """The JSON document ``cocktail calibrate`` writes."""
-        return {"schema": SCHEMA, "device": self.device, "launch_us": self.launch_us, "mode": self.mode,
-                "meta": self.meta, "samples": self.samples}
+        doc = {"schema": SCHEMA, "device": self.device, "launch_us": self.launch_us, "mode": self.mode,
+               "meta": self.meta, "samples": self.samples}
+        if self.scattered:
+            doc["scattered"] = self.scattered
+        return doc
 
     @classmethod
     def from_json(cls, doc: dict, source: str = "") -> Profile:
@@ -151,7 +173,7 @@ class Profile:
         if doc.get("schema") != SCHEMA:
             raise ValueError(f"device profile {source or ''}: schema {doc.get('schema')!r}, expected {SCHEMA}")
         return cls(doc["device"], doc["launch_us"], doc["samples"], doc.get("mode", "quick"), doc.get("meta", {}),
-                   source=source)
+                   source=source, scattered=doc.get("scattered", {}))
 
     @classmethod
     def load(cls, path) -> Profile:
@@ -172,16 +194,28 @@ def merged(base: Profile, new: Profile, keys) -> Profile:
         raise ValueError(f"cannot merge samples of {new.device['name']} into a profile of {base.device['name']}")
     if base.mode != new.mode:
         raise ValueError(f"cannot merge {new.mode!r} samples into a {base.mode!r} profile: the grids differ")
-    samples = {dt: dict(by_variant) for dt, by_variant in base.samples.items()}
-    for dt, by_variant in new.samples.items():
-        for key in keys:
-            if key in by_variant:
-                samples.setdefault(dt, {})[key] = by_variant[key]
+    tables = []
+    for mine, theirs in ((base.samples, new.samples), (base.scattered, new.scattered)):
+        table = {dt: dict(by_variant) for dt, by_variant in mine.items()}
+        for dt, by_variant in theirs.items():
+            for key in keys:
+                if key in by_variant:
+                    table.setdefault(dt, {})[key] = by_variant[key]
+        tables.append(table)
+    samples, scattered = tables
     meta = dict(base.meta)
     earlier = meta.get("merged", [])
     meta["merged"] = (earlier if isinstance(earlier, list) else [earlier]) + [
         {**{k: new.meta.get(k) for k in ("date", "commit", "cupy")}, "variants": sorted(keys)}]
-    return Profile(dict(base.device), dict(base.launch_us), samples, base.mode, meta, source=base.source)
+    return Profile(dict(base.device), dict(base.launch_us), samples, base.mode, meta, source=base.source,
+                   scattered=scattered)
+
+
+def _at(surface: _Surface, rows: float, slots: float) -> float:
+    """The surface's time at ``rows`` and ``slots``.  Fewer rows than sampled: as many slots on the fewest
+    rows sampled (a thread or warp per row would be slower still; the planner's tail bound covers that)."""
+    rows = max(float(rows), float(surface.min_rows))
+    return math.exp(surface.log_us(rows, max(float(slots), 0.0) / rows))
 
 
 def _dtype_name(dtype) -> str:
