@@ -386,3 +386,11 @@ def test_a_cocktail_part_that_delegates_is_labelled():
     plan = planner.Plan(parts, 3.0)
     assert plan.label() == "DIA(20%) cuSPARSE-CSR(80%)" and plan.delegates
     assert not planner.Plan(parts[:1], 1.0).delegates
+
+
+def test_variant_lists_keep_the_commas_of_their_keys():
+    assert variants.parse("csr_scalar, sell(C=32,t=2),ell") == ["csr_scalar", "sell(C=32,t=2)", "ell"]
+    flat = variants.parse("flat")
+    assert "sell(C=256,t=8)" in flat and "cusparse_coo(alg=2)" in flat and "dia" not in flat
+    with pytest.raises(ValueError, match="unknown kernel variant 'sell\\(C=3\\)'"):
+        variants.parse("sell(C=3)")

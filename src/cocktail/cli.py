@@ -323,7 +323,8 @@ def build_parser() -> argparse.ArgumentParser:
     cal.add_argument("--quick", action="store_true", help="a coarser grid: a few minutes")
     cal.add_argument("--dtype", default="float32,float64", help="value dtypes, comma-separated (default both)")
     cal.add_argument("--variants", default=None,
-                     help="comma-separated variant keys to sample (default all), e.g. 'csr_scalar,ell'")
+                     help="comma-separated variant keys to sample (default all), e.g. 'csr_scalar,sell(C=32,t=2)'; "
+                          "'flat' for every flat variant")
     cal.add_argument("--patterns", default="all", choices=("all", "own", "scattered"),
                      help="sample each variant on its own pattern, the flat variants also on scattered columns "
                           "(all, the default), or only one of the two")
@@ -367,9 +368,7 @@ def _calibrate(args) -> int:
     if not cuda_available():
         print("cocktail: error: calibrate measures a GPU, and CuPy sees none", file=sys.stderr)
         return 2
-    only = _split(args.variants) if args.variants else None
-    for key in only or ():
-        variants.get(key)  # ValueError names an unknown key
+    only = variants.parse(args.variants) if args.variants else None  # ValueError names an unknown key
     if args.merge_into and not only:
         print("cocktail: error: --merge-into needs --variants (the variants whose samples it replaces)",
               file=sys.stderr)

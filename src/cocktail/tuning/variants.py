@@ -100,3 +100,25 @@ def get(key: str) -> Variant:
 def keys() -> list[str]:
     """Every variant's key, in profile order."""
     return list(_BY_KEY)
+
+
+#: Names that stand for several variants in :func:`parse`: the flat variants (the ``rows`` pattern).
+GROUPS = {"flat": lambda v: v.pattern == "rows"}
+
+
+def parse(text: str) -> list[str]:
+    """Variant keys from a comma-separated list (commas inside a key's parentheses belong to the key);
+    ``flat`` stands for every flat variant.  ``ValueError`` names an unknown key."""
+    out, depth, part = [], 0, []
+    for ch in text + ",":
+        if ch == "," and depth == 0:
+            name = "".join(part).strip()
+            part = []
+            if name in GROUPS:
+                out += [v.key for v in VARIANTS if GROUPS[name](v)]
+            elif name:
+                out.append(get(name).key)
+            continue
+        depth += (ch == "(") - (ch == ")")
+        part.append(ch)
+    return list(dict.fromkeys(out))
