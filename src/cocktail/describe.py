@@ -225,6 +225,10 @@ def _why(report, nnz: int) -> str:
         timed = sum(c.measured_us is not None for c in cands)
         return (f"fastest measured of the {timed} candidates timed on this matrix "
                 f"({_gflops(nnz, plan.measured_us)} GFLOP/s)")
+    if getattr(report, "raced", False) and plan is not cands[0]:
+        return (f"the vendor's kernel, measured faster on this matrix than the fastest predicted plan "
+                f"{cands[0].label(nnz)} ({_gflops(nnz, plan.measured_us)} against "
+                f"{_gflops(nnz, cands[0].measured_us)} GFLOP/s)")
     return _predicted_why(cands, plan, nnz)
 
 
@@ -268,6 +272,10 @@ def auto_lines(report, nnz: int) -> list[str]:
                      f"slots per entry, else csr)")
         return lines
     lines += textwrap.wrap(f"why: {_why(report, nnz)}", WIDTH, initial_indent="  ", subsequent_indent="    ")
+    if getattr(report, "raced", False):
+        timed = ", ".join(f"{label} {us:.3g} µs" for label, us in report.measured.items())
+        lines += textwrap.wrap(f"raced: the vendor's kernel was predicted close, so both were timed on this matrix "
+                               f"({timed}); the faster is kept", WIDTH, initial_indent="  ", subsequent_indent="    ")
     lines += feature_lines(report.planning.features)
     lines += [f"  time: analysis {report.analysis_s * 1e3:.1f} ms, conversion {report.convert_s * 1e3:.1f} ms"
               + (f", measuring {report.measure_s * 1e3:.1f} ms" if report.measure_s else ""),

@@ -3,7 +3,11 @@
 :func:`choose` runs once at construction of a ``SparseMatrix``:
 
 1. ``tune="model"`` (default): compute the matrix's features on the GPU, cost the candidate
-   plans with the device profile (:mod:`cocktail.tuning.planner`) and build the fastest.
+   plans with the device profile (:mod:`cocktail.tuning.planner`) and build the fastest.  When
+   the vendor's best kernel (cuSPARSE) is predicted close to it
+   (:meth:`~cocktail.tuning.planner.Planning.vendor_rival`), both are timed on the matrix, a few
+   products each from one CUDA graph, and the faster is kept: never slower than the vendor by
+   the model's mistake.
 2. ``tune="measure"``: the same, then build the best candidates
    (:meth:`~cocktail.tuning.planner.Planning.to_measure`), time each on the matrix (CUDA graph replays, as the benchmark does) and
    keep the fastest.  The decision is cached on disk (:mod:`cocktail.tuning.decisions`): a
@@ -28,6 +32,9 @@ from .errors import DeviceMemoryError, FormatFillError, FormatValuesError
 TUNE = ("model", "measure")
 #: Products per timed graph and timed replays of ``tune="measure"``.
 MEASURE_CALLS, MEASURE_REPLAYS = 10, 3
+#: Products per graph and timed replays of ``tune="model"``'s race against the vendor (one replay
+#: warms, one is timed: with the first product, 7 products per candidate).
+RACE_CALLS, RACE_REPLAYS = 3, 1
 
 
 @dataclass
@@ -43,6 +50,7 @@ class AutoReport:
     measure_s: float = 0.0  # tune="measure": building and timing the candidates
     measured: dict = field(default_factory=dict)  # candidate label -> measured µs
     notice: str = ""
+    raced: bool = False  # tune="model" timed its plan against the vendor's (measure_s holds the time)
 
 
 def build(plan, csr, device: str = "cuda", guard: bool = False):
@@ -139,8 +147,9 @@ def _fallback(csr, notice: str, deterministic: bool = False):
     return storage, executor, AutoReport(plan, "model", notice=notice)
 
 
-def _time_us(executor, shape, dtype) -> float:
-    """Median µs of one product, from CUDA graph replays of MEASURE_CALLS products."""
+def _time_us(executor, shape, dtype, calls: int = MEASURE_CALLS, replays: int = MEASURE_REPLAYS) -> float:
+    """Median µs of one product, from ``replays`` timed CUDA graph replays of ``calls`` products (after a
+    first product and one untimed replay)."""
     import cupy
 
     m, n = shape
@@ -156,20 +165,38 @@ def _time_us(executor, shape, dtype) -> float:
         executor.run(x, y, 1, 0)  # first run: lazy work outside the timing
         stream.begin_capture()
         try:
-            for _ in range(MEASURE_CALLS):
+            for _ in range(calls):
                 executor.run(x, y, 1, 0)
         finally:
             graph = stream.end_capture()
         graph.launch(stream)
         samples = []
-        for _ in range(MEASURE_REPLAYS):
+        for _ in range(replays):
             start, end = cupy.cuda.Event(), cupy.cuda.Event()
             start.record(stream)
             graph.launch(stream)
             end.record(stream)
             end.synchronize()
-            samples.append(cupy.cuda.get_elapsed_time(start, end) * 1e3 / MEASURE_CALLS)
+            samples.append(cupy.cuda.get_elapsed_time(start, end) * 1e3 / calls)
     return sorted(samples)[len(samples) // 2]
+
+
+def _race(plan, built, rival, csr, report):
+    """``(plan, built)``: the faster on this matrix of ``plan`` (built) and the vendor's ``rival``, each
+    timed from RACE_CALLS products in a CUDA graph; the loser's arrays are released.  A rival that does
+    not fit in GPU memory loses."""
+    t0 = time.perf_counter()
+    try:
+        rival_built = fitting_build(rival, csr)
+    except DeviceMemoryError:
+        return plan, built
+    for candidate, (_, executor) in ((plan, built), (rival, rival_built)):
+        candidate.measured_us = _time_us(executor, csr.shape, csr.dtype, RACE_CALLS, RACE_REPLAYS)
+        report.measured[candidate.detail()] = candidate.measured_us
+    report.raced, report.measure_s = True, time.perf_counter() - t0
+    if rival.measured_us < plan.measured_us:
+        return rival, rival_built
+    return plan, built
 
 
 def choose(csr, tune: str = "model", deterministic: bool = False, vendor: bool = True):
@@ -210,11 +237,14 @@ def choose(csr, tune: str = "model", deterministic: bool = False, vendor: bool =
     report = AutoReport(planning.chosen, tune, planning, analysis_s=analysis, notice=prof.notice)
     if tune == "model":
         t0 = time.perf_counter()
-        plan, (storage, executor), skipped = first_that_fits(planning.candidates, lambda p: fitting_build(p, csr),
-                                                             lambda: _plain_csr(csr, deterministic))
+        plan, built, skipped = first_that_fits(planning.candidates, lambda p: fitting_build(p, csr),
+                                               lambda: _plain_csr(csr, deterministic))
         report.plan, report.convert_s = plan, time.perf_counter() - t0
         report.notice = _join(report.notice, fallback_notice(skipped, plan, csr.nnz))
-        return storage, executor, report
+        rival = planning.vendor_rival(plan) if not skipped else None
+        if rival is not None:
+            report.plan, built = _race(plan, built, rival, csr, report)
+        return built[0], built[1], report
     t0 = time.perf_counter()
     best, skipped = None, []
     for candidate in planning.to_measure():

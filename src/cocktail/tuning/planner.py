@@ -64,6 +64,10 @@ MIN_PART_SHARE = 0.05
 TAIL_ROWS = 1024
 #: Candidate plans ``tune="measure"`` times on the matrix (and the best of each kind besides).
 MEASURE_TOP = 3
+#: ``tune="model"`` times its plan against the vendor's best single kernel on the matrix when the
+#: vendor's is predicted within this factor of the plan's time: the profile's synthetic patterns
+#: leave out what makes the vendor faster on some irregular matrices (measured up to 1.43x off).
+VENDOR_RACE_WITHIN = 1.5
 #: The CSR kernels and COO kernels the remainder of a Cocktail may use.
 CSR_VARIANTS = (("csr_scalar",) + tuple(f"csr_vector(t={t})" for t in _variants.VECTOR_THREADS)
                 + ("csr_merge",) + tuple(f"csr_stream(k={k})" for k in _variants.STREAM_ITEMS)
@@ -211,6 +215,17 @@ class Planning:
     def chosen(self) -> Plan:
         return self.candidates[0]
 
+    def vendor_rival(self, chosen: Plan) -> Plan | None:
+        """The fastest predicted plan that runs the vendor's kernel alone, when ``chosen`` does not
+        delegate and that plan is predicted within :data:`VENDOR_RACE_WITHIN` of ``chosen``'s time
+        (``tune="model"`` then times the two on the matrix); else None."""
+        if chosen.delegates:
+            return None
+        rival = next((p for p in self.candidates if p.single and p.delegates), None)
+        if rival is None or rival.predicted_us > VENDOR_RACE_WITHIN * chosen.predicted_us:
+            return None
+        return rival
+
     def to_measure(self) -> list:
         """The candidates ``tune="measure"`` times: the MEASURE_TOP fastest predicted, and the fastest
         predicted of each kind (each single format, and Cocktails) besides, since the profile knows
@@ -225,11 +240,12 @@ class Planning:
 
 
 def _kind(plan: Plan) -> str:
-    """``cocktail``, or a single plan's category and format (``flat:coo``, ``block:bell``)."""
+    """``cocktail``, or a single plan's category and format (``flat:coo``, ``block:bell``; the vendor's
+    kernels a kind of their own: ``flat:csr:vendor``)."""
     if not plan.single:
         return "cocktail"
     v = _variants.get(plan.parts[0].variant)
-    return f"{v.category}:{v.format}"
+    return f"{v.category}:{v.format}" + (":vendor" if plan.delegates else "")
 
 
 class _Costing:
