@@ -10,7 +10,8 @@ from cocktail.bench import holdout, suites
 from cocktail.cli import _problems, build_parser
 
 NAMES = ["holdout_banded", "holdout_blockdiag", "holdout_rmat", "holdout_tall", "holdout_wide",
-         "holdout_sparse_rows", "holdout_mesh2d", "holdout_mesh3d_b3"]
+         "holdout_sparse_rows", "holdout_mesh2d", "holdout_mesh3d_b3", "holdout_preferential", "holdout_knn",
+         "holdout_bipartite", "holdout_saddle"]
 
 
 @pytest.fixture(scope="module")
@@ -134,6 +135,45 @@ def test_mesh3d_has_3x3_blocks(full):
     assert np.all(counts == 9)  # every touched 3x3 block is full
     lengths = np.diff(A.indptr).reshape(-1, 3)
     assert np.all(lengths == lengths[:, :1])  # the three rows of a node have the same length
+
+
+def test_preferential_attachment_has_hubs_first(full):
+    A = full["holdout_preferential"]
+    assert (A != A.T).nnz == 0 and np.all(A.diagonal() == 0)
+    degree = np.diff(A.indptr)
+    assert degree.max() > 100 * np.median(degree)  # hubs
+    first, last = degree[: len(degree) // 100].mean(), degree[-len(degree) // 100:].mean()
+    assert first > 5 * last  # the oldest vertices gathered the most edges
+    assert degree.min() >= 1
+
+
+def test_knn_graph_is_local_in_its_curve_order(full):
+    A = full["holdout_knn"]
+    assert (A != A.T).nnz == 0 and np.all(A.diagonal() != 0)
+    degree = np.diff(A.indptr)
+    assert degree.min() >= 9 and degree.max() <= 40  # k = 8 neighbours, the point, and those choosing it
+    rows = np.repeat(np.arange(A.shape[0]), degree)
+    near = np.abs(A.indices - rows) <= A.shape[0] // 100
+    assert 0.6 < near.mean() < 1.0  # mostly near in index, with the curve's jumps
+
+
+def test_bipartite_has_popular_columns(full):
+    A = full["holdout_bipartite"]
+    assert A.shape[0] == 3 * A.shape[1]
+    column_counts = np.bincount(A.indices, minlength=A.shape[1])
+    assert column_counts.max() > 100 * np.median(column_counts)
+    lengths = np.diff(A.indptr)
+    assert lengths.max() > 8 * lengths.mean()
+
+
+def test_saddle_point_has_a_zero_block(full):
+    A = full["holdout_saddle"]
+    m = 400
+    n = m * m
+    assert A.shape == (n + (m // 2) ** 2,) * 2 and (A != A.T).nnz == 0
+    lower = A[n:]
+    assert lower.nnz == 4 * (m // 2) ** 2 and lower.indices.max() < n  # constraints touch only unknowns
+    assert np.all(A.diagonal()[:n] != 0) and np.all(A.diagonal()[n:] == 0)
 
 
 def test_cli_resolves_holdout(monkeypatch):
