@@ -218,7 +218,7 @@ def test_auto_races_its_plan_against_a_close_vendor_kernel(vendor_close):
     A = SparseMatrix(S)
     report = A.auto
     assert report.planning.chosen.parts[0].variant == "csr_scalar"
-    assert report.raced and report.measure_s > 0 and len(report.measured) == 2
+    assert report.raced and report.measure_s > 0 and len(report.measured) >= 2
     timed = {label: us for label, us in report.measured.items()}
     assert report.plan.measured_us == min(timed.values())  # the faster of the two is kept
     assert A.kernel == report.plan.parts[0].kernel

@@ -4,10 +4,10 @@
 
 1. ``tune="model"`` (default): compute the matrix's features on the GPU, cost the candidate
    plans with the device profile (:mod:`cocktail.tuning.planner`) and build the fastest.  When
-   the vendor's best kernel (cuSPARSE) is predicted close to it
-   (:meth:`~cocktail.tuning.planner.Planning.vendor_rival`), both are timed on the matrix, a few
-   products each from one CUDA graph, and the faster is kept: never slower than the vendor by
-   the model's mistake.
+   the vendor's kernels (cuSPARSE's CSR and COO) are predicted close to it
+   (:meth:`~cocktail.tuning.planner.Planning.vendor_rivals`), they are all timed on the matrix,
+   a few products each from one CUDA graph, and the fastest is kept: a model's mistake never
+   leaves the product slower than the vendor's.
 2. ``tune="measure"``: the same, then build the best candidates
    (:meth:`~cocktail.tuning.planner.Planning.to_measure`), time each on the matrix (CUDA graph replays, as the benchmark does) and
    keep the fastest.  The decision is cached on disk (:mod:`cocktail.tuning.decisions`): a
@@ -181,21 +181,24 @@ def _time_us(executor, shape, dtype, calls: int = MEASURE_CALLS, replays: int = 
     return sorted(samples)[len(samples) // 2]
 
 
-def _race(plan, built, rival, csr, report):
-    """``(plan, built)``: the faster on this matrix of ``plan`` (built) and the vendor's ``rival``, each
-    timed from RACE_CALLS products in a CUDA graph; the loser's arrays are released.  A rival that does
-    not fit in GPU memory loses."""
+def _race(plan, built, rivals, csr, report):
+    """``(plan, built)``: the fastest on this matrix of ``plan`` (built) and the vendor's ``rivals``, each
+    timed from RACE_CALLS products in a CUDA graph, one at a time (a rival is built, timed, and kept
+    only while it leads).  A rival that does not fit in GPU memory loses."""
     t0 = time.perf_counter()
-    try:
-        rival_built = fitting_build(rival, csr)
-    except DeviceMemoryError:
-        return plan, built
-    for candidate, (_, executor) in ((plan, built), (rival, rival_built)):
-        candidate.measured_us = _time_us(executor, csr.shape, csr.dtype, RACE_CALLS, RACE_REPLAYS)
-        report.measured[candidate.detail()] = candidate.measured_us
+    plan.measured_us = _time_us(built[1], csr.shape, csr.dtype, RACE_CALLS, RACE_REPLAYS)
+    report.measured[plan.detail()] = plan.measured_us
+    for rival in rivals:
+        try:
+            rival_built = fitting_build(rival, csr)
+        except DeviceMemoryError:
+            continue
+        rival.measured_us = _time_us(rival_built[1], csr.shape, csr.dtype, RACE_CALLS, RACE_REPLAYS)
+        report.measured[rival.detail()] = rival.measured_us
+        if rival.measured_us < plan.measured_us:
+            plan, built = rival, rival_built
+        del rival_built
     report.raced, report.measure_s = True, time.perf_counter() - t0
-    if rival.measured_us < plan.measured_us:
-        return rival, rival_built
     return plan, built
 
 
@@ -241,9 +244,9 @@ def choose(csr, tune: str = "model", deterministic: bool = False, vendor: bool =
                                                lambda: _plain_csr(csr, deterministic))
         report.plan, report.convert_s = plan, time.perf_counter() - t0
         report.notice = _join(report.notice, fallback_notice(skipped, plan, csr.nnz))
-        rival = planning.vendor_rival(plan) if not skipped else None
-        if rival is not None:
-            report.plan, built = _race(plan, built, rival, csr, report)
+        rivals = planning.vendor_rivals(plan) if not skipped else []
+        if rivals:
+            report.plan, built = _race(plan, built, rivals, csr, report)
         return built[0], built[1], report
     t0 = time.perf_counter()
     best, skipped = None, []

@@ -215,16 +215,18 @@ class Planning:
     def chosen(self) -> Plan:
         return self.candidates[0]
 
-    def vendor_rival(self, chosen: Plan) -> Plan | None:
-        """The fastest predicted plan that runs the vendor's kernel alone, when ``chosen`` does not
-        delegate and that plan is predicted within :data:`VENDOR_RACE_WITHIN` of ``chosen``'s time
-        (``tune="model"`` then times the two on the matrix); else None."""
+    def vendor_rivals(self, chosen: Plan) -> list:
+        """For each vendor kernel (cuSPARSE's CSR and its COO), the fastest predicted plan that runs it
+        alone, when ``chosen`` does not delegate and that plan is predicted within
+        :data:`VENDOR_RACE_WITHIN` of ``chosen``'s time (``tune="model"`` then times them all on the
+        matrix); empty otherwise."""
         if chosen.delegates:
-            return None
-        rival = next((p for p in self.candidates if p.single and p.delegates), None)
-        if rival is None or rival.predicted_us > VENDOR_RACE_WITHIN * chosen.predicted_us:
-            return None
-        return rival
+            return []
+        rivals = {}
+        for p in self.candidates:
+            if p.single and p.delegates and p.parts[0].kernel not in rivals:
+                rivals[p.parts[0].kernel] = p
+        return [p for p in rivals.values() if p.predicted_us <= VENDOR_RACE_WITHIN * chosen.predicted_us]
 
     def to_measure(self) -> list:
         """The candidates ``tune="measure"`` times: the MEASURE_TOP fastest predicted, and the fastest
