@@ -396,15 +396,15 @@ def test_variant_lists_keep_the_commas_of_their_keys():
         variants.parse("sell(C=3)")
 
 
-def test_vendor_rivals_are_the_close_vendor_singles_one_per_kernel():
+def test_vendor_rivals_are_the_close_vendor_singles_one_per_variant():
     def single(variant, us):
         return planner.Plan((planner.Part(variant, ("rest",), 10, 10, us),), us)
 
     ours, csr1, csr2, coo1 = (single("csr_stream(k=8)", 10.0), single("cusparse_csr(alg=1)", 12.0),
                               single("cusparse_csr(alg=2)", 13.0), single("cusparse_coo(alg=1)", 16.0))
     planning = planner.Planning(None, [ours, csr1, csr2, coo1], "model")
-    assert planning.vendor_rivals(ours) == [csr1] == [p for p in planning.vendor_rivals(ours)]  # coo: 1.6x off
-    coo1.predicted_us = 14.0
-    assert planning.vendor_rivals(ours) == [csr1, coo1]
-    assert planning.vendor_rivals(csr1) == []  # the plan already delegates
+    assert planning.vendor_rivals(ours) == [csr1, csr2]  # the two fastest predicted vendor variants
+    csr1.predicted_us = csr2.predicted_us = 25.0  # past 2x: only COO is close
+    assert planning.vendor_rivals(ours) == [coo1]
+    assert planning.vendor_rivals(csr1) == [csr2, coo1]  # a vendor plan races the other vendor variants
     assert {planner._kind(p) for p in (ours, csr1, coo1)} == {"flat:csr", "flat:csr:vendor", "flat:coo:vendor"}
