@@ -198,16 +198,17 @@ def test_auto_delegates_to_cusparse_and_says_so(vendor_fastest, dtype):
 
 @pytest.fixture
 def vendor_close(monkeypatch, tmp_path):
-    """A modelled profile in which cuSPARSE's CSR algorithm is predicted a little slower than csr_scalar,
-    and every other flat kernel far slower: format='auto' plans csr_scalar and races it against cuSPARSE."""
+    """A modelled profile in which cuSPARSE's CSR algorithm is predicted a little slower than csr_stream
+    (the same balanced work), and every other flat kernel far slower: format='auto' plans csr_stream and
+    races it against cuSPARSE."""
     monkeypatch.setenv("COCKTAIL_CACHE", str(tmp_path))
     prof = model_profile()
     for dt in prof.samples:
-        base = prof.samples[dt]["csr_scalar"]
+        base = prof.samples[dt]["csr_stream(k=8)"]
         for key in list(prof.samples[dt]):
             if key == "cusparse_csr(alg=1)":
                 prof.samples[dt][key] = [[m, k, 1.2 * us] for m, k, us in base]
-            elif key != "csr_scalar":
+            elif key != "csr_stream(k=8)":
                 prof.samples[dt][key] = [[m, k, 10 * us] for m, k, us in prof.samples[dt][key]]
     monkeypatch.setattr(profile, "for_device", lambda device: prof)
     return prof
@@ -217,7 +218,7 @@ def test_auto_races_its_plan_against_a_close_vendor_kernel(vendor_close):
     S = sp.random_array((50_000, 50_000), density=2e-4, format="csr", rng=np.random.default_rng(6))
     A = SparseMatrix(S)
     report = A.auto
-    assert report.planning.chosen.parts[0].variant == "csr_scalar"
+    assert report.planning.chosen.parts[0].variant == "csr_stream(k=8)"
     assert report.raced and report.measure_s > 0 and len(report.measured) >= 2
     timed = {label: us for label, us in report.measured.items()}
     assert report.plan.measured_us == min(timed.values())  # the faster of the two is kept
@@ -225,4 +226,4 @@ def test_auto_races_its_plan_against_a_close_vendor_kernel(vendor_close):
     assert "raced: the vendor's kernel was predicted close" in A.explain()
     _check_product(A, S, np.float64)
     own = SparseMatrix(S, vendor=False)  # no vendor kernel: nothing to race
-    assert not own.auto.raced and own.kernel == "csr_scalar"
+    assert not own.auto.raced and own.kernel == "csr_stream"
