@@ -2,7 +2,11 @@
 # Regenerates the benchmark reports and their plots from the committed JSON of GPU runs; never edit
 # the reports by hand.
 #
-# 1. docs/benchmarks.md, the latest run (issue 10, bandwidth): $BW/<suite>_<dtype>.json, the records
+# 0. docs/benchmarks.md, the latest run (never slower than cuSPARSE: the vendor kernel as a candidate,
+#    locality, the race): $VENDOR/<suite>_<dtype>.json, the records of `cocktail bench --suite S
+#    --methods ours,auto,cusparse --no-overhead --repeat 20 --dtype D --json S_D.json`, plots in
+#    $VENDOR/plots.
+# 1. docs/benchmarks/2026-11-23-h100-bandwidth.md, the bandwidth run (issue 10): $BW/<suite>_<dtype>.json, the records
 #    of `cocktail bench --suite S --all-kernels --methods ours,auto,cusparse,cupyx --no-overhead
 #    --repeat 20 --dtype D --json S_D.json` for the structured, williams, cocktail and holdout suites
 #    in float32 and float64, plots in $BW/plots.
@@ -24,6 +28,7 @@ if [[ -z ${PYTHON:-} ]]; then
 fi
 report() { PYTHONPATH=src "$PYTHON" -m cocktail.cli report "$@"; }
 
+VENDOR=docs/benchmarks/2026-11-25-h100-vendor
 BW=docs/benchmarks/2026-11-23-h100-bandwidth
 PLAN=docs/benchmarks/2026-11-23-h100-planner
 NEW=docs/benchmarks/2026-11-22-h100-executor
@@ -34,12 +39,26 @@ OLD_REPORT=docs/benchmarks/2026-11-22-h100.md
 TIMES_NOTE="Times: *kernel time* replays a CUDA graph of four products (one per rotated x buffer) with CUDA events around each replay, median of at least 100 replays; cupyx refuses stream capture, so its products are issued back to back from Python behind a queued busy-wait kernel, which keeps the GPU from waiting on the host between the events. *Call time* (in the JSON, \`call_us\`) is one synchronous call from Python. cuSPARSE: descriptors, workspace and SpMV preprocessing made once outside the timing, each of CSR_ALG1, CSR_ALG2, COO_ALG1, COO_ALG2 timed, and \`cusparse-best\` the fastest of the four per problem. SciPy runs on the host CPU."
 RATES_NOTE="GFLOP/s is 2·nnz / kernel time. Effective GB/s uses each format's byte model (Bell & Garland's: one read of x per stored value), so it can exceed DRAM bandwidth when x is served from cache; the bandwidth maps show it in GB/s (the JSON's \`bandwidth_fraction\` is it over the measured device-to-device copy bandwidth, about 3,000 GB/s here, read plus write). L2 is 50 MiB; each record's \`l2_ratio\` is its byte model over the L2 size."
 
-# 1. The latest run: bandwidth (issue 10), every suite, float32 and float64, commit a29ac93.
+# 0. The latest run: never slower than cuSPARSE, every suite, float64 at commit c0b52a4, float32 at 7d59d58.
+grep -q '^commit c0b52a4$' $VENDOR/gpu_float64.txt && grep -q '^commit 7d59d58$' $VENDOR/gpu_float32.txt
+report \
+  $VENDOR/structured_float64.json $VENDOR/williams_float64.json $VENDOR/cocktail_float64.json $VENDOR/holdout_float64.json \
+  $VENDOR/structured_float32.json $VENDOR/williams_float32.json $VENDOR/cocktail_float32.json $VENDOR/holdout_float32.json \
+  --plots $VENDOR/plots --out docs/benchmarks.md \
+  --title "Cocktail SpMV benchmark: NVIDIA H100, every suite against cuSPARSE, float32 and float64 (never slower than the vendor)" \
+  --note "GPU: NVIDIA H100 80GB HBM3 (driver 580.159.04, 81,559 MiB); CuPy 14.2.0, CUDA runtime 13.2 (13020), NumPy 2.5.2, SciPy 1.18.1 ($VENDOR/gpu_float64.txt, gpu_float32.txt). Date 2026-11-25. float64 at commit c0b52a4, float32 at commit 7d59d58: the two differ only in the matrix the benchmark warms format='auto' up on before the first timed analysis (c0b52a4's reaches every feature path, so the first matrix of a float64 suite no longer pays CuPy's one-time compilation; the float32 figures of dense, laplace3_1000000 and holdout_banded still do). Every record carries gpu, cuda, cupy, commit and date. Planner profile: the shipped H100 profile (src/cocktail/tuning/profiles/h100.json: the full grid of commit 17e6f24, csr_stream and dia_vi added at ff41dc8, cuSPARSE's four algorithms added at e539738, and every flat variant sampled on scattered columns at eea870f, all on the full grid). GPU tests: \`pytest -m gpu\` at c0b52a4 6896 passed, 2 failed (two tests whose expectations were wrong, fixed in faae96a, where they pass), 11 skipped ($VENDOR/pytest_gpu_c0b52a4.log)." \
+  --note "Command, per suite S in structured, williams, cocktail, holdout and dtype D: \`cocktail bench --suite S --methods ours,auto,cusparse --no-overhead --repeat 20 --dtype D --json S_D.json\`. Methods: every format with its default kernel (\`best-single\` the fastest of them per problem; without --all-kernels this time, to fit the device time), \`cocktail-auto\` (\`SparseMatrix(S)\`: the planner, cuSPARSE's kernels among its candidates, the race), \`cocktail-auto-own\` (\`SparseMatrix(S, vendor=False)\`: our own kernels only), \`cocktail-measured\` (\`tune='measure'\`) and cuSPARSE's four algorithms (\`cusparse-best\` the fastest per problem). The holdout suite now has twelve classes: the four new ones (preferential attachment, a kNN graph in Z-order, a bipartite rectangle, a saddle point) were added before their first timing and set no threshold; no threshold was fitted to a named matrix. The FEM matrices use the documented grid substitute (scikit-fem is not installed on the GPU machine)." \
+  --note "$TIMES_NOTE" \
+  --note "$RATES_NOTE" \
+  --note "What changed: cuSPARSE's CSR and COO algorithms are kernels of ours (\`cusparse_csr\`, \`cusparse_coo\`: descriptors, workspace and preprocessing at construction, capturable, the same launch as the cuSPARSE baseline), calibrated into the profile and planned like every variant, whole or as a Cocktail's part; the planner sees how scattered the gathers of x are (\`x_scatter\`, blended between the profile's adjacent-column and scattered-column samples); and format='auto' times its plan against the vendor's kernels on the matrix when the profile predicts them within 2x (the race: 7 products per candidate from one CUDA graph). The targets table below ('Targets: never slower than cuSPARSE') is computed from these records. Where they stand: \`cocktail-auto\` at least 0.97x \`cusparse-best\` on every problem: met in float32 (worst 0.988), missed in float64 on two small matrices (circuit and economics, 0.966: on economics it runs the same cuSPARSE COO algorithm as the baseline, 13.2 against 12.8 µs, and on circuit the race kept COO_ALG1 over CSR_ALG1, 3% apart: the timing noise of a 9-13 µs kernel). Geometric mean 1.5x: missed, 1.35 (float64) and 1.43 (float32): the graphs now land at 1.0x (the vendor's kernel, chosen or raced), so the geometric mean rests on the structured and block matrices. Our own kernels alone on the power-law family 1.0x: missed, 0.85 (float64) and 0.84 (float32): csr_stream stays 0.65-0.88x cuSPARSE's CSR on the web graphs (docs/performance-notes.md), the kernel work this issue also asks for is not done yet. \`cocktail-auto\` at least 0.95x \`cocktail-measured\`: missed on 13 of 74, mostly the FEM substitutes (fem_cantilever float64 0.64: bdia predicted 13 µs, measured 31; the race against cuSPARSE kept the plan from being slower than the vendor, but \`tune='measure'\` finds bcsr(3x3) 1.5x faster). Analysis and planning within 20 SpMVs: missed by far, 400-7,000 SpMVs (20-70 ms): the features are still a few hundred CuPy operations with host synchronisations." \
+  --note "Generated by docs/benchmarks/make_benchmarks_md.sh from the JSON beside it."
+
+# 1. The bandwidth run (issue 10), every suite, float32 and float64, commit a29ac93.
 grep -q '^commit a29ac93$' $BW/gpu.txt  # the notes below describe this run
 report \
   $BW/structured_float64.json $BW/williams_float64.json $BW/cocktail_float64.json $BW/holdout_float64.json \
   $BW/structured_float32.json $BW/williams_float32.json $BW/cocktail_float32.json $BW/holdout_float32.json \
-  --plots $BW/plots --out docs/benchmarks.md \
+  --plots $BW/plots --out docs/benchmarks/2026-11-23-h100-bandwidth.md \
   --title "Cocktail SpMV benchmark: NVIDIA H100, every suite against cuSPARSE, float32 and float64 (issue 10: bandwidth)" \
   --note "GPU: NVIDIA H100 80GB HBM3 (driver 580.159.04, 81,559 MiB); CuPy 14.2.0, CUDA runtime 13.2 (13020), NumPy 2.5.2, SciPy 1.18.1 ($BW/gpu.txt). Date 2026-11-23; commit a29ac93 (every record carries gpu, cuda, cupy, commit and date). Planner profile: the shipped H100 profile (src/cocktail/tuning/profiles/h100.json: the full grid of commit 17e6f24 plus csr_stream(k=8), csr_stream(k=16) and dia_vi sampled on the full grid at commit ff41dc8, the tree of this run's kernels)." \
   --note "Command, per suite S in structured, williams, cocktail, holdout and dtype D: \`cocktail bench --suite S --all-kernels --methods ours,auto,cusparse,cupyx --no-overhead --repeat 20 --dtype D --json S_D.json\`. Methods: every kernel of every format with its default parameters (\`best-single\` the fastest of them per problem), \`cocktail-auto\` (\`SparseMatrix(S)\`: format='auto', the planner on the profile), \`cocktail-measured\` (\`tune='measure'\`), cuSPARSE's four algorithms (\`cusparse-best\` the fastest per problem) and cupyx \`A @ x\`. New since the planner run: the csr_stream kernel (CSR in balanced warp items, products staged in shared memory) and the dia_vi format (DIA with one-byte codes into a table of the matrix's distinct values: the Laplacians have two). The holdout suite was never used to set a threshold; no threshold was fitted to a named matrix. The FEM matrices use the documented grid substitute (scikit-fem is not installed on the GPU machine)." \

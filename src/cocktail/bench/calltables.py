@@ -100,6 +100,9 @@ def call_tables(records) -> list[tuple[str, list[str], list[list[str]]]]:
     found = targets.performance_verdicts(records)
     if found:
         tables.append(("Targets (issue 10): kernel time, call time, DRAM bandwidth, DIA floor", *verdict_table(found)))
+    found = targets.vendor_verdicts(records)
+    if found:
+        tables.append(("Targets: never slower than cuSPARSE", *verdict_table(found)))
     return tables
 
 

@@ -17,6 +17,12 @@ call-time target above; on matrices whose CSR moves more than 4x the L2 size, th
 bandwidth) at least 0.85 on regular matrices and 0.60 on power-law ones (the suites' families,
 :mod:`.families`); and DIA on the structured suite's Laplacians within 0.8 of the floor time of
 reading the values once plus ``x`` and ``y`` at the copy bandwidth.
+
+Never slower than the vendor (:func:`vendor_verdicts`): ``cocktail-auto`` at least 0.97x
+``cusparse-best`` on every matrix and 1.5x in geometric mean; our own kernels alone
+(``cocktail-auto-own``) at least 1.0x in geometric mean over the power-law family;
+``cocktail-auto`` at least 0.95x ``cocktail-measured`` on every matrix; analysis, planning and
+the race against the vendor within 20 SpMVs of the chosen plan on matrices of 1M entries or more.
 """
 
 from __future__ import annotations
@@ -32,6 +38,7 @@ from .overhead_methods import BOUND, BOUND_GRAPH, EMPTY_LAUNCH, MATMUL, MATVEC
 from .selection import overhead_records, spmv_records
 
 AUTO = "cocktail-auto"
+OWN = "cocktail-auto-own"
 MEASURED = "cocktail-measured"
 BEST_SINGLE = "best-single"
 
@@ -82,6 +89,20 @@ DIA_FLOOR_TARGETS = {m: Target(f"structured Laplacians: floor time (values once 
                                "time", 0.80, True) for m in DIA_METHODS}
 ISSUE_10_TARGETS = (CUSPARSE_GEOMEAN_TARGET, CUSPARSE_WORST_TARGET, CUPYX_TARGET, DRAM_REGULAR_TARGET,
                     DRAM_POWER_LAW_TARGET, *DIA_FLOOR_TARGETS.values())
+
+#: Never slower than the vendor: cusparse-best's kernel time over cocktail-auto's on every matrix (and
+#: CUSPARSE_GEOMEAN_TARGET); our own kernels alone (cocktail-auto-own) on the power-law family;
+#: cocktail-auto against cocktail-measured; analysis, planning and the race against the vendor in
+#: SpMVs of the chosen plan, on matrices of at least ANALYSIS_MIN_NNZ entries.
+VENDOR_WORST_TARGET = Target("kernel time: cusparse-best / cocktail-auto", 0.97, True)
+OWN_POWER_LAW_TARGET = Target("power-law matrices, kernel time: cusparse-best / cocktail-auto-own", 1.0, True,
+                              "geomean")
+AUTO_OVER_MEASURED_TARGET = Target("kernel time: cocktail-measured / cocktail-auto", 0.95, True)
+PLANNING_TARGET = Target("cocktail-auto analysis, planning and race, in SpMVs of its plan (1M+ entries)", 20.0,
+                         False)
+ANALYSIS_MIN_NNZ = 1_000_000
+VENDOR_TARGETS = (CUSPARSE_GEOMEAN_TARGET, VENDOR_WORST_TARGET, OWN_POWER_LAW_TARGET, AUTO_OVER_MEASURED_TARGET,
+                  PLANNING_TARGET)
 
 #: Overhead target -> (method, record field): the ratio comes from the overhead records.
 OVERHEAD_TARGETS = {MATVEC_TARGET: (MATVEC, "over_empty_launch"), MATMUL_TARGET: (MATMUL, "over_empty_launch"),
@@ -293,6 +314,31 @@ def performance_verdicts(records) -> list[Verdict]:
                       if method in v and v[method].get("suite") == "structured" and v[method].get("family") == REGULAR}
             if picked:
                 out.append(Verdict(target, dtype, *_values(picked, floor_fraction)))
+    return out
+
+
+def vendor_verdicts(records) -> list[Verdict]:
+    """The never-slower-than-the-vendor targets per dtype of the GPU SpMV records (:data:`VENDOR_TARGETS`)."""
+    rows = [r for r in spmv_records(records) if r.get("kernel_timing") != "cpu"]
+    out = []
+    for dtype in dict.fromkeys(r["dtype"] for r in rows):
+        by_matrix = _by_matrix(rows, dtype)
+        relevant = {m: v for m, v in by_matrix.items() if AUTO in v and CUSPARSE_BEST in v}
+        if relevant:
+            for target in (CUSPARSE_GEOMEAN_TARGET, VENDOR_WORST_TARGET):
+                out.append(Verdict(target, dtype, *_ratios(relevant, CUSPARSE_BEST, AUTO, metrics.time_us)))
+        own = {m: v for m, v in by_matrix.items() if OWN in v and CUSPARSE_BEST in v
+               and v[OWN].get("family") == POWER_LAW}
+        if own:
+            out.append(Verdict(OWN_POWER_LAW_TARGET, dtype, *_ratios(own, CUSPARSE_BEST, OWN, metrics.time_us)))
+        measured = {m: v for m, v in by_matrix.items() if AUTO in v and MEASURED in v}
+        if measured:
+            out.append(Verdict(AUTO_OVER_MEASURED_TARGET, dtype, *_ratios(measured, MEASURED, AUTO, metrics.time_us)))
+        planning = {m: (v[AUTO].get("analysis_spmvs") or 0) + (v[AUTO].get("measure_spmvs") or 0)
+                    for m, v in by_matrix.items() if AUTO in v and not v[AUTO].get("note")
+                    and v[AUTO].get("analysis_spmvs") and int(v[AUTO]["nnz"]) >= ANALYSIS_MIN_NNZ}
+        if planning:
+            out.append(Verdict(PLANNING_TARGET, dtype, planning))
     return out
 
 
