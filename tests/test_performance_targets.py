@@ -110,10 +110,34 @@ def test_cpu_records_and_old_records_give_no_issue_10_verdicts():
 def test_the_issue_10_table_in_the_report(tmp_path):
     records = [_rec("a", "cusparse-best", 30.0), _rec("a", "cocktail-auto", 10.0)]
     titles = [t for t, _, _ in calltables.call_tables(records)]
-    assert titles == ["Targets (issue 10): kernel time, call time, DRAM bandwidth, DIA floor"]
+    assert titles == ["Targets (issue 10): kernel time, call time, DRAM bandwidth, DIA floor",
+                      "Targets: never slower than cuSPARSE"]
     text = report.markdown(records, "T")
     assert "| kernel time: cusparse-best / cocktail-auto | float64 | 1 | 3 | 3 (a) | geomean >= 1.5 | pass |" in text
     path = tmp_path / "r.json"
     path.write_text(json.dumps(records))
     assert main(["report", str(path), "--out", str(tmp_path / "r.md")]) == 0
     assert "## Targets (issue 10)" in (tmp_path / "r.md").read_text()
+
+
+# --- never slower than the vendor ------------------------------------------------------------------
+def _vendor(records, target, dtype="float64"):
+    (v,) = [v for v in targets.vendor_verdicts(records) if v.target == target and v.dtype == dtype]
+    return v
+
+
+def test_never_slower_than_the_vendor_targets():
+    big = {"nnz": 2_000_000}
+    records = [_rec("a", "cusparse-best", 30.0), _rec("a", "cocktail-auto", 10.0, analysis_spmvs=12.0,
+                                                        measure_spmvs=4.0, **big),
+               _rec("a", "cocktail-measured", 9.0), _rec("a", "cocktail-auto-own", 15.0, family="power-law"),
+               _rec("b", "cusparse-best", 9.6), _rec("b", "cocktail-auto", 10.0, analysis_spmvs=30.0),
+               _rec("b", "cocktail-measured", 10.0), _rec("b", "cocktail-auto-own", 12.0, family="regular")]
+    worst = _vendor(records, targets.VENDOR_WORST_TARGET)
+    assert worst.worst == ("b", pytest.approx(0.96)) and worst.passed is False  # 0.96 < 0.97
+    own = _vendor(records, targets.OWN_POWER_LAW_TARGET)
+    assert own.ratios == {"a": 2.0} and own.passed  # the power-law matrices only
+    measured = _vendor(records, targets.AUTO_OVER_MEASURED_TARGET)
+    assert measured.ratios == {"a": 0.9, "b": 1.0} and measured.passed is False
+    planning = _vendor(records, targets.PLANNING_TARGET)
+    assert planning.ratios == {"a": 16.0} and planning.passed  # b has fewer than 1M entries: not judged
