@@ -60,8 +60,10 @@ KERNEL_CONFIGS = [
     ("sbell", "sbell", {"max_fill": None, "block": (3, 2), "slice_height": 3}, {}),
     ("sbell", "sbell", {"max_fill": None, "block": (8, 3), "slice_height": 1}, {}),
     ("sbell", "sbell", {"max_fill": None, "block": (8, 8), "slice_height": 5}, {"block_threads": 128}),
-    # cuSPARSE's algorithms, bound like our kernels.
+    # cuSPARSE's algorithms, bound like our kernels, alone and as the part that adds into y.
     *[(f"cusparse_{f}", f, {}, {"alg": a}) for f in ("csr", "coo") for a in (1, 2)],
+    ("hyb", "hyb", {"ell_width": 1}, {"coo_kernel": "cusparse_coo"}),
+    ("pkt", "pkt", {"max_fill": None}, {"coo_kernel": "cusparse_coo"}),
 ]
 
 

@@ -323,3 +323,15 @@ def test_x_scatter_places_a_matrix_between_adjacent_and_uniform_columns():
 def test_x_scatter_of_matrices_without_entries_is_zero():
     for S in (sp.csr_array((0, 5)), sp.csr_array((7, 3))):
         assert dict(F.x_scatter(_csr_of(S))) == {size: 0.0 for size in F.SCATTER_ITEMSIZES}
+
+
+def test_x_scatter_samples_about_scatter_entries_on_long_rows(monkeypatch):
+    monkeypatch.setattr(F, "SCATTER_ENTRIES", 1000)
+    S = sp.random_array((64, 20_000), density=0.05, format="csr", rng=np.random.default_rng(4))  # 1,000 per row
+    sorted_sizes = []
+    real_sort = np.sort
+    monkeypatch.setattr(np, "sort", lambda a, *k, **kw: sorted_sizes.append(a.shape[0]) or real_sort(a, *k, **kw))
+    got = F.x_scatter(_csr_of(S))
+    # At least one whole group is sampled, and here no more: 32 of the 64 rows, not all 64,000 entries.
+    assert sorted_sizes and max(sorted_sizes) == S[:32].nnz < S.nnz
+    assert got[8] > 0.5  # still reads as scattered

@@ -181,3 +181,22 @@ def test_products_need_the_matrix_device_current():
     with cupy.cuda.Device(1):
         with pytest.raises(ValueError, match="but GPU 1 is current"):
             A.matvec(cupy.ones(8))
+
+
+@pytest.mark.parametrize("kernel, fmt", [("cusparse_csr", "csr"), ("cusparse_coo", "coo")])
+def test_a_bound_vendor_product_keeps_its_scalars(kernel, fmt):
+    # cuSPARSE reads alpha and beta from host memory the launch reuses: a graph captured with alpha=2
+    # must still compute with 2 after an eager product with alpha=3 wrote 3 there.
+    S = _matrix(seed=3)
+    A = SparseMatrix(S, format=fmt, device="cuda", kernel=kernel)
+    x = cupy.asarray(np.random.default_rng(0).standard_normal(S.shape[1]))
+    y, z = cupy.zeros(S.shape[0]), cupy.zeros(S.shape[0])
+    cupy.cuda.Stream.null.synchronize()
+    p = A.bind(x, out=y, alpha=2.0, beta=0.0)
+    A.matvec(x, out=z, alpha=3.0, beta=0.0)
+    cupy.cuda.Stream.null.synchronize()
+    p()
+    p.stream.synchronize()
+    want = S @ x.get()
+    np.testing.assert_allclose(y.get(), 2.0 * want, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(z.get(), 3.0 * want, rtol=1e-12, atol=1e-12)

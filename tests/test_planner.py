@@ -324,6 +324,11 @@ def test_profile_blends_scattered_samples_by_scatter(tmp_path):
     assert at("csr_scalar", 1.0) == pytest.approx(3 * at("csr_scalar", 0.0))
     assert at("csr_scalar", 0.5) == pytest.approx(2 * at("csr_scalar", 0.0))
     assert at("dia", 1.0) == at("dia", 0.0)  # no scattered samples: the variant's own
+    partial = _with_scattered(model_profile(["csr_scalar", "csr_stream(k=8)"]), 3.0)
+    del partial.scattered["float64"]["csr_stream(k=8)"]  # one flat variant without them: nobody blends
+    assert not partial.blends("float64") and partial.blends("float32")
+    assert partial.predict_us("csr_scalar", "float64", 1 << 16, (1 << 16) * 8, 1.0) == \
+        partial.predict_us("csr_scalar", "float64", 1 << 16, (1 << 16) * 8, 0.0)
     assert prof.has_scattered("csr_scalar", "float64") and not prof.has_scattered("dia", "float64")
     path = tmp_path / "p.json"
     prof.save(path)
@@ -341,7 +346,12 @@ def test_merged_profile_takes_the_new_samples_of_the_named_variants():
     assert out.samples["float64"]["dia"] == base.samples["float64"]["dia"]
     assert out.has("coo_atomic", "float64") and out.has_scattered("coo_atomic", "float64")
     assert out.meta["merged"][-1] == {"date": "2026-11-25", "commit": "abc", "cupy": "14",
-                                      "variants": ["coo_atomic", "csr_scalar"]}
+                                      "variants": ["coo_atomic", "csr_scalar"], "patterns": "all"}
+    own = profile.merged(out, model_profile(["coo_atomic"]), ["coo_atomic"], "own")  # the scattered stay
+    assert own.has_scattered("coo_atomic", "float64") and own.samples["float64"]["coo_atomic"] == \
+        model_profile(["coo_atomic"]).samples["float64"]["coo_atomic"]
+    fresh = profile.merged(out, model_profile(["coo_atomic"]), ["coo_atomic"])  # all: stale scattered dropped
+    assert not fresh.has_scattered("coo_atomic", "float64")
     other = profile.Profile({**DEVICE, "name": "Other"}, base.launch_us, {}, source="o")
     with pytest.raises(ValueError, match="cannot merge samples of Other"):
         profile.merged(base, other, ["csr_scalar"])
@@ -408,3 +418,16 @@ def test_vendor_rivals_are_the_close_vendor_singles_one_per_variant():
     assert planning.vendor_rivals(ours) == [coo1]
     assert planning.vendor_rivals(csr1) == [csr2, coo1]  # a vendor plan races the other vendor variants
     assert {planner._kind(p) for p in (ours, csr1, coo1)} == {"flat:csr", "flat:csr:vendor", "flat:coo:vendor"}
+
+
+def test_calibration_check_points_lie_off_the_grid():
+    from cocktail.bench import calibrate
+
+    for key in ("csr_stream(k=8)", "dia", "bcsr(2x4)", "sell(C=64,t=2)"):
+        v = variants.get(key)
+        grid = {(p.pattern, p.rows, p.per_row) for p in calibrate.points(v, "full")}
+        checks = calibrate.check_points(v, "quick")
+        assert checks and not grid & {(p.pattern, p.rows, p.per_row) for p in checks}
+        assert ({p.pattern for p in checks} == {"rows", "scattered"}) == (v.pattern == "rows")
+    median, worst, at = calibrate.prediction_errors([(1.1, 1.0), (1.0, 2.0), (1.0, 1.0)])
+    assert median == pytest.approx(0.1) and worst == pytest.approx(0.5) and at == 1

@@ -329,6 +329,12 @@ def build_parser() -> argparse.ArgumentParser:
                      help="sample each variant on its own pattern, the flat variants also on scattered columns "
                           "(all, the default), or only one of the two")
     cal.add_argument("--restart", action="store_true", help="discard the samples of an interrupted run")
+    cal.add_argument("--check", action="store_true",
+                     help="measure nothing into a profile: time the variants on synthetic matrices off the "
+                          "calibration grid and report each one's prediction error under this GPU's profile "
+                          "(or --profile)")
+    cal.add_argument("--profile", metavar="PATH", help="with --check: the profile to check (default: this GPU's)")
+    cal.add_argument("--json", metavar="PATH", help="with --check: also write the rows as JSON")
     cal.add_argument("--out", metavar="PATH", help="write the profile here instead of the user cache directory")
     cal.add_argument("--merge-into", metavar="PROFILE",
                      help="with --variants: also put the new samples of those variants into this profile of the same "
@@ -369,20 +375,56 @@ def _calibrate(args) -> int:
         print("cocktail: error: calibrate measures a GPU, and CuPy sees none", file=sys.stderr)
         return 2
     only = variants.parse(args.variants) if args.variants else None  # ValueError names an unknown key
+    if args.check:
+        return _calibrate_check(args, only)
     if args.merge_into and not only:
         print("cocktail: error: --merge-into needs --variants (the variants whose samples it replaces)",
               file=sys.stderr)
         return 2
+    if args.patterns != "all" and not (args.out or args.merge_into):
+        print("cocktail: error: --patterns own or scattered measures part of a profile: give --merge-into or --out "
+              "(this GPU's profile would hold nothing else)", file=sys.stderr)
+        return 2
     base = profiles.Profile.load(args.merge_into) if args.merge_into else None
+    out = Path(args.out) if args.out else None
+    if base is not None and out is None:  # the partial run is not this GPU's profile: keep it apart
+        import tempfile
+
+        out = Path(tempfile.mkdtemp(prefix="cocktail-calibrate-")) / "samples.json"
     with counter("calibrate") as progress:
         prof = calibrate.run("quick" if args.quick else "full", tuple(_split(args.dtype)), only, args.restart,
-                             progress, Path(args.out) if args.out else None, args.patterns)
+                             progress, out, args.patterns)
     count = sum(len(v) for d in prof.samples.values() for v in d.values())
     print(f"profile of {prof.device['name']}: {count} samples, launch cost "
           + ", ".join(f"{dt} {us:.2f} us" for dt, us in prof.launch_us.items()) + f"\nwritten to {prof.source}")
     if base is not None:
-        profiles.merged(base, prof, only).save(args.merge_into)
+        profiles.merged(base, prof, only, args.patterns).save(args.merge_into)
+        profiles.forget()
         print(f"samples of {', '.join(only)} merged into {args.merge_into}")
+    return 0
+
+
+def _calibrate_check(args, only) -> int:
+    """``cocktail calibrate --check``: each variant's prediction error off the calibration grid."""
+    from pathlib import Path
+
+    from .bench import calibrate
+    from .bench.progress import counter
+    from .tuning import profile as profiles
+
+    prof = profiles.Profile.load(args.profile) if args.profile else profiles.for_device(profiles.current_device())
+    if prof is None:
+        print("cocktail: error: no device profile to check; run cocktail calibrate first", file=sys.stderr)
+        return 2
+    with counter("calibrate --check") as progress:
+        rows = calibrate.check(prof, "quick" if args.quick else "full", tuple(_split(args.dtype)), only, progress)
+    print(f"prediction error of {prof.source} on {len(rows)} variant and dtype pairs, off the calibration grid "
+          "(|predicted / measured - 1|)")
+    print(f"{'dtype':8} {'variant':24} {'points':>6} {'median':>7} {'worst':>7}  worst at")
+    for r in sorted(rows, key=lambda r: (r.dtype, -r.median_error)):
+        print(f"{r.dtype:8} {r.variant:24} {r.points:6d} {r.median_error:7.1%} {r.worst_error:7.1%}  {r.worst_point}")
+    if args.json:
+        Path(args.json).write_text(json.dumps([r.to_json() for r in rows], indent=1))
     return 0
 
 

@@ -274,8 +274,9 @@ def auto_lines(report, nnz: int) -> list[str]:
     lines += textwrap.wrap(f"why: {_why(report, nnz)}", WIDTH, initial_indent="  ", subsequent_indent="    ")
     if getattr(report, "raced", False):
         timed = ", ".join(f"{label} {us:.3g} µs" for label, us in report.measured.items())
-        lines += textwrap.wrap(f"raced: the vendor's kernel was predicted close, so both were timed on this matrix "
-                               f"({timed}); the faster is kept", WIDTH, initial_indent="  ", subsequent_indent="    ")
+        lines += textwrap.wrap(f"raced: the vendor's kernels were predicted close, so the plan and they were timed "
+                               f"on this matrix ({timed}); the fastest is kept", WIDTH, initial_indent="  ",
+                               subsequent_indent="    ")
     lines += feature_lines(report.planning.features)
     lines += [f"  time: analysis {report.analysis_s * 1e3:.1f} ms, conversion {report.convert_s * 1e3:.1f} ms"
               + (f", measuring {report.measure_s * 1e3:.1f} ms" if report.measure_s else ""),

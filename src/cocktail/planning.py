@@ -4,10 +4,12 @@
 
 1. ``tune="model"`` (default): compute the matrix's features on the GPU, cost the candidate
    plans with the device profile (:mod:`cocktail.tuning.planner`) and build the fastest.  When
-   the vendor's kernels (cuSPARSE's CSR and COO) are predicted close to it
-   (:meth:`~cocktail.tuning.planner.Planning.vendor_rivals`), they are all timed on the matrix,
-   a few products each from one CUDA graph, and the fastest is kept: a model's mistake never
-   leaves the product slower than the vendor's.
+   up to two of the vendor's kernels (cuSPARSE's CSR and COO algorithms) are predicted within
+   2x of it (:meth:`~cocktail.tuning.planner.Planning.vendor_rivals`), the plan and they are
+   timed on the matrix, a few products each from one CUDA graph, and the fastest is kept: the
+   profile's mistakes within that range no longer leave the product slower than the vendor's.
+   Where cuSPARSE refuses a plan (an error of the library), the matrix is planned again with
+   Cocktail's own kernels.
 2. ``tune="measure"``: the same, then build the best candidates
    (:meth:`~cocktail.tuning.planner.Planning.to_measure`), time each on the matrix (CUDA graph replays, as the benchmark does) and
    keep the fastest.  The decision is cached on disk (:mod:`cocktail.tuning.decisions`): a
@@ -33,8 +35,8 @@ TUNE = ("model", "measure")
 #: Products per timed graph and timed replays of ``tune="measure"``.
 MEASURE_CALLS, MEASURE_REPLAYS = 10, 3
 #: Products per graph and timed replays of ``tune="model"``'s race against the vendor (one replay
-#: warms, one is timed: with the first product, 7 products per candidate).
-RACE_CALLS, RACE_REPLAYS = 3, 1
+#: warms, the median of the others counts: with the first product, 13 products per candidate).
+RACE_CALLS, RACE_REPLAYS = 3, 3
 
 
 @dataclass
@@ -185,15 +187,17 @@ def _race(plan, built, rivals, csr, report):
     """``(plan, built)``: the fastest on this matrix of ``plan`` (built) and the vendor's ``rivals``, each
     timed from RACE_CALLS products in a CUDA graph, one at a time (a rival is built, timed, and kept
     only while it leads).  A rival that does not fit in GPU memory loses."""
+    from .kernels.cusparse import CusparseError
+
     t0 = time.perf_counter()
     plan.measured_us = _time_us(built[1], csr.shape, csr.dtype, RACE_CALLS, RACE_REPLAYS)
     report.measured[plan.detail()] = plan.measured_us
     for rival in rivals:
         try:
             rival_built = fitting_build(rival, csr)
-        except DeviceMemoryError:
+            rival.measured_us = _time_us(rival_built[1], csr.shape, csr.dtype, RACE_CALLS, RACE_REPLAYS)
+        except (DeviceMemoryError, CusparseError):  # no room, or the library refused: the rival loses
             continue
-        rival.measured_us = _time_us(rival_built[1], csr.shape, csr.dtype, RACE_CALLS, RACE_REPLAYS)
         report.measured[rival.detail()] = rival.measured_us
         if rival.measured_us < plan.measured_us:
             plan, built = rival, rival_built
@@ -206,13 +210,12 @@ def choose(csr, tune: str = "model", deterministic: bool = False, vendor: bool =
     """``(storage, executor, AutoReport)`` for a real-valued canonical CSR on the current GPU;
     ``deterministic``: from plans whose every kernel is declared deterministic; ``vendor``: cuSPARSE's
     kernels are candidates too (where the library loads)."""
-    from .kernels import cusparse
     from .tuning import decisions, planner, profile
     from .tuning.features import compute, structure_fingerprint
 
     if tune not in TUNE:
         raise ValueError(f"tune must be one of {TUNE}, got {tune!r}")
-    vendor = vendor and cusparse.available()
+    vendor = vendor and any(kernels.get(n).vendor and kernels.get(n).runs_here() for n in kernels.names())
     device = profile.current_device()
     prof = profile.for_device(device)
     if prof is None or not any(prof.has(key, csr.dtype) for key in variants.keys()):
@@ -239,9 +242,18 @@ def choose(csr, tune: str = "model", deterministic: bool = False, vendor: bool =
     analysis = time.perf_counter() - t0
     report = AutoReport(planning.chosen, tune, planning, analysis_s=analysis, notice=prof.notice)
     if tune == "model":
+        from .kernels.cusparse import CusparseError
+
         t0 = time.perf_counter()
-        plan, built, skipped = first_that_fits(planning.candidates, lambda p: fitting_build(p, csr),
-                                               lambda: _plain_csr(csr, deterministic))
+        try:
+            plan, built, skipped = first_that_fits(planning.candidates, lambda p: fitting_build(p, csr),
+                                                   lambda: _plain_csr(csr, deterministic))
+        except CusparseError as exc:  # the library refused a plan that delegates: our own kernels only
+            planning = planner.plan(csr, feats, prof, csr.dtype, deterministic, vendor=False)
+            report.planning, report.notice = planning, _join(report.notice, f"cuSPARSE refused ({exc}): planned "
+                                                                            "with Cocktail's own kernels")
+            plan, built, skipped = first_that_fits(planning.candidates, lambda p: fitting_build(p, csr),
+                                                   lambda: _plain_csr(csr, deterministic))
         report.plan, report.convert_s = plan, time.perf_counter() - t0
         report.notice = _join(report.notice, fallback_notice(skipped, plan, csr.nnz))
         rivals = planning.vendor_rivals(plan) if not skipped else []

@@ -49,14 +49,13 @@ class Cusparse:
 
         from ..kernels import cusparse
 
+        from ..validate import choose_index_dtype
+
         S = inputs.S
-        if S.dtype not in (np.float32, np.float64):
-            raise Unavailable(f"cuSPARSE baseline runs float32/float64, not {S.dtype}")
         if not cusparse.available():
             raise Unavailable("cuSPARSE could not be loaded (CuPy's libcusparse)")
         storage, number = _ALGS[self.alg]
-        wide = max(S.nnz, *S.shape) >= 2**31
-        index_dtype = np.int64 if wide else np.int32
+        index_dtype = choose_index_dtype(max(S.nnz, *S.shape))
         m, _ = S.shape
         vals = cupy.asarray(S.data)
         cols = cupy.asarray(S.indices.astype(index_dtype))
@@ -65,8 +64,11 @@ class Cusparse:
         else:
             rows = cupy.asarray(np.repeat(np.arange(m, dtype=index_dtype), np.diff(S.indptr)))
             arrays, model = (rows, cols, vals), coo_model(S, index_dtype)
-        launch = cusparse.SpMVLaunch(storage, number, S.shape, S.nnz, arrays, S.dtype, index_dtype,
-                                     cupy.cuda.Device().id)
+        try:
+            launch = cusparse.SpMVLaunch(storage, number, S.shape, S.nnz, arrays, S.dtype, index_dtype,
+                                         cupy.cuda.Device().id)
+        except TypeError as exc:  # a dtype the kernels do not take
+            raise Unavailable(f"cuSPARSE baseline: {exc}") from None
         y, stream = inputs.y_dev, cupy.cuda.get_current_stream
 
         def one(x):
@@ -78,8 +80,9 @@ class Cusparse:
 
         calls = [(lambda x=x: one(x)) for x in inputs.x_dev]
         params = {"alg": self.alg, "index": np.dtype(index_dtype).name, "preprocess": launch.preprocessed,
-                  "workspace_bytes": launch.workspace_bytes, "call": "ctypes"}
-        return Prepared(self.name, calls, result, params, model.spmv_bytes(), dram_bytes=model.dram_bytes)
+                  "workspace_bytes": launch.workspace_bytes, "call": "ctypes", "cusparse": cusparse.version()}
+        return Prepared(self.name, calls, result, params, model.spmv_bytes(), close=launch.close,
+                        dram_bytes=model.dram_bytes)
 
 
 @dataclass(frozen=True)

@@ -283,3 +283,105 @@ def _read(path, mode: str) -> dict:
     except (OSError, ValueError):
         return {}
     return state if state.get("mode") == mode else {}
+
+
+#: ``cocktail calibrate --check``: rows and entries per row between the calibration grid's points (never
+#: on them), the longer rows of the lane-shared variants, and the largest slot count.
+CHECK_GRIDS = {
+    "full": ((3_000, 24_000, 200_000, 1_500_000), (3, 6, 12, 24, 48), (384, 1536), 1 << 24),
+    "quick": ((3_000, 200_000), (3, 12, 48), (384,), 1 << 23),
+}
+
+
+@dataclass(frozen=True)
+class CheckRow:
+    """One variant's predictions against its measured times at points off the calibration grid."""
+
+    dtype: str
+    variant: str
+    points: int
+    median_error: float  # |predicted / measured - 1|, median over the points
+    worst_error: float
+    worst_point: str  # "pattern rows=... k=..." of the worst
+
+    def to_json(self) -> dict:
+        return dict(self.__dict__)
+
+
+def check_points(variant, mode: str) -> list[Point]:
+    """The check points of ``variant``: its own pattern (and, flat, the scattered one) off the grid."""
+    rows, per_row, longer, cap = CHECK_GRIDS[mode]
+    ks = per_row + (longer if variant.long_rows else ())
+    kinds = [variant.pattern] + (["scattered"] if variant.pattern == "rows" else [])
+    out = []
+    for pattern in kinds:
+        for k in ks:
+            if variant.block is not None and k < variant.block[1]:
+                continue
+            out += [Point(pattern, m, k, variant.block, sampled_values(variant)) for m in rows if m * k <= cap]
+    return out
+
+
+def prediction_errors(samples) -> tuple[float, float, int]:
+    """``(median, worst, index of the worst)`` of ``|predicted / measured - 1|`` over ``(predicted, measured)``."""
+    errors = [abs(p / m - 1.0) for p, m in samples]
+    worst = max(range(len(errors)), key=errors.__getitem__)
+    return float(np.median(errors)), errors[worst], worst
+
+
+def check(prof, mode: str = "quick", dtypes=("float32", "float64"), only=None, progress=None) -> list[CheckRow]:
+    """Each variant's (or ``only``'s) predicted time from ``prof`` against its measured time on synthetic
+    matrices that were not calibration points (:data:`CHECK_GRIDS`), as the planner predicts it (the
+    matrix's own slots, tail and ``x_scatter``); one :class:`CheckRow` per variant and dtype."""
+    import cupy
+
+    if mode not in CHECK_GRIDS:
+        raise ValueError(f"calibrate --check: mode must be one of {', '.join(CHECK_GRIDS)}, got {mode!r}")
+    with cupy.cuda.Stream(non_blocking=True):
+        return _check(prof, mode, dtypes, only, progress)
+
+
+def _check(prof, mode, dtypes, only, progress) -> list[CheckRow]:
+    import cupy
+
+    from .. import SparseMatrix, kernels
+    from ..tuning.planner import _Costing
+
+    chosen = [v for v in _variants.VARIANTS if (only is None or v.key in only) and v.kernel in kernels.names()
+              and all(prof.has(v.key, dt) for dt in dtypes)]
+    jobs = [(dt, v, p) for dt in dtypes for v in chosen for p in check_points(v, mode)]
+    by_point = {}
+    for dt, v, p in jobs:
+        by_point.setdefault((dt, p), []).append(v)
+    timed = {}  # (dtype, variant) -> [(predicted, measured, point text)]
+    done = 0
+    _spin(WARM_UP_SECONDS, cupy.cuda.get_current_stream())
+    for (dt, point), group in by_point.items():
+        arrays = synthetic(point, dt)
+        rows = point.rows
+        base = SparseMatrix(arrays, format="csr", shape=(rows, rows), device="cuda", kernel="csr_scalar")
+        feats = compute(base.storage)
+        costing = _Costing(feats, prof, dt)
+        for v in group:
+            got = work(v, feats)
+            try:
+                A = SparseMatrix(csr_arrays(base.storage), format=v.format, shape=(rows, rows), device="cuda",
+                                 kernel=v.kernel, **v.format_params, **v.kernel_params)
+                measured = _time(A, dt, mode)
+                del A
+            except (MemoryError, cupy.cuda.memory.OutOfMemoryError):
+                measured = None
+            predicted = costing.time(v.key, got[0], got[1]) if got is not None else None
+            if measured and predicted:
+                timed.setdefault((dt, v.key), []).append(
+                    (predicted, measured, f"{point.pattern} rows={rows} k={point.per_row}"))
+            done += 1
+            if progress:
+                progress(done, len(jobs), f"check {dt} {v.key} {point.pattern} rows={rows} k={point.per_row}")
+        del base, arrays
+        cupy.get_default_memory_pool().free_all_blocks()
+    out = []
+    for (dt, key), rows in timed.items():
+        median, worst, at = prediction_errors([(p, m) for p, m, _ in rows])
+        out.append(CheckRow(dt, key, len(rows), median, worst, rows[at][2]))
+    return out

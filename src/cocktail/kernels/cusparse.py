@@ -48,8 +48,9 @@ _SIGNATURES = {
     "cusparseSpMV_bufferSize": [_P, _INT, _P, _P, _P, _P, _P, _INT, _INT, ctypes.POINTER(ctypes.c_size_t)],
     "cusparseSpMV_preprocess": _SPMV,
     "cusparseSpMV": _SPMV,
+    "cusparseGetVersion": [_P, ctypes.POINTER(ctypes.c_int)],
 }
-_OPTIONAL = ("cusparseSpMV_preprocess",)  # CUDA 12.4 on
+_OPTIONAL = ("cusparseSpMV_preprocess", "cusparseGetVersion")  # preprocessing: CUDA 12.4 on
 
 
 class CusparseError(RuntimeError):
@@ -73,10 +74,15 @@ def library():
     from the same copy as the calls that use it.
     """
     try:
-        from cupy_backends.cuda.libs import cusparse  # noqa: F401 - importing it maps CuPy's libcusparse
-    except ImportError:
+        import cupy
+
+        cupy.cuda.device.get_cusparse_handle()  # makes CuPy load its libcusparse
+    except Exception:  # noqa: BLE001 - no CuPy, no GPU, or CuPy without cuSPARSE
         return None
-    paths = _loaded_paths() or [p for p in (ctypes.util.find_library("cusparse"),) if p]
+    # CuPy's copy first where torch mapped another (any copy would do: every object we make comes
+    # from the copy whose calls use it), then whatever the loader finds.
+    paths = sorted(_loaded_paths(), key=lambda p: "torch" in p) or [
+        p for p in (ctypes.util.find_library("cusparse"),) if p]
     for path in paths:
         try:
             lib = ctypes.CDLL(path)
@@ -106,7 +112,8 @@ def _check(status: int, what: str) -> None:
 
 
 class _Handle:
-    """One cuSPARSE handle per device and thread, and the stream it was last set to."""
+    """One cuSPARSE handle per device and thread, and the stream it was last set to (a handle must not
+    be used from two threads at once; descriptors belong to no handle, so any thread's serves)."""
 
     def __init__(self, lib):
         self.ptr = ctypes.c_void_p()
@@ -118,12 +125,31 @@ _HANDLES = threading.local()
 
 
 def _handle(lib, device_id: int) -> _Handle:
+    """This thread's handle on device ``device_id`` (made on first use)."""
     per_device = getattr(_HANDLES, "by_device", None)
     if per_device is None:
         per_device = _HANDLES.by_device = {}
-    if device_id not in per_device:
-        per_device[device_id] = _Handle(lib)
-    return per_device[device_id]
+    handle = per_device.get(device_id)
+    if handle is None:
+        handle = per_device[device_id] = _Handle(lib)
+    return handle
+
+
+def version() -> int | None:
+    """``cusparseGetVersion`` of the library the kernels call (e.g. 12603), or None where unknown."""
+    lib = library()
+    if lib is None or not hasattr(lib, "cusparseGetVersion"):
+        return None
+    import cupy
+
+    out = ctypes.c_int(0)
+    status = lib.cusparseGetVersion(_handle(lib, cupy.cuda.Device().id).ptr, ctypes.byref(out))
+    return int(out.value) if status == 0 else None
+
+
+def _set_stream(lib, handle: _Handle, stream_ptr: int) -> None:
+    _check(lib.cusparseSetStream(handle.ptr, stream_ptr), "cusparseSetStream")
+    handle.stream = stream_ptr
 
 
 def _destroy(lib, mat, vectors) -> None:
@@ -139,12 +165,15 @@ class SpMVLaunch:
     The same call as a :class:`~cocktail.kernels.launch.Launch`, so executors and graph capture
     treat both alike.  ``storage`` is ``"csr"`` or ``"coo"`` and ``arrays`` its device arrays
     ``(indptr or row, indices or col, data)``; the launch keeps them, its workspace and its
-    descriptors alive.  Not thread-safe, like a ``Launch``.
+    descriptors alive.  Not thread-safe, like a ``Launch`` (its pointers and scalars are written, then
+    read by the call); each call uses the calling thread's handle.
     """
 
     def __init__(self, storage: str, alg: int, shape, nnz: int, arrays, dtype, index_dtype, device_id: int):
         import cupy
 
+        if alg not in ALGS:
+            raise ValueError(f"cusparse_{storage}: alg must be one of {ALGS}, got {alg!r}")
         lib = library()
         if lib is None:
             raise CusparseError("cuSPARSE is not available: CuPy's libcusparse could not be loaded")
@@ -154,7 +183,7 @@ class SpMVLaunch:
         self.storage, self.alg, self.shape = storage, int(alg), tuple(shape)
         self._lib, self._spmv, self._set_values = lib, lib.cusparseSpMV, lib.cusparseDnVecSetValues
         self._arrays = tuple(arrays)
-        self._handle = _handle(lib, device_id)
+        self._device_id = device_id
         cuda_type, itype = _CUDA_TYPES[dtype], _INDEX_TYPES[index_dtype]
         self._type, self._alg = cuda_type, ALGORITHMS[(storage, self.alg)]
         m, n = self.shape
@@ -180,7 +209,8 @@ class SpMVLaunch:
         self._alpha_ptr = ctypes.c_void_p(ctypes.addressof(self._alpha))
         self._beta_ptr = ctypes.c_void_p(ctypes.addressof(self._beta))
         size = ctypes.c_size_t(0)
-        h = self._handle.ptr
+        handle = _handle(lib, device_id)
+        h = handle.ptr
         _check(lib.cusparseSpMV_bufferSize(h, _NON_TRANSPOSE, self._alpha_ptr, mat, x_desc, self._beta_ptr, y_desc,
                                            cuda_type, self._alg, ctypes.byref(size)), "cusparseSpMV_bufferSize")
         self.workspace_bytes = int(size.value)
@@ -188,32 +218,31 @@ class SpMVLaunch:
         self._work_ptr = ctypes.c_void_p(self._work.data.ptr)
         self.preprocessed = False
         if hasattr(lib, "cusparseSpMV_preprocess"):
-            self._set_stream(cupy.cuda.get_current_stream().ptr)
+            _set_stream(lib, handle, cupy.cuda.get_current_stream().ptr)
             _check(lib.cusparseSpMV_preprocess(h, _NON_TRANSPOSE, self._alpha_ptr, mat, x_desc, self._beta_ptr,
                                                y_desc, cuda_type, self._alg, self._work_ptr),
                    "cusparseSpMV_preprocess")
             self.preprocessed = True
-        cupy.cuda.get_current_stream().synchronize()  # the stand-ins are freed below, after the analysis used them
+        # The stand-ins go back to CuPy's pool on the current stream, after the work queued on it.
         del x0, y0
 
-    def _set_stream(self, stream_ptr: int) -> None:
-        handle = self._handle
-        if handle.stream != stream_ptr:
-            _check(self._lib.cusparseSetStream(handle.ptr, stream_ptr), "cusparseSetStream")
-            handle.stream = stream_ptr
+    def close(self) -> None:
+        """Release the descriptors now (otherwise when the launch is collected)."""
+        self._release()
 
     def __call__(self, x_ptr: int, y_ptr: int, alpha, beta, stream_ptr: int) -> None:
         if x_ptr != self._x_ptr:
-            self._set_values(self._x_desc, x_ptr)
+            _check(self._set_values(self._x_desc, x_ptr), "cusparseDnVecSetValues")
             self._x_ptr = x_ptr
         if y_ptr != self._y_ptr:
-            self._set_values(self._y_desc, y_ptr)
+            _check(self._set_values(self._y_desc, y_ptr), "cusparseDnVecSetValues")
             self._y_ptr = y_ptr
         self._alpha.value = alpha
         self._beta.value = beta
-        if self._handle.stream != stream_ptr:
-            self._set_stream(stream_ptr)
-        status = self._spmv(self._handle.ptr, _NON_TRANSPOSE, self._alpha_ptr, self._mat, self._x_desc,
+        handle = _handle(self._lib, self._device_id)  # this thread's: a handle is not shared across threads
+        if handle.stream != stream_ptr:
+            _set_stream(self._lib, handle, stream_ptr)
+        status = self._spmv(handle.ptr, _NON_TRANSPOSE, self._alpha_ptr, self._mat, self._x_desc,
                             self._beta_ptr, self._y_desc, self._type, self._alg, self._work_ptr)
         if status:
             raise CusparseError(f"cusparseSpMV ({self.storage} algorithm {self.alg}) failed with cuSPARSE status "

@@ -42,6 +42,8 @@ SBELL_HEIGHT = 32
 #: csr_scalar covers), the most groups it samples, and the bytes of one memory sector.
 SCATTER_GROUP = 32
 SCATTER_GROUPS = 4096
+#: About the most entries :func:`x_scatter` sorts (fewer groups are sampled on matrices of long rows).
+SCATTER_ENTRIES = 1 << 22
 SECTOR_BYTES = 32
 #: Value sizes :func:`x_scatter` is computed for (float32, float64).
 SCATTER_ITEMSIZES = (4, 8)
@@ -399,7 +401,7 @@ def x_scatter(csr) -> MappingProxyType:
     """How scattered the reads of ``x`` are, per value size: ``{itemsize: s}`` with ``s`` in [0, 1].
 
     For groups of :data:`SCATTER_GROUP` consecutive rows (a spread sample of at most
-    :data:`SCATTER_GROUPS` of them), the distinct :data:`SECTOR_BYTES`-byte sectors of ``x`` the
+    :data:`SCATTER_GROUPS` of them, and about :data:`SCATTER_ENTRIES` entries), the distinct :data:`SECTOR_BYTES`-byte sectors of ``x`` the
     group's entries touch, ``D``, are placed between two references with the same entries per
     group: ``A``, rows of adjacent columns each one column on from the last (the calibration's
     ``rows`` pattern: a group spans its rows plus a row's length), and ``R``, columns drawn
@@ -413,7 +415,7 @@ def x_scatter(csr) -> MappingProxyType:
         return zero
     g = SCATTER_GROUP
     groups = -(-m // g)
-    stride = -(-groups // SCATTER_GROUPS)
+    stride = max(-(-groups // SCATTER_GROUPS), -(-int(csr.nnz) // SCATTER_ENTRIES))
     first_row = xp.arange(0, groups, stride, dtype=xp.int64) * g
     last_row = xp.minimum(first_row + g, m)
     ptr = csr.indptr.astype(xp.int64)
@@ -470,6 +472,8 @@ def compute(csr, block_fill_limit: float | None = None) -> Features:
             if int(row_blocks[c][0].shape[0]) * c / nnz > block_fill_limit:
                 continue
         blocks[(r, c)] = _block_stats(xp, row_blocks[c], r, c, (m, n), nnz)
+    diagonals = _diagonals(xp, rows, cols, (m, n))
+    del rows, cols, row_blocks  # the entry-sized arrays go before the next passes allocate theirs
     return Features(
         shape=(m, n),
         nnz=nnz,
@@ -477,7 +481,7 @@ def compute(csr, block_fill_limit: float | None = None) -> Features:
         max_row=max_row,
         row_length_edges=edges,
         row_length_histogram=_histogram(xp, lengths, edges),
-        diagonal_counts=_diagonals(xp, rows, cols, (m, n)),
+        diagonal_counts=diagonals,
         blocks=MappingProxyType(blocks),
         groups=row_groups(lengths, max_row) if m else MappingProxyType({}),
         distinct_values=distinct_values(csr.data),

@@ -44,7 +44,7 @@ CORES_PER_SM = {7: 64, 8: 64, 9: 128, 10: 128, 12: 128}
 #: 16 KiB keeps 8 blocks of 256 threads per SM on H100 (228 KiB) and fits the 48 KiB portable limit.
 BDIA_SHARED_BUDGET = 16 * 1024
 #: cusparse_csr, cusparse_coo: the algorithm unless named (1: the library's default for the storage;
-#: 2: bit-wise deterministic, chosen for deterministic plans).
+#: 2: bit-wise deterministic, which the planner's deterministic plans use and a caller names as alg=2).
 CUSPARSE_ALG = 1
 #: dia_vi: rows per thread when a thread's codes of a diagonal can be loaded as one word (else 1).
 DIA_VI_ROWS_PER_THREAD = 4

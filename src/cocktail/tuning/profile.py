@@ -120,6 +120,7 @@ class Profile:
 
     def __post_init__(self):
         self._surfaces = {}
+        self._blends = {}
 
     @property
     def key(self) -> str:
@@ -129,6 +130,15 @@ class Profile:
     def has(self, variant: str, dtype) -> bool:
         """True when ``variant`` was sampled for ``dtype``."""
         return bool(self.samples.get(_dtype_name(dtype), {}).get(variant))
+
+    def blends(self, dtype) -> bool:
+        """Whether predictions in ``dtype`` blend in scattered samples: only when every flat variant
+        sampled has them, so that none is spared the cost of scattered gathers the others pay."""
+        dt = _dtype_name(dtype)
+        if dt not in self._blends:
+            flat = [key for key in self.samples.get(dt, {}) if _is_flat(key)]
+            self._blends[dt] = bool(flat) and all(self.has_scattered(key, dt) for key in flat)
+        return self._blends[dt]
 
     def has_scattered(self, variant: str, dtype) -> bool:
         """True when ``variant`` was also sampled on scattered columns for ``dtype``."""
@@ -152,7 +162,7 @@ class Profile:
         if surface is None:
             return None
         t = _at(surface, rows, slots)
-        if scatter > 0:
+        if scatter > 0 and self.blends(dt):
             spread = self._surface(self.scattered, "scattered", dt, variant)
             if spread is not None:
                 t = (1.0 - scatter) * t + scatter * _at(spread, rows, slots)
@@ -186,29 +196,42 @@ class Profile:
         _cache.write_json(Path(path), self.to_json())
 
 
-def merged(base: Profile, new: Profile, keys) -> Profile:
+def merged(base: Profile, new: Profile, keys, patterns: str = "all") -> Profile:
     """``base`` with the samples of the variants ``keys`` taken from ``new`` (measured on the same GPU):
     how a shipped profile gains variants sampled later (``cocktail calibrate --variants ... --merge-into``).
-    ``meta["merged"]`` lists each merge: its variants, date, commit and CuPy."""
+    ``patterns`` says which of ``new``'s tables were sampled (``all``, ``own`` or ``scattered``): those
+    replace ``base``'s for the keys, the others stay.  ``meta["merged"]`` lists each merge: its
+    variants, date, commit and CuPy."""
     if base.device["name"] != new.device["name"]:
         raise ValueError(f"cannot merge samples of {new.device['name']} into a profile of {base.device['name']}")
     if base.mode != new.mode:
         raise ValueError(f"cannot merge {new.mode!r} samples into a {base.mode!r} profile: the grids differ")
     tables = []
-    for mine, theirs in ((base.samples, new.samples), (base.scattered, new.scattered)):
+    for sampled, mine, theirs in ((patterns != "scattered", base.samples, new.samples),
+                                  (patterns != "own", base.scattered, new.scattered)):
         table = {dt: dict(by_variant) for dt, by_variant in mine.items()}
-        for dt, by_variant in theirs.items():
-            for key in keys:
-                if key in by_variant:
-                    table.setdefault(dt, {})[key] = by_variant[key]
+        if sampled:
+            for dt in set(table) | set(theirs):
+                for key in keys:
+                    table.setdefault(dt, {}).pop(key, None)  # re-measured: none of the old samples stay
+                    if key in theirs.get(dt, {}):
+                        table[dt][key] = theirs[dt][key]
         tables.append(table)
     samples, scattered = tables
     meta = dict(base.meta)
     earlier = meta.get("merged", [])
     meta["merged"] = (earlier if isinstance(earlier, list) else [earlier]) + [
-        {**{k: new.meta.get(k) for k in ("date", "commit", "cupy")}, "variants": sorted(keys)}]
+        {**{k: new.meta.get(k) for k in ("date", "commit", "cupy")}, "variants": sorted(keys), "patterns": patterns}]
     return Profile(dict(base.device), dict(base.launch_us), samples, base.mode, meta, source=base.source,
                    scattered=scattered)
+
+
+def _is_flat(key: str) -> bool:
+    """Whether ``key`` names a flat variant (the ``rows`` pattern); unknown keys (an older profile's) are not."""
+    try:
+        return _variants.get(key).pattern == "rows"
+    except ValueError:
+        return False
 
 
 def _at(surface: _Surface, rows: float, slots: float) -> float:

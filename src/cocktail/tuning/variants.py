@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..kernels.cusparse import ALGS
 from .features import BLOCK_SIZES
 
 #: Lanes per row of csr_vector and of sell that the profile samples.
@@ -29,8 +30,8 @@ STREAM_ITEMS = (8, 16)
 SELL_HEIGHTS = (32, 64, 128, 256)
 #: Slice height of SBELL in the profile and in plans.
 SBELL_HEIGHT = 32
-#: cuSPARSE's algorithms the profile samples (``cocktail.kernels.cusparse.ALGS``).
-CUSPARSE_ALGS = (1, 2)
+#: cuSPARSE's algorithms the profile samples: all the kernels have.
+CUSPARSE_ALGS = ALGS
 
 
 @dataclass(frozen=True)
