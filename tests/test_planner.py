@@ -431,3 +431,27 @@ def test_calibration_check_points_lie_off_the_grid():
         assert ({p.pattern for p in checks} == {"rows", "scattered"}) == (v.pattern == "rows")
     median, worst, at = calibrate.prediction_errors([(1.1, 1.0), (1.0, 2.0), (1.0, 1.0)])
     assert median == pytest.approx(0.1) and worst == pytest.approx(0.5) and at == 1
+
+
+def test_the_race_keeps_the_fastest_and_gives_ties_to_the_vendor(monkeypatch):
+    from cocktail import planning
+
+    def single(variant, us):
+        return planner.Plan((planner.Part(variant, ("rest",), 10, 10, us),), us)
+
+    def race(times, *plans):
+        monkeypatch.setattr(planning, "fitting_build", lambda p, csr, guard=False: (p, p.parts[0].variant))
+        monkeypatch.setattr(planning, "_time_us", lambda executor, *a: times[executor])
+        report = planning.AutoReport(plans[0], "model")
+        csr = csr_of(sp.eye_array(4, format="csr"))
+        got, built = planning._race(plans[0], (plans[0], plans[0].parts[0].variant), list(plans[1:]), csr, report)
+        assert built == (got, got.parts[0].variant) and report.raced and len(report.measured) == len(plans)
+        return got.parts[0].variant
+
+    ours, csr1, coo1 = single("csr_stream(k=8)", 10), single("cusparse_csr(alg=1)", 12), single("cusparse_coo(alg=1)", 13)
+    assert race({"csr_stream(k=8)": 10.0, "cusparse_csr(alg=1)": 12.0, "cusparse_coo(alg=1)": 13.0},
+                ours, csr1, coo1) == "csr_stream(k=8)"  # ours by 20%: kept
+    assert race({"csr_stream(k=8)": 10.0, "cusparse_csr(alg=1)": 10.2, "cusparse_coo(alg=1)": 13.0},
+                ours, csr1, coo1) == "cusparse_csr(alg=1)"  # 2% is a tie: the vendor's
+    assert race({"csr_stream(k=8)": 10.0, "cusparse_csr(alg=1)": 10.2, "cusparse_coo(alg=1)": 10.1},
+                ours, csr1, coo1) == "cusparse_coo(alg=1)"  # between the vendor's own, the faster
