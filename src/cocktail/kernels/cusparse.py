@@ -9,8 +9,9 @@ product writes the ``x`` and ``y`` pointers into its vector descriptors, the sca
 storage, and calls ``cusparseSpMV`` on the current stream.  It allocates nothing, never
 synchronises, and is captured by CUDA graphs like any launch.
 
-The kernels ``cusparse_csr`` and ``cusparse_coo`` (their own modules) bind through
-:func:`bind_spmv`, and so does the benchmark's cuSPARSE baseline.
+The kernels ``cusparse_csr`` and ``cusparse_coo`` (their own modules, specs made by :func:`spec`)
+bind through :func:`bind_spmv`; the benchmark's cuSPARSE baseline calls the same
+:class:`SpMVLaunch`.
 """
 
 from __future__ import annotations
