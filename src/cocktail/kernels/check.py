@@ -114,8 +114,11 @@ def main(argv=None) -> int:
     for name in names():
         errors = check_kernel(name, chosen, args.arch)
         spec = get(name)
-        count = 2 * len(spec.all_expressions()) if spec.source else 0
-        print(f"{name:14s} {'FAIL' if errors else 'ok':4s} {count} instantiations ({chosen}, {args.arch})")
+        if spec.source:
+            what = f"{2 * len(spec.all_expressions())} instantiations ({chosen}, {args.arch})"
+        else:
+            what = "the vendor's library: nothing to compile" if spec.vendor else "composed: its parts' kernels"
+        print(f"{name:14s} {'FAIL' if errors else 'ok':4s} {what}")
         for e in errors:
             print(e, file=sys.stderr)
         failed += bool(errors)
