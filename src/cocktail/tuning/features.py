@@ -19,6 +19,7 @@ candidate block sizes and the power-of-two buckets of the histograms
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -171,17 +172,29 @@ class GroupWidths:
         removes that many entries from every row (a part taken before) and ``limit`` keeps at
         most that many (a part holding a row prefix).
         """
-        w = np.arange(self.cap + 1, dtype=np.int64)
-        wide = np.maximum(w - skip, 0)
+        widths, counts, known = self._occupied
+        key = (lanes, limit, skip)
+        if key in known:  # the planner asks the same few questions of every variant
+            return known[key]
+        wide = np.maximum(widths - skip, 0)
         if limit is not None:
             wide = np.minimum(wide, limit)
         steps = -(-wide // lanes)
-        total = int((self.counts[:self.cap + 1] * steps).sum())
+        total = int((counts * steps).sum())
         over = int(self.counts[self.cap + 1])
         if over:  # widths past the cap: their mean width, lanes rounding neglected
             mean = max(self.over_sum / over - skip, 0)
             total += int(over * -(-(mean if limit is None else min(mean, limit)) // lanes))
-        return total * lanes * self.size
+        known[key] = total * lanes * self.size
+        return known[key]
+
+    @functools.cached_property
+    def _occupied(self) -> tuple:
+        """``(widths, counts, answers)``: the widths up to the cap that some group has, their counts, and
+        the answers of :meth:`padded_slots` so far."""
+        counts = self.counts[:self.cap + 1]
+        widths = np.nonzero(counts)[0].astype(np.int64)
+        return widths, counts[widths].astype(np.int64), {}
 
     def __eq__(self, other):
         if not isinstance(other, GroupWidths):

@@ -262,10 +262,17 @@ class _Costing:
         self.scatter = float(features.x_scatter.get(np.dtype(dtype).itemsize, 0.0))
         self._has = {v.key: profile.has(v.key, self.dtype) and allowed(v, deterministic, vendor)
                      and holds_values(v, features) for v in _variants.VARIANTS}
+        self._times = {}
 
     def time(self, variant: str, slots: float, widest: float = 0.0, rows: int | None = None) -> float | None:
         """Predicted µs of ``variant`` reading ``slots``; ``widest``: slots of the widest row a thread or warp takes."""
         rows = self.m if rows is None else rows
+        key = (variant, slots, widest, rows)
+        if key not in self._times:
+            self._times[key] = self._time(variant, slots, widest, rows)
+        return self._times[key]
+
+    def _time(self, variant: str, slots: float, widest: float, rows: int) -> float | None:
         t = self.profile.predict_us(variant, self.dtype, rows, slots, self.scatter)
         if t is None:
             return None
