@@ -174,6 +174,22 @@ def _by_matrix(records, dtype: str, keep=lambda r: True) -> dict:
     return {(m if names.count(m) == 1 else f"{s}/{m}"): v for (s, m), v in out.items()}
 
 
+def _gpu_spmv(records) -> list:
+    """The SpMV records timed on the GPU."""
+    return [r for r in spmv_records(records) if r.get("kernel_timing") != "cpu"]
+
+
+def _time_verdicts(by_matrix: dict, dtype: str, targets, numerator: str, denominator: str,
+                   keep=lambda methods: True) -> list:
+    """``targets`` judged on ``numerator``'s kernel time over ``denominator``'s, over the matrices where both
+    ran and ``keep(methods)`` holds (none when there is no such matrix)."""
+    relevant = {m: v for m, v in by_matrix.items() if numerator in v and denominator in v and keep(v)}
+    if not relevant:
+        return []
+    ratios = _ratios(relevant, numerator, denominator, metrics.time_us)
+    return [Verdict(target, dtype, *ratios) for target in targets]
+
+
 def host_bound(methods: dict) -> bool:
     """True when host time can dominate a matrix's calls: its product's own graph replays faster than
     one empty launch from Python.  On larger matrices back-to-back calls run at the kernels' pace and
@@ -235,17 +251,15 @@ def cpu_verdicts(records) -> list[Verdict]:
 def planner_verdicts(records) -> list[Verdict]:
     """Issue 9's targets per dtype: cocktail-auto and cocktail-measured against best-single, the
     cocktail suite, and the analysis cost in SpMVs (GPU SpMV records)."""
-    rows = [r for r in spmv_records(records) if r.get("kernel_timing") != "cpu"]
+    rows = _gpu_spmv(records)
     out = []
     for dtype in dict.fromkeys(r["dtype"] for r in rows):
         by_matrix = _by_matrix(rows, dtype)
         for target, method, keep in ((AUTO_GEOMEAN_TARGET, AUTO, None), (AUTO_WORST_TARGET, AUTO, None),
                                      (MEASURED_TARGET, MEASURED, None),
                                      (COCKTAIL_SUITE_TARGET, AUTO, "cocktail")):
-            relevant = {m: v for m, v in by_matrix.items() if method in v and BEST_SINGLE in v
-                        and (keep is None or v[method].get("suite") == keep)}
-            if relevant:
-                out.append(Verdict(target, dtype, *_ratios(relevant, BEST_SINGLE, method, metrics.time_us)))
+            out += _time_verdicts(by_matrix, dtype, (target,), BEST_SINGLE, method,
+                                  lambda v, method=method, keep=keep: keep is None or v[method].get("suite") == keep)
         analysis = {m: float(v[AUTO]["analysis_spmvs"]) for m, v in by_matrix.items()
                     if AUTO in v and v[AUTO].get("analysis_spmvs") and not v[AUTO].get("note")}
         if analysis:
@@ -294,15 +308,12 @@ def floor_fraction(record) -> float | None:
 
 def performance_verdicts(records) -> list[Verdict]:
     """Issue 10's targets per dtype of the GPU SpMV records (see the module docstring)."""
-    rows = [r for r in spmv_records(records) if r.get("kernel_timing") != "cpu"]
+    rows = _gpu_spmv(records)
     cupyx = [v for v in call_time_verdicts(records) if v.target == CUPYX_TARGET]
     out = []
     for dtype in dict.fromkeys(r["dtype"] for r in rows):
         by_matrix = _by_matrix(rows, dtype)
-        relevant = {m: v for m, v in by_matrix.items() if AUTO in v and CUSPARSE_BEST in v}
-        if relevant:
-            for target in (CUSPARSE_GEOMEAN_TARGET, CUSPARSE_WORST_TARGET):
-                out.append(Verdict(target, dtype, *_ratios(relevant, CUSPARSE_BEST, AUTO, metrics.time_us)))
+        out += _time_verdicts(by_matrix, dtype, (CUSPARSE_GEOMEAN_TARGET, CUSPARSE_WORST_TARGET), CUSPARSE_BEST, AUTO)
         out += [v for v in cupyx if v.dtype == dtype]
         for target, family in ((DRAM_REGULAR_TARGET, REGULAR), (DRAM_POWER_LAW_TARGET, POWER_LAW)):
             picked = {m: v[AUTO] for m, v in by_matrix.items()
@@ -319,21 +330,14 @@ def performance_verdicts(records) -> list[Verdict]:
 
 def vendor_verdicts(records) -> list[Verdict]:
     """The never-slower-than-the-vendor targets per dtype of the GPU SpMV records (:data:`VENDOR_TARGETS`)."""
-    rows = [r for r in spmv_records(records) if r.get("kernel_timing") != "cpu"]
+    rows = _gpu_spmv(records)
     out = []
     for dtype in dict.fromkeys(r["dtype"] for r in rows):
         by_matrix = _by_matrix(rows, dtype)
-        relevant = {m: v for m, v in by_matrix.items() if AUTO in v and CUSPARSE_BEST in v}
-        if relevant:
-            for target in (CUSPARSE_GEOMEAN_TARGET, VENDOR_WORST_TARGET):
-                out.append(Verdict(target, dtype, *_ratios(relevant, CUSPARSE_BEST, AUTO, metrics.time_us)))
-        own = {m: v for m, v in by_matrix.items() if OWN in v and CUSPARSE_BEST in v
-               and v[OWN].get("family") == POWER_LAW}
-        if own:
-            out.append(Verdict(OWN_POWER_LAW_TARGET, dtype, *_ratios(own, CUSPARSE_BEST, OWN, metrics.time_us)))
-        measured = {m: v for m, v in by_matrix.items() if AUTO in v and MEASURED in v}
-        if measured:
-            out.append(Verdict(AUTO_OVER_MEASURED_TARGET, dtype, *_ratios(measured, MEASURED, AUTO, metrics.time_us)))
+        out += _time_verdicts(by_matrix, dtype, (CUSPARSE_GEOMEAN_TARGET, VENDOR_WORST_TARGET), CUSPARSE_BEST, AUTO)
+        out += _time_verdicts(by_matrix, dtype, (OWN_POWER_LAW_TARGET,), CUSPARSE_BEST, OWN,
+                              lambda v: v[OWN].get("family") == POWER_LAW)
+        out += _time_verdicts(by_matrix, dtype, (AUTO_OVER_MEASURED_TARGET,), MEASURED, AUTO)
         planning = {m: (v[AUTO].get("analysis_spmvs") or 0) + (v[AUTO].get("measure_spmvs") or 0)
                     for m, v in by_matrix.items() if AUTO in v and not v[AUTO].get("note")
                     and v[AUTO].get("analysis_spmvs") and int(v[AUTO]["nnz"]) >= ANALYSIS_MIN_NNZ}
