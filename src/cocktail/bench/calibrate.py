@@ -74,24 +74,26 @@ PATTERNS = ("all", "own", "scattered")
 def points(variant, mode: str, patterns: str = "all") -> list[Point]:
     """The sample points of ``variant`` in ``mode``: on its own pattern, and for a flat variant (the
     ``rows`` pattern) on the ``scattered`` one too (``patterns`` chooses, see :data:`PATTERNS`)."""
-    rows, per_row, longer, cap = GRIDS[mode]
-    ks = per_row + (longer if variant.long_rows else ())
-    values = sampled_values(variant)
     kinds = []
     if patterns in ("all", "own"):
         kinds.append(variant.pattern)
     if patterns in ("all", "scattered") and variant.pattern == "rows":
         kinds.append("scattered")
+    return _grid_points(variant, GRIDS[mode], kinds)
+
+
+def _grid_points(variant, grid, kinds) -> list[Point]:
+    """The points of ``grid`` (rows, entries per row, longer rows of lane-shared variants, largest slot
+    count) for ``variant`` on each pattern of ``kinds``."""
+    rows, per_row, longer, cap = grid
+    ks = per_row + (longer if variant.long_rows else ())
+    values = sampled_values(variant)
     out = []
     for pattern in kinds:
         for k in ks:
-            if variant.block is not None:
-                c = variant.block[1]
-                if k < c:
-                    continue  # a block row holds at least c entries
-            for m in rows:
-                if m * k <= cap:
-                    out.append(Point(pattern, m, k, variant.block, values))
+            if variant.block is not None and k < variant.block[1]:
+                continue  # a block row holds at least c entries
+            out += [Point(pattern, m, k, variant.block, values) for m in rows if m * k <= cap]
     return out
 
 
@@ -163,6 +165,30 @@ def _time(A, dtype, mode: str) -> float:
     return time_gpu(calls, repeat=repeat, min_seconds=seconds).kernel_us
 
 
+def _by_point(jobs) -> dict:
+    """``{(dtype, point): [variant, ...]}`` of ``(dtype, variant, point)`` jobs: one synthetic matrix serves
+    every variant timed on it."""
+    out = {}
+    for dt, v, p in jobs:
+        out.setdefault((dt, p), []).append(v)
+    return out
+
+
+def _time_variant(csr, v, dtype, mode: str) -> float | None:
+    """Kernel µs of variant ``v`` on the stored CSR ``csr`` (built in its format), or None when it does
+    not fit in GPU memory."""
+    import cupy
+
+    from .. import SparseMatrix
+
+    try:
+        A = SparseMatrix(csr_arrays(csr), format=v.format, shape=csr.shape, device="cuda", kernel=v.kernel,
+                         **v.format_params, **v.kernel_params)
+        return _time(A, dtype, mode)
+    except (MemoryError, cupy.cuda.memory.OutOfMemoryError):
+        return None
+
+
 def _sample_key(dtype: str, variant: str, point: Point) -> str:
     key = f"{dtype}|{variant}|{point.rows}|{point.per_row}"
     return key + "|scattered" if point.pattern == "scattered" else key
@@ -205,9 +231,6 @@ def _run(mode, dtypes, only, restart, progress, out, patterns) -> _profile.Profi
     state = {} if restart or not partial.exists() else _read(partial, mode)
     chosen = [v for v in _variants.VARIANTS if (only is None or v.key in only) and v.kernel in kernels.names()]
     jobs = [(dt, v, p) for dt in dtypes for v in chosen for p in points(v, mode, patterns)]
-    by_point = {}
-    for dt, v, p in jobs:
-        by_point.setdefault((dt, p), []).append(v)
     samples = state.setdefault("samples", {})
     launch = state.setdefault("launch_us", {})
     done = len([1 for dt, v, p in jobs if _sample_key(dt, v.key, p) in samples])
@@ -218,7 +241,7 @@ def _run(mode, dtypes, only, restart, progress, out, patterns) -> _profile.Profi
     for dt in dtypes:
         if dt not in launch:
             launch[dt] = launch_cost(dt, mode)
-    for (dt, point), group in by_point.items():
+    for (dt, point), group in _by_point(jobs).items():
         rows, per_row = point.rows, point.per_row
         todo = [v for v in group if _sample_key(dt, v.key, point) not in samples]
         if not todo:
@@ -228,14 +251,9 @@ def _run(mode, dtypes, only, restart, progress, out, patterns) -> _profile.Profi
         csr = base.storage
         feats = compute(csr)
         for v in todo:
-            try:
-                A = SparseMatrix(csr_arrays(csr), format=v.format, shape=(rows, rows), device="cuda",
-                                 kernel=v.kernel, **v.format_params, **v.kernel_params)
-                slots, _ = work(v, feats)  # the planner's slot count: a prediction here gives this sample back
-                samples[_sample_key(dt, v.key, point)] = [rows, slots / rows, _time(A, dt, mode)]
-                del A
-            except (MemoryError, cupy.cuda.memory.OutOfMemoryError):
-                samples[_sample_key(dt, v.key, point)] = None
+            measured = _time_variant(csr, v, dt, mode)
+            slots, _ = work(v, feats)  # the planner's slot count: a prediction here gives this sample back
+            samples[_sample_key(dt, v.key, point)] = None if measured is None else [rows, slots / rows, measured]
             done += 1
             if progress:
                 progress(done, len(jobs), f"{dt} {v.key} {point.pattern} rows={rows} k={per_row}")
@@ -310,16 +328,8 @@ class CheckRow:
 
 def check_points(variant, mode: str) -> list[Point]:
     """The check points of ``variant``: its own pattern (and, flat, the scattered one) off the grid."""
-    rows, per_row, longer, cap = CHECK_GRIDS[mode]
-    ks = per_row + (longer if variant.long_rows else ())
-    kinds = [variant.pattern] + (["scattered"] if variant.pattern == "rows" else [])
-    out = []
-    for pattern in kinds:
-        for k in ks:
-            if variant.block is not None and k < variant.block[1]:
-                continue
-            out += [Point(pattern, m, k, variant.block, sampled_values(variant)) for m in rows if m * k <= cap]
-    return out
+    return _grid_points(variant, CHECK_GRIDS[mode], [variant.pattern] + (["scattered"] if variant.pattern == "rows"
+                                                                          else []))
 
 
 def prediction_errors(samples) -> tuple[float, float, int]:
@@ -350,13 +360,10 @@ def _check(prof, mode, dtypes, only, progress) -> list[CheckRow]:
     chosen = [v for v in _variants.VARIANTS if (only is None or v.key in only) and v.kernel in kernels.names()
               and all(prof.has(v.key, dt) for dt in dtypes)]
     jobs = [(dt, v, p) for dt in dtypes for v in chosen for p in check_points(v, mode)]
-    by_point = {}
-    for dt, v, p in jobs:
-        by_point.setdefault((dt, p), []).append(v)
     timed = {}  # (dtype, variant) -> [(predicted, measured, point text)]
     done = 0
     _spin(WARM_UP_SECONDS, cupy.cuda.get_current_stream())
-    for (dt, point), group in by_point.items():
+    for (dt, point), group in _by_point(jobs).items():
         arrays = synthetic(point, dt)
         rows = point.rows
         base = SparseMatrix(arrays, format="csr", shape=(rows, rows), device="cuda", kernel="csr_scalar")
@@ -364,13 +371,7 @@ def _check(prof, mode, dtypes, only, progress) -> list[CheckRow]:
         costing = _Costing(feats, prof, dt)
         for v in group:
             got = work(v, feats)
-            try:
-                A = SparseMatrix(csr_arrays(base.storage), format=v.format, shape=(rows, rows), device="cuda",
-                                 kernel=v.kernel, **v.format_params, **v.kernel_params)
-                measured = _time(A, dt, mode)
-                del A
-            except (MemoryError, cupy.cuda.memory.OutOfMemoryError):
-                measured = None
+            measured = _time_variant(base.storage, v, dt, mode)
             predicted = costing.time(v.key, got[0], got[1]) if got is not None else None
             if measured and predicted:
                 timed.setdefault((dt, v.key), []).append(
