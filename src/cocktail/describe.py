@@ -225,7 +225,7 @@ def _why(report, nnz: int) -> str:
         timed = sum(c.measured_us is not None for c in cands)
         return (f"fastest measured of the {timed} candidates timed on this matrix "
                 f"({_gflops(nnz, plan.measured_us)} GFLOP/s)")
-    if getattr(report, "raced", False) and plan is not cands[0]:
+    if report.raced and plan is not cands[0]:
         return (f"the vendor's kernel, measured faster on this matrix than the fastest predicted plan "
                 f"{cands[0].label(nnz)} ({_gflops(nnz, plan.measured_us)} against "
                 f"{_gflops(nnz, cands[0].measured_us)} GFLOP/s)")
@@ -254,7 +254,7 @@ def auto_lines(report, nnz: int) -> list[str]:
     """``explain()``'s account of ``format="auto"`` on the GPU (a ``planning.AutoReport``)."""
     plan = report.plan
     lines = [f"  format='auto', tune={report.tune!r}: plan {_plan_text(plan, nnz)}"]
-    if getattr(plan, "delegates", False):
+    if plan.delegates:
         lines += textwrap.wrap("delegates: " + ", ".join(f"{p.variant} to cuSPARSE's cusparseSpMV" for p in plan.parts
                                                          if p.vendor)
                                + " (the vendor's kernel was predicted fastest; vendor=False plans with Cocktail's "
@@ -272,7 +272,7 @@ def auto_lines(report, nnz: int) -> list[str]:
                      f"slots per entry, else csr)")
         return lines
     lines += textwrap.wrap(f"why: {_why(report, nnz)}", WIDTH, initial_indent="  ", subsequent_indent="    ")
-    if getattr(report, "raced", False):
+    if report.raced:
         timed = ", ".join(f"{label} {us:.3g} µs" for label, us in report.measured.items())
         lines += textwrap.wrap(f"raced: the vendor's kernels were predicted close, so the plan and they were timed "
                                f"on this matrix ({timed}); the fastest is kept", WIDTH, initial_indent="  ",

@@ -101,10 +101,7 @@ def library():
 
 def available() -> bool:
     """Whether cuSPARSE can be called here (CuPy with its libcusparse)."""
-    try:
-        return library() is not None
-    except Exception:  # noqa: BLE001 - no CUDA at all
-        return False
+    return library() is not None
 
 
 def _check(status: int, what: str) -> None:
@@ -166,11 +163,14 @@ class SpMVLaunch:
     The same call as a :class:`~cocktail.kernels.launch.Launch`, so executors and graph capture
     treat both alike.  ``storage`` is ``"csr"`` or ``"coo"`` and ``arrays`` its device arrays
     ``(indptr or row, indices or col, data)``; the launch keeps them, its workspace and its
-    descriptors alive.  Not thread-safe, like a ``Launch`` (its pointers and scalars are written, then
-    read by the call); each call uses the calling thread's handle.
+    descriptors alive.  ``accumulate``: the launch adds into ``y`` (beta fixed at 1), as a Cocktail's
+    later parts do, like :func:`~cocktail.kernels.launch.beta_arg` for our kernels.  Not thread-safe,
+    like a ``Launch`` (its pointers and scalars are written, then read by the call); each call uses
+    the calling thread's handle.
     """
 
-    def __init__(self, storage: str, alg: int, shape, nnz: int, arrays, dtype, index_dtype, device_id: int):
+    def __init__(self, storage: str, alg: int, shape, nnz: int, arrays, dtype, index_dtype, device_id: int,
+                 accumulate: bool = False):
         import cupy
 
         if alg not in ALGS:
@@ -205,6 +205,7 @@ class SpMVLaunch:
         _check(lib.cusparseCreateDnVec(ctypes.byref(y_desc), m, y0.data.ptr, cuda_type), "cusparseCreateDnVec")
         self._x_desc, self._y_desc = x_desc, y_desc
         self._x_ptr = self._y_ptr = None
+        self._accumulate = accumulate
         scalar = _SCALARS[dtype]
         self._alpha, self._beta = scalar(1), scalar(0)
         self._alpha_ptr = ctypes.c_void_p(ctypes.addressof(self._alpha))
@@ -239,7 +240,7 @@ class SpMVLaunch:
             _check(self._set_values(self._y_desc, y_ptr), "cusparseDnVecSetValues")
             self._y_ptr = y_ptr
         self._alpha.value = alpha
-        self._beta.value = beta
+        self._beta.value = 1 if self._accumulate else beta
         handle = _handle(self._lib, self._device_id)  # this thread's: a handle is not shared across threads
         if handle.stream != stream_ptr:
             _set_stream(self._lib, handle, stream_ptr)
@@ -265,25 +266,8 @@ def bind_spmv(storage: str, fmt, config: dict, props, accumulate: bool = False) 
     if fmt.nnz == 0:
         return [] if accumulate else [scale_y.bind(fmt, config["scale_block"], props)]
     arrays = (fmt.indptr, fmt.indices, fmt.data) if storage == "csr" else (fmt.row, fmt.col, fmt.data)
-    launch = SpMVLaunch(storage, config["alg"], fmt.shape, fmt.nnz, arrays, fmt.dtype, fmt.index_dtype, props.id)
-    if accumulate:
-        return [_Accumulating(launch)]
-    return [launch]
-
-
-class _Accumulating:
-    """A launch bound to add into ``y`` (beta fixed at 1), as a Cocktail's later parts are."""
-
-    __slots__ = ("launch",)
-
-    def __init__(self, launch):
-        self.launch = launch
-
-    def __call__(self, x_ptr: int, y_ptr: int, alpha, beta, stream_ptr: int) -> None:
-        self.launch(x_ptr, y_ptr, alpha, 1, stream_ptr)
-
-    def __repr__(self) -> str:
-        return f"<accumulating {self.launch!r}>"
+    return [SpMVLaunch(storage, config["alg"], fmt.shape, fmt.nnz, arrays, fmt.dtype, fmt.index_dtype, props.id,
+                       accumulate)]
 
 
 def deterministic_alg(config: dict) -> bool:
