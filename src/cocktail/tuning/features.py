@@ -416,9 +416,10 @@ def x_scatter(csr) -> MappingProxyType:
     For groups of :data:`SCATTER_GROUP` consecutive rows (a spread sample of at most
     :data:`SCATTER_GROUPS` of them, and about :data:`SCATTER_ENTRIES` entries), the distinct
     :data:`SECTOR_BYTES`-byte sectors of ``x`` the group's entries touch, ``D``, are placed between
-    two references with the same entries per group: ``A``, rows of adjacent columns each one column on from the last (the calibration's
-    ``rows`` pattern: a group spans its rows plus a row's length), and ``R``, columns drawn
-    uniformly over all of ``x`` (its ``scattered`` pattern).  ``s = (D - A) / (R - A)``, clipped.
+    two references with the same entries per group: ``A``, rows of adjacent columns each one column
+    on from the last (the calibration's ``rows`` pattern: a group spans its rows plus a row's
+    length), and ``R``, columns drawn uniformly over all of ``x`` (its ``scattered`` pattern):
+    ``s = (D - A) / (R - A)``, clipped.
     Within-group reuse only: reuse across distant rows (hub columns held in L2) is not seen.
     """
     xp = get_xp(csr.indptr)
