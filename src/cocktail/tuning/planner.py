@@ -52,6 +52,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .. import formats
+from ..formats.bdia import bands as bdia_bands
 from . import variants as _variants
 from .features import Features, GroupWidths, row_groups
 from .hyb import ELL_SPEEDUP_OVER_COO
@@ -330,8 +331,8 @@ def diagonal_slots(kernel: str, offsets, m: int) -> int:
     k = len(offsets)
     if kernel != "bdia" or k < 2:
         return k * m
-    bands = 1 + int(np.count_nonzero(np.diff(np.asarray(offsets, dtype=np.int64)) != 1))
-    return (k + bands - 1) * m
+    firsts, _ = bdia_bands(np.asarray(offsets, dtype=np.int64), np.int64)  # BDIA's own split into bands
+    return (k + len(firsts) - 1) * m
 
 
 def holds_values(v, features: Features) -> bool:
