@@ -43,3 +43,12 @@ def _keep_shard(config, items):
     kept = [item for k, item in enumerate(items) if k % count == index]
     config.hook.pytest_deselected(items=[item for k, item in enumerate(items) if k % count != index])
     items[:] = kept
+
+
+@pytest.fixture(autouse=True)
+def _own_decision_cache(request, tmp_path_factory, monkeypatch):
+    """Every test starts with an empty decision cache of its own: a plan another test stored (or the
+    user's ``~/.cache``) is never reused, and tests of the cache see only their own entries."""
+    base = tmp_path_factory.getbasetemp() / "decisions"
+    base.mkdir(exist_ok=True)
+    monkeypatch.setenv("COCKTAIL_DECISIONS", str(base / f"{abs(hash(request.node.nodeid))}.json"))

@@ -93,6 +93,22 @@ def test_measure_times_candidates_and_caches_the_decision(modelled):
     _check_product(B, S * 3.0, np.float64)
 
 
+def test_modelled_decisions_are_cached_and_measured_ones_serve_both(modelled):
+    S = _diagonals_plus_random(n=100_000)
+    A = SparseMatrix(S)
+    assert not A.auto.cached and A.auto.planning is not None
+    B = SparseMatrix(S * 2.0)  # same structure: no features, no planning, no race
+    assert B.auto.cached and B.auto.planning is None and B.auto.measure_s == 0
+    assert B.auto.plan.parts == A.auto.plan.parts and 0 < B.auto.analysis_s < A.auto.analysis_s
+    _check_product(B, S * 2.0, np.float64)
+    M = SparseMatrix(S, tune="measure")  # a modelled decision never stands for a measured one
+    assert not M.auto.cached and M.auto.measure_s > 0
+    C = SparseMatrix(S)  # the measured decision serves tune="model" too
+    assert C.auto.cached and C.auto.plan.parts == M.auto.plan.parts
+    own = SparseMatrix(S, vendor=False)  # another key: decided afresh
+    assert not own.auto.cached
+
+
 def test_auto_is_graph_capturable(modelled):
     S = _diagonals_plus_random(n=50_000)
     A = SparseMatrix(S)
@@ -223,7 +239,8 @@ def test_auto_races_its_plan_against_a_close_vendor_kernel(vendor_close):
     timed = {label: us for label, us in report.measured.items()}
     assert report.plan.measured_us == min(timed.values())  # the faster of the two is kept
     assert A.kernel == report.plan.parts[0].kernel
-    assert "raced: the vendor's kernels were predicted close" in A.explain().replace("\n    ", " ")
+    explained = A.explain().replace("\n    ", " ")
+    assert "raced: rivals (the vendor's kernels, a plan of ours of another kind) were predicted close" in explained
     _check_product(A, S, np.float64)
     own = SparseMatrix(S, vendor=False)  # no vendor kernel: nothing to race
     assert not own.auto.raced and own.kernel == "csr_stream"

@@ -420,6 +420,19 @@ def test_vendor_rivals_are_the_close_vendor_singles_one_per_variant():
     assert {planner._kind(p) for p in (ours, csr1, coo1)} == {"flat:csr", "flat:csr:vendor", "flat:coo:vendor"}
 
 
+def test_own_rivals_are_the_fastest_close_plan_of_another_kind():
+    def single(variant, us):
+        return planner.Plan((planner.Part(variant, ("rest",), 10, 10, us),), us)
+
+    bdia, bdia2, csr1 = single("bdia_direct", 10.0), single("bdia", 11.0), single("cusparse_csr(alg=1)", 11.5)
+    bcsr, vector = single("bcsr(3x3)", 14.0), single("csr_vector(t=8)", 14.5)
+    planning = planner.Planning(None, [bdia, bdia2, csr1, bcsr, vector], "model")
+    assert planning.own_rivals(bdia) == [bcsr]  # not the same kind (bdia), not the vendor's single
+    bcsr.predicted_us = vector.predicted_us = 16.0  # past 1.5x: no rival of ours
+    assert planning.own_rivals(bdia) == []
+    assert planning.own_rivals(csr1) == [bdia]  # a vendor plan races our fastest
+
+
 def test_calibration_check_points_lie_off_the_grid():
     from cocktail.bench import calibrate
 
@@ -455,3 +468,7 @@ def test_the_race_keeps_the_fastest_and_gives_ties_to_the_vendor(monkeypatch):
                 ours, csr1, coo1) == "cusparse_csr(alg=1)"  # 2% is a tie: the vendor's
     assert race({"csr_stream(k=8)": 10.0, "cusparse_csr(alg=1)": 10.2, "cusparse_coo(alg=1)": 10.1},
                 ours, csr1, coo1) == "cusparse_coo(alg=1)"  # between the vendor's own, the faster
+    block = single("bcsr(3x3)", 11)
+    assert race({"csr_stream(k=8)": 10.0, "bcsr(3x3)": 9.9}, ours, block) == "bcsr(3x3)"  # ours against ours: faster
+    assert race({"cusparse_csr(alg=1)": 10.0, "bcsr(3x3)": 9.8}, csr1, block) == "cusparse_csr(alg=1)"  # a tie
+    assert race({"cusparse_csr(alg=1)": 10.0, "bcsr(3x3)": 9.0}, csr1, block) == "bcsr(3x3)"

@@ -262,7 +262,8 @@ def auto_lines(report, nnz: int) -> list[str]:
     if report.notice:
         lines += textwrap.wrap(f"notice: {report.notice}", WIDTH, initial_indent="  ", subsequent_indent="    ")
     if report.cached:
-        lines.append(f"  decision: reused from the decision cache (conversion {report.convert_s * 1e3:.1f} ms)")
+        lines.append(f"  decision: reused from the decision cache (lookup {report.analysis_s * 1e3:.2f} ms, "
+                     f"conversion {report.convert_s * 1e3:.1f} ms)")
         return lines
     if report.planning is None:
         from .tuning.auto import DIA_MAX_FILL, ELL_MAX_FILL, HYB_MAX_FILL
@@ -274,9 +275,9 @@ def auto_lines(report, nnz: int) -> list[str]:
     lines += textwrap.wrap(f"why: {_why(report, nnz)}", WIDTH, initial_indent="  ", subsequent_indent="    ")
     if report.raced:
         timed = ", ".join(f"{label} {us:.3g} µs" for label, us in report.measured.items())
-        lines += textwrap.wrap(f"raced: the vendor's kernels were predicted close, so the plan and they were timed "
-                               f"on this matrix ({timed}); the fastest is kept", WIDTH, initial_indent="  ",
-                               subsequent_indent="    ")
+        lines += textwrap.wrap(f"raced: rivals (the vendor's kernels, a plan of ours of another kind) were predicted "
+                               f"close, so the plan and they were timed on this matrix ({timed}); the fastest is kept",
+                               WIDTH, initial_indent="  ", subsequent_indent="    ")
     lines += feature_lines(report.planning.features)
     lines += [f"  time: analysis {report.analysis_s * 1e3:.1f} ms, conversion {report.convert_s * 1e3:.1f} ms"
               + (f", measuring {report.measure_s * 1e3:.1f} ms" if report.measure_s else ""),

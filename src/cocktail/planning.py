@@ -10,10 +10,15 @@
    profile's mistakes within that range no longer leave the product slower than the vendor's.
    Where cuSPARSE refuses a plan (an error of the library), the matrix is planned again with
    Cocktail's own kernels.
+   The race also times the fastest predicted plan of our own of another kind, when predicted
+   within 1.5x (:meth:`~cocktail.tuning.planner.Planning.own_rivals`).
 2. ``tune="measure"``: the same, then build the best candidates
    (:meth:`~cocktail.tuning.planner.Planning.to_measure`), time each on the matrix (CUDA graph replays, as the benchmark does) and
-   keep the fastest.  The decision is cached on disk (:mod:`cocktail.tuning.decisions`): a
-   matrix of the same structure, dtype and device reuses it without measuring.
+   keep the fastest.
+
+Either decision is cached on disk (:mod:`cocktail.tuning.decisions`): a matrix of the same
+structure, dtype and device reuses it without features, planning or timing (``tune="model"`` also
+reuses a measured decision, never the other way round).
 
 With ``deterministic=True`` only kernels declared deterministic are planned, and with
 ``vendor=False`` only our own (no cuSPARSE); each is cached apart.
@@ -186,6 +191,17 @@ def _time_us(executor, shape, dtype, calls: int = MEASURE_CALLS, replays: int = 
     return sorted(samples)[len(samples) // 2]
 
 
+def _beats(rival, plan) -> bool:
+    """Whether ``rival`` measured faster than ``plan``: between a vendor single and a plan of ours, the
+    vendor's side keeps a tie (within RACE_TIE)."""
+    rival_vendor, plan_vendor = (p.single and p.delegates for p in (rival, plan))
+    if rival_vendor == plan_vendor:
+        return rival.measured_us < plan.measured_us
+    if rival_vendor:
+        return rival.measured_us < plan.measured_us * (1.0 + RACE_TIE)
+    return rival.measured_us * (1.0 + RACE_TIE) < plan.measured_us
+
+
 def _race(plan, built, rivals, csr, report):
     """``(plan, built)``: the fastest on this matrix of ``plan`` (built) and the vendor's ``rivals``, each
     timed from RACE_CALLS products in a CUDA graph, one at a time (a rival is built, timed, and kept
@@ -203,12 +219,30 @@ def _race(plan, built, rivals, csr, report):
         except (DeviceMemoryError, CusparseError):  # no room, or the library refused: the rival loses
             continue
         report.measured[rival.detail()] = rival.measured_us
-        ties_go_to_vendor = 1.0 if plan.single and plan.delegates else 1.0 + RACE_TIE
-        if rival.measured_us < plan.measured_us * ties_go_to_vendor:
+        if _beats(rival, plan):
             plan, built = rival, rival_built
         del rival_built
     report.raced, report.measure_s = True, time.perf_counter() - t0
     return plan, built
+
+
+def _cached(csr, keys):
+    """``(plan, (storage, executor), convert_s)`` of the first of ``keys`` the decision cache holds and
+    whose plan builds for ``csr`` (:func:`build`'s guard), else None."""
+    from .kernels.cusparse import CusparseError
+    from .tuning import decisions
+
+    for k in keys:
+        plan = decisions.lookup(k)
+        if plan is None:
+            continue
+        t0 = time.perf_counter()
+        try:
+            built = fitting_build(plan, csr, guard=True)
+        except (FormatFillError, FormatValuesError, DeviceMemoryError, CusparseError):
+            continue  # another structure, other values, less free memory or a refusing library: decide afresh
+        return plan, built, time.perf_counter() - t0
+    return None
 
 
 def choose(csr, tune: str = "model", deterministic: bool = False, vendor: bool = True):
@@ -226,21 +260,17 @@ def choose(csr, tune: str = "model", deterministic: bool = False, vendor: bool =
     if prof is None or not any(prof.has(key, csr.dtype) for key in variants.keys()):
         return _fallback(csr, f"no device profile with {csr.dtype.name} samples for {device['name']}: "
                               "format='auto' used its fixed rule; run `cocktail calibrate`", deterministic)
-    key = None
-    if tune == "measure":
-        key = decisions.key(structure_fingerprint(csr), profile.key_of(device), csr.dtype, csr.index_dtype,
-                            deterministic, vendor)
-        cached = decisions.lookup(key)
-        if cached is not None:
-            t0 = time.perf_counter()
-            try:
-                storage, executor = fitting_build(cached, csr, guard=True)
-            except (FormatFillError, FormatValuesError, DeviceMemoryError):
-                cached = None  # another structure, other values, or less free memory: decide afresh
-            else:
-                report = AutoReport(cached, tune, cached=True, convert_s=time.perf_counter() - t0,
-                                    notice=prof.notice)
-                return storage, executor, report
+    keys, t0 = {}, time.perf_counter()
+    if decisions.path() is not None:
+        fingerprint = structure_fingerprint(csr)
+        keys = {t: decisions.key(fingerprint, profile.key_of(device), csr.dtype, csr.index_dtype, deterministic,
+                                 vendor, t) for t in TUNE}
+        hit = _cached(csr, [keys["measure"]] + ([keys["model"]] if tune == "model" else []))
+        if hit is not None:
+            plan, (storage, executor), convert_s = hit
+            report = AutoReport(plan, tune, cached=True, analysis_s=time.perf_counter() - t0 - convert_s,
+                                convert_s=convert_s, notice=prof.notice)
+            return storage, executor, report
     t0 = time.perf_counter()
     feats = compute(csr, block_fill_limit=planner.block_fill_limit(csr.dtype, csr.index_dtype))
     planning = planner.plan(csr, feats, prof, csr.dtype, deterministic, vendor)
@@ -261,9 +291,11 @@ def choose(csr, tune: str = "model", deterministic: bool = False, vendor: bool =
                                                    lambda: _plain_csr(csr, deterministic))
         report.plan, report.convert_s = plan, time.perf_counter() - t0
         report.notice = _join(report.notice, fallback_notice(skipped, plan, csr.nnz))
-        rivals = planning.vendor_rivals(plan) if not skipped else []
+        rivals = planning.vendor_rivals(plan) + planning.own_rivals(plan) if not skipped else []
         if rivals:
             report.plan, built = _race(plan, built, rivals, csr, report)
+        if keys and not skipped:  # a decision forced by free memory is not one to reuse for this structure
+            decisions.store(keys["model"], report.plan)
         return built[0], built[1], report
     t0 = time.perf_counter()
     best, skipped = None, []
@@ -287,6 +319,6 @@ def choose(csr, tune: str = "model", deterministic: bool = False, vendor: bool =
     report.measure_s = time.perf_counter() - t0 - report.convert_s
     report.plan = best[0]
     report.notice = _join(report.notice, fallback_notice(skipped, best[0], csr.nnz))
-    if not skipped:  # a decision forced by free memory is not one to reuse for this structure
-        decisions.store(key, best[0])
+    if keys and not skipped:
+        decisions.store(keys["measure"], best[0])
     return best[1][0], best[1][1], report

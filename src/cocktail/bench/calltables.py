@@ -108,7 +108,8 @@ def call_tables(records) -> list[tuple[str, list[str], list[list[str]]]]:
 
 def planner_table(records, dtype: str) -> tuple[list[str], list[list[str]]]:
     """(header, rows): per matrix, best-single and the plans of cocktail-auto and cocktail-measured,
-    their kernel time, best-single's time over theirs, and the planning cost in SpMVs."""
+    their kernel time, best-single's time over theirs, and cocktail-auto's planning cost in SpMVs (analysis,
+    the race, a decision from the decision cache, conversion)."""
     by = defaultdict(dict)
     for r in spmv_records(records):
         if r["dtype"] == dtype and r.get("kernel_timing") != "cpu":
@@ -128,10 +129,11 @@ def planner_table(records, dtype: str) -> tuple[list[str], list[list[str]]]:
             share = r["params"].get("plan", "")
             label = plan if share == plan or " " not in share else f"{share}: {plan}"
             row += [label, cell(r["kernel_us"]), cell(best["kernel_us"] / r["kernel_us"])]
-        row += [cell(auto.get("analysis_spmvs")), cell(auto.get("convert_spmvs"))]
+        row += [cell(auto.get(k)) for k in ("analysis_spmvs", "measure_spmvs", "cache_hit_spmvs", "convert_spmvs")]
         rows.append(row)
     header = ["suite", "matrix", "best-single µs", "cocktail-auto plan", "µs", "best / auto",
-              "cocktail-measured plan", "µs", "best / measured", "analysis (SpMVs)", "conversion (SpMVs)"]
+              "cocktail-measured plan", "µs", "best / measured", "analysis (SpMVs)", "race (SpMVs)",
+              "cache hit (SpMVs)", "conversion (SpMVs)"]
     return header, rows
 
 

@@ -166,7 +166,24 @@ class AutoMethod:
                                vendor=report.plan.delegates)
             prep.planning_s = {"analysis": report.analysis_s, "convert": report.convert_s,
                                "measure": report.measure_s}
+            if self.tune == "model":
+                prep.planning_s["cache_hit"] = _cache_hit_s(inputs, self.vendor)
         return prep
+
+
+def _cache_hit_s(inputs: Inputs, vendor: bool) -> float | None:
+    """Seconds ``format="auto"`` spends deciding when the decision cache holds the matrix's structure
+    (fingerprint and lookup; the conversion is reported apart): a construction in an empty cache of
+    its own, then a second that reuses its decision.  None when the second did not hit."""
+    import tempfile
+    from pathlib import Path
+
+    from ..tuning import decisions
+
+    with tempfile.TemporaryDirectory() as where, decisions.using(Path(where) / decisions.FILE_NAME):
+        _build(inputs, "auto", "cuda", vendor=vendor)
+        again = _build(inputs, "auto", "cuda", vendor=vendor).auto
+    return again.analysis_s if again is not None and again.cached else None
 
 
 MEASURED = AutoMethod("cocktail-measured", "cuda", "measure")

@@ -58,6 +58,7 @@ class Record:
     analysis_spmvs: float | None = None  # cocktail-*: features and planning, in SpMVs of the chosen plan
     convert_spmvs: float | None = None  # cocktail-*: building the chosen plan, in SpMVs of it
     measure_spmvs: float | None = None  # cocktail-measured: building and timing the candidates, in SpMVs
+    cache_hit_spmvs: float | None = None  # cocktail-auto: deciding from the decision cache, in SpMVs
     back_to_back_us: float | None = None  # overhead: N calls from a Python loop and one stream sync, over N
     back_to_back_calls: int | None = None  # overhead: that N
     sync_call_us: float | None = None  # overhead: one call and a stream sync

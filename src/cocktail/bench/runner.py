@@ -14,6 +14,7 @@ from .baselines import CUPYX, CUSPARSE_BEST, best_of_cusparse
 from .methods import AutoMethod, Inputs, KernelMethod, Unavailable
 from .record import Record, fastest_per_problem
 from .timing import time_cpu, time_gpu
+from ..tuning import decisions
 
 #: Relative error above which a record is flagged: far beyond rounding for the dtype.
 ERROR_FLAG = {"float32": 1e-3, "float64": 1e-9}
@@ -79,26 +80,10 @@ def _measure(method, inputs: Inputs, rec: Record, settings: Settings) -> None:
         rec.analysis_spmvs = prep.planning_s["analysis"] / spmv_s
         rec.convert_spmvs = prep.planning_s["convert"] / spmv_s
         rec.measure_spmvs = prep.planning_s["measure"] / spmv_s
+        if prep.planning_s.get("cache_hit") is not None:
+            rec.cache_hit_spmvs = prep.planning_s["cache_hit"] / spmv_s
     if not rec.rel_err <= ERROR_FLAG.get(rec.dtype, 1e-3):  # NaN is flagged too
         rec.note = f"WRONG: relative error {rec.rel_err:.2e}"
-
-
-@contextlib.contextmanager
-def _decision_cache_off():
-    """Every ``cocktail-measured`` record pays its own measurement: no plan from an earlier run."""
-    import os
-
-    from ..tuning import decisions
-
-    before = os.environ.get("COCKTAIL_DECISIONS")
-    os.environ["COCKTAIL_DECISIONS"] = decisions.OFF
-    try:
-        yield
-    finally:
-        if before is None:
-            os.environ.pop("COCKTAIL_DECISIONS", None)
-        else:
-            os.environ["COCKTAIL_DECISIONS"] = before
 
 
 def stream_for(on_gpu: bool):
@@ -117,7 +102,8 @@ def run(problems, methods, dtypes, settings: Settings, on_gpu: bool, progress=No
     a method is recorded the same way, so one failing baseline does not end a long run.
     """
     records, singles = [], []
-    with stream_for(on_gpu), _decision_cache_off():
+    # Every record pays its own decision: no plan from an earlier run or method.
+    with stream_for(on_gpu), decisions.using(decisions.OFF):
         if on_gpu:
             warm_up(methods, dtypes)
         for p in problems:

@@ -100,9 +100,11 @@ OWN_POWER_LAW_TARGET = Target("power-law matrices, kernel time: cusparse-best / 
 AUTO_OVER_MEASURED_TARGET = Target("kernel time: cocktail-measured / cocktail-auto", 0.95, True)
 PLANNING_TARGET = Target("cocktail-auto analysis, planning and race, in SpMVs of its plan (1M+ entries)", 20.0,
                          False)
+CACHE_HIT_TARGET = Target("cocktail-auto decision from the decision cache, in SpMVs of its plan (1M+ entries)", 2.0,
+                          False)
 ANALYSIS_MIN_NNZ = 1_000_000
 VENDOR_TARGETS = (CUSPARSE_GEOMEAN_TARGET, VENDOR_WORST_TARGET, OWN_POWER_LAW_TARGET, AUTO_OVER_MEASURED_TARGET,
-                  PLANNING_TARGET)
+                  PLANNING_TARGET, CACHE_HIT_TARGET)
 
 #: Overhead target -> (method, record field): the ratio comes from the overhead records.
 OVERHEAD_TARGETS = {MATVEC_TARGET: (MATVEC, "over_empty_launch"), MATMUL_TARGET: (MATMUL, "over_empty_launch"),
@@ -338,11 +340,14 @@ def vendor_verdicts(records) -> list[Verdict]:
         out += _time_verdicts(by_matrix, dtype, (OWN_POWER_LAW_TARGET,), CUSPARSE_BEST, OWN,
                               lambda v: v[OWN].get("family") == POWER_LAW)
         out += _time_verdicts(by_matrix, dtype, (AUTO_OVER_MEASURED_TARGET,), MEASURED, AUTO)
-        planning = {m: (v[AUTO].get("analysis_spmvs") or 0) + (v[AUTO].get("measure_spmvs") or 0)
-                    for m, v in by_matrix.items() if AUTO in v and not v[AUTO].get("note")
-                    and v[AUTO].get("analysis_spmvs") and int(v[AUTO]["nnz"]) >= ANALYSIS_MIN_NNZ}
+        large = {m: v[AUTO] for m, v in by_matrix.items() if AUTO in v and not v[AUTO].get("note")
+                 and v[AUTO].get("analysis_spmvs") and int(v[AUTO]["nnz"]) >= ANALYSIS_MIN_NNZ}
+        planning = {m: r["analysis_spmvs"] + (r.get("measure_spmvs") or 0) for m, r in large.items()}
         if planning:
             out.append(Verdict(PLANNING_TARGET, dtype, planning))
+        hits = {m: r["cache_hit_spmvs"] for m, r in large.items() if r.get("cache_hit_spmvs") is not None}
+        if hits:
+            out.append(Verdict(CACHE_HIT_TARGET, dtype, hits))
     return out
 
 

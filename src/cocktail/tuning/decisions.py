@@ -1,16 +1,19 @@
-"""The decision cache of ``tune="measure"``: plans kept on disk, keyed by structure, device and dtype.
+"""The decision cache of ``format="auto"``: plans kept on disk, keyed by structure, device and dtype.
 
 A key is the structure fingerprint (shape, entries, row-length histogram:
 :func:`~cocktail.tuning.features.structure_fingerprint`), the device key of the profile
-module, the value and index dtypes, whether only deterministic kernels were allowed and the
-planner's version.  A second matrix with the same
-key reuses the measured plan without measuring.  The file is ``<cache>/decisions.json``, or
-``$COCKTAIL_DECISIONS``; ``COCKTAIL_DECISIONS=off`` turns the cache off (the benchmark does, so
-that every ``cocktail-measured`` record pays its own measurement).
+module, the value and index dtypes, whether only deterministic kernels and the vendor's were
+allowed, how the plan was decided (``tune``) and the planner's version.  A second matrix with the
+same key reuses the plan without features, planning or timing: a Jacobian rebuilt every Newton
+step, or any matrix of one structure built again, costs the fingerprint and the conversion.
+The file is ``<cache>/decisions.json``, or ``$COCKTAIL_DECISIONS``; ``COCKTAIL_DECISIONS=off``
+turns the cache off (the benchmark does, so that every record pays its own decision).  The
+file is read once per process and again only when it changes.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import time
@@ -20,7 +23,7 @@ from .. import _cache
 from .planner import Plan
 
 #: Bumped whenever plans from an older planner must not be reused.
-PLANNER_VERSION = "planner-v2"
+PLANNER_VERSION = "planner-v3"
 FILE_NAME = "decisions.json"
 
 
@@ -36,23 +39,38 @@ def path():
 
 
 def key(fingerprint: str, device_key: str, dtype, index_dtype, deterministic: bool = False,
-        vendor: bool = True) -> str:
+        vendor: bool = True, tune: str = "measure") -> str:
     """The cache key of one structure on one device in one pair of dtypes, with or without ``deterministic=True``
-    and the vendor's kernels."""
+    and the vendor's kernels, for plans decided by ``tune``."""
     import numpy as np
 
     order = "deterministic" if deterministic else "any-order"
     return "|".join([PLANNER_VERSION, fingerprint, device_key, np.dtype(dtype).name, np.dtype(index_dtype).name,
-                     order, "vendor" if vendor else "own"])
+                     order, "vendor" if vendor else "own", tune])
+
+
+#: The file's entries as last read: ``(path, (mtime_ns, size), entries)``.
+_memo = (None, None, {})
 
 
 def _read() -> dict:
-    if path() is None:
+    global _memo
+    where = path()
+    if where is None:
         return {}
     try:
-        return json.loads(path().read_text())
+        stat = where.stat()
+    except OSError:
+        return {}  # no cache yet
+    stamp = (stat.st_mtime_ns, stat.st_size)
+    if _memo[0] == where and _memo[1] == stamp:
+        return _memo[2]
+    try:
+        entries = json.loads(where.read_text())
     except (OSError, ValueError):
-        return {}  # no cache yet, or an unreadable one: decide afresh
+        entries = {}  # an unreadable cache: decide afresh
+    _memo = (where, stamp, entries)
+    return entries
 
 
 def lookup(k: str) -> Plan | None:
@@ -70,6 +88,20 @@ def store(k: str, plan: Plan) -> None:
     """Keep ``plan`` under key ``k`` (the whole file is rewritten atomically)."""
     if path() is None:
         return
-    entries = _read()
+    entries = dict(_read())
     entries[k] = {"plan": plan.to_json(), "saved": time.strftime("%Y-%m-%dT%H:%M:%S")}
     _cache.write_json(path(), entries)
+
+
+@contextlib.contextmanager
+def using(where):
+    """Within the block the decision cache is the file ``where`` (a path), or off (:data:`OFF`)."""
+    before = os.environ.get("COCKTAIL_DECISIONS")
+    os.environ["COCKTAIL_DECISIONS"] = str(where)
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop("COCKTAIL_DECISIONS", None)
+        else:
+            os.environ["COCKTAIL_DECISIONS"] = before

@@ -75,11 +75,15 @@ def length_buckets(max_length: int) -> tuple:
 
 def _histogram(xp, lengths, edges: tuple) -> tuple:
     """Counts of ``lengths`` per bucket of ``edges`` (see :func:`length_buckets`), on the host."""
-    if not lengths.shape[0]:
-        return (0,) * len(edges)
-    bucket = xp.searchsorted(xp.asarray(edges, dtype=xp.int64), lengths.astype(xp.int64), side="left")
-    counts = xp.bincount(bucket, minlength=len(edges))
-    return tuple(int(v) for v in to_numpy(counts))
+    return tuple(int(v) for v in to_numpy(_bucket_counts(xp, lengths, edges)))
+
+
+def _bucket_counts(xp, values, edges: tuple):
+    """Counts of ``values`` per bucket of ``edges`` as an int64 array on ``values``' device (no transfer)."""
+    if not values.shape[0]:
+        return xp.zeros(len(edges), dtype=xp.int64)
+    bucket = xp.searchsorted(xp.asarray(edges, dtype=xp.int64), values.astype(xp.int64), side="left")
+    return _clipped_counts(xp, bucket, len(edges) - 1)[:len(edges)]
 
 
 def _readonly(a):
@@ -263,60 +267,69 @@ def _row_blocks(xp, rows, cols, c: int):
 
 
 def _sorted_blocks(xp, bi, bj, full, block_cols: int, superrows: int):
-    """Sort row-blocks by (bi, bj, full).
+    """Sort row-blocks by (bi, bj, full): ``(same, sorted_bi, sorted_full)``.
 
-    Answers ``same(k)``, telling for each position ``i`` whether position ``i + k`` holds the
-    same block, ``bi_at(mask)``, the superrows of the masked positions, and the full flags.
+    ``same(k)`` tells for each position ``i`` whether position ``i + k`` holds the same block;
+    ``sorted_bi`` is the super-row of every sorted position.
     """
     if superrows * block_cols < _KEY_LIMIT:
         key = xp.sort((bi * block_cols + bj) * 2 + full.astype(xp.int64))
         block = key >> 1
-        sfull = (key & 1).astype(bool)
 
         def same(k):
             return block[k:] == block[:block.shape[0] - k]
 
-        def bi_at(mask):
-            return block[mask] // block_cols
-    else:  # a key would overflow int64: lexicographic stable sorts
-        order = stable_argsort(full.astype(xp.int64))
-        order = order[stable_argsort(bj[order])]
-        order = order[stable_argsort(bi[order])]
-        sbi, sbj, sfull = bi[order], bj[order], full[order]
+        return same, block // block_cols, (key & 1).astype(bool)
+    # A key would overflow int64: lexicographic stable sorts.
+    order = stable_argsort(full.astype(xp.int64))
+    order = order[stable_argsort(bj[order])]
+    order = order[stable_argsort(bi[order])]
+    sbi, sbj, sfull = bi[order], bj[order], full[order]
 
-        def same(k):
-            size = sbi.shape[0] - k
-            return (sbi[k:] == sbi[:size]) & (sbj[k:] == sbj[:size])
+    def same(k):
+        size = sbi.shape[0] - k
+        return (sbi[k:] == sbi[:size]) & (sbj[k:] == sbj[:size])
 
-        def bi_at(mask):
-            return sbi[mask]
-    return same, bi_at, sfull
+    return same, sbi, sfull
 
 
-def _block_stats(xp, row_blocks, r: int, c: int, shape, nnz: int) -> BlockStats:
+def _block_stats(xp, row_blocks, r: int, c: int, shape, nnz: int, max_row: int) -> BlockStats:
+    """:class:`BlockStats` of the ``r x c`` blocks from the ``1 x c`` row-blocks (:func:`_row_blocks`),
+    reduced on the device and brought to the host in one transfer."""
     m, n = shape
     superrows, block_cols = -(-m // r), -(-n // c)
+    if not superrows:
+        return BlockStats(0, 0, 0, 1.0, (0,), 0)
     rows, bj, full = row_blocks
     nrb = int(rows.shape[0])
     if r == 1:  # the row-blocks are the blocks, already sorted
-        total, dense, block_bi = nrb, int(full.sum()), rows
+        first, dense, block_bi = None, full.sum(), rows
     else:
-        same, bi_at, sfull = _sorted_blocks(xp, rows // r, bj, full, block_cols, superrows)
+        same, block_bi, sfull = _sorted_blocks(xp, rows // r, bj, full, block_cols, superrows)
         first = xp.ones(nrb, dtype=bool)
         first[1:] = ~same(1)
-        block_bi = bi_at(first)
-        total = int(block_bi.shape[0])
         # A block holds at most r row-blocks, full ones sorted last: it is dense when the
         # row-block r-1 places before its last one is the same block and full.
-        dense = int((same(r - 1) & sfull[:nrb - r + 1]).sum()) if nrb >= r else 0
-    per_superrow = xp.bincount(block_bi, minlength=superrows) if total else xp.zeros(superrows, xp.int64)
-    most = int(per_superrow.max()) if superrows else 0
-    fill = total * r * c / nnz if nnz else 1.0
+        dense = (same(r - 1) & sfull[:nrb - r + 1]).sum() if nrb >= r else xp.zeros((), xp.int64)
+    # Sorted by super-row: each super-row's blocks are the first flags between its bounds.
+    bounds = xp.searchsorted(block_bi, xp.arange(superrows + 1, dtype=block_bi.dtype), side="left")
+    if first is None:
+        per_superrow = xp.diff(bounds)
+    else:
+        firsts = xp.concatenate([xp.zeros(1, xp.int64), xp.cumsum(first, dtype=xp.int64)])
+        per_superrow = firsts[bounds[1:]] - firsts[bounds[:-1]]
     h = SBELL_HEIGHT
     padded = xp.zeros(-(-superrows // h) * h, dtype=xp.int64)
     padded[:superrows] = per_superrow
-    sliced = int(padded.reshape(-1, h).max(axis=1).sum()) * h if superrows else 0
-    return BlockStats(total, most, dense, fill, _histogram(xp, per_superrow, length_buckets(most)), sliced)
+    edges = length_buckets(min(block_cols, r * max_row))  # past the widest super-row: zero counts
+    host = to_numpy(xp.concatenate([
+        xp.stack([per_superrow.sum(), per_superrow.max(), xp.asarray(dense, dtype=xp.int64),
+                  padded.reshape(-1, h).max(axis=1).sum()]).astype(xp.int64),
+        _bucket_counts(xp, per_superrow, edges)]))
+    total, most, dense, sliced = (int(v) for v in host[:4])
+    fill = total * r * c / nnz if nnz else 1.0
+    histogram = tuple(int(v) for v in host[4:4 + len(length_buckets(most))])
+    return BlockStats(total, most, dense, fill, histogram, sliced * h)
 
 
 #: Threads per block of the histogram helper kernel.
@@ -443,17 +456,25 @@ def x_scatter(csr) -> MappingProxyType:
     cols = csr.indices[lo[which] + at - start[which]].astype(xp.int64)
     entries = count.astype(xp.float64)
     rows = (last_row - first_row).astype(xp.float64)
-    out = {}
+    # One sort for every value size: a sector's index rises with the column.
+    keys = xp.sort(which * n + cols)
+    group_starts = (keys[1:] // n) != (keys[:-1] // n)
+    columns = keys % n
+    sums = []
     for size in SCATTER_ITEMSIZES:
         per_sector = max(1, SECTOR_BYTES // size)
         sectors = -(-n // per_sector)
-        keys = xp.sort(which * sectors + cols // per_sector)
-        distinct = 1 + int((keys[1:] != keys[:-1]).sum())
+        sector = columns // per_sector
+        distinct = 1 + (group_starts | (sector[1:] != sector[:-1])).sum()
         # Adjacent: the group's span (its rows, plus a row's entries) in sectors, never more than its entries.
         adjacent = xp.minimum(entries, (rows - 1 + entries / rows) / per_sector + 1)
         scattered = sectors * -xp.expm1(-entries / sectors)  # expected distinct sectors of uniform draws
-        a, r = (float(v) for v in to_numpy(xp.stack([adjacent.sum(), scattered.sum()])))
-        out[size] = min(1.0, max(0.0, (distinct - a) / (r - a))) if r > a else 0.0
+        sums += [distinct.astype(xp.float64), adjacent.sum(), scattered.sum()]
+    host = to_numpy(xp.stack(sums))
+    out = {}
+    for i, size in enumerate(SCATTER_ITEMSIZES):
+        d, a, r = (float(v) for v in host[3 * i:3 * i + 3])
+        out[size] = min(1.0, max(0.0, (d - a) / (r - a))) if r > a else 0.0
     return MappingProxyType(out)
 
 
@@ -485,7 +506,7 @@ def compute(csr, block_fill_limit: float | None = None) -> Features:
         if r > 1 and block_fill_limit is not None and nnz:
             if int(row_blocks[c][0].shape[0]) * c / nnz > block_fill_limit:
                 continue
-        blocks[(r, c)] = _block_stats(xp, row_blocks[c], r, c, (m, n), nnz)
+        blocks[(r, c)] = _block_stats(xp, row_blocks[c], r, c, (m, n), nnz, max_row)
     diagonals = _diagonals(xp, rows, cols, (m, n))
     del rows, cols, row_blocks  # the entry-sized arrays go before the next passes allocate theirs
     return Features(

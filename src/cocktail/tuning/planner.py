@@ -71,6 +71,10 @@ MEASURE_TOP = 3
 #: plans: median 1.03, a few at 1.8-2.8), and a race costs a few products.
 VENDOR_RACE_WITHIN = 2.0
 VENDOR_RIVALS = 2
+#: The race also times the fastest predicted plan of our own of another kind than the plan (another
+#: format, or a Cocktail against a single) when predicted within this factor: a kind whose
+#: synthetic samples miss a matrix's pattern is mispredicted as a whole, its variants alike.
+OWN_RACE_WITHIN = 1.5
 #: The CSR kernels and COO kernels the remainder of a Cocktail may use.
 CSR_VARIANTS = (("csr_scalar",) + tuple(f"csr_vector(t={t})" for t in _variants.VECTOR_THREADS)
                 + ("csr_merge",) + tuple(f"csr_stream(k={k})" for k in _variants.STREAM_ITEMS)
@@ -231,6 +235,17 @@ class Planning:
         if chosen.single and chosen.delegates:
             close = [p for p in close if p.parts[0].variant != chosen.parts[0].variant]
         return close[:VENDOR_RIVALS]
+
+    def own_rivals(self, chosen: Plan) -> list:
+        """The plan of our own kernels ``tune="model"`` also times against ``chosen``: the fastest predicted
+        of another kind (:func:`_kind`) than ``chosen`` and than the vendor's singles, within
+        :data:`OWN_RACE_WITHIN` of ``chosen``'s time (none, or one)."""
+        for p in self.candidates:
+            if p.predicted_us > OWN_RACE_WITHIN * chosen.predicted_us:
+                break
+            if p is not chosen and not (p.single and p.delegates) and _kind(p) != _kind(chosen):
+                return [p]
+        return []
 
     def to_measure(self) -> list:
         """The candidates ``tune="measure"`` times: the MEASURE_TOP fastest predicted, and the fastest
@@ -463,10 +478,10 @@ def _rest_groups(csr, offsets):
     from ..formats.cocktail import on_diagonals
 
     xp = get_xp(csr.indptr)
-    rows = csr.row_ids().astype(xp.int64)
-    on = on_diagonals(csr, offsets, rows)
-    lengths = csr.row_lengths().astype(xp.int64) - xp.bincount(rows[on], minlength=csr.shape[0])
-    return row_groups(lengths)
+    # Entries on the diagonals per row: a running count read at the row bounds (no atomics, no sync).
+    on = xp.concatenate([xp.zeros(1, xp.int64), xp.cumsum(on_diagonals(csr, offsets), dtype=xp.int64)])
+    ptr = csr.indptr.astype(xp.int64)
+    return row_groups(xp.diff(ptr) - (on[ptr[1:]] - on[ptr[:-1]]))
 
 
 def _prefix_widths(c: _Costing, variant: str, groups, rest_nnz: int, m_c: float) -> set:
