@@ -78,6 +78,30 @@ def _histogram(xp, lengths, edges: tuple) -> tuple:
     return tuple(int(v) for v in to_numpy(_bucket_counts(xp, lengths, edges)))
 
 
+#: Buckets of :func:`length_histogram`'s helper kernel: empty rows, then one per power of two to 2**64.
+_LENGTH_BUCKETS = 66
+
+
+def length_histogram(csr) -> tuple:
+    """The row-length histogram of a canonical CSR, bucket layout :func:`length_buckets` of its longest
+    row: on the GPU one helper kernel over ``indptr`` and one transfer (the longest row is the last
+    bucket counted)."""
+    xp = get_xp(csr.indptr)
+    m = int(csr.shape[0])
+    if xp is np or not m:
+        lengths = csr.row_lengths()
+        return _histogram(xp, lengths, length_buckets(int(lengths.max()) if m else 0))
+    from ..kernels import device, source
+
+    counts = xp.zeros(_LENGTH_BUCKETS, dtype=xp.uint64)
+    props = device.current()
+    index = "int" if csr.indptr.dtype == np.int32 else "long long"
+    fn = source.helper("length_buckets", f"length_buckets<{index}>", props.id)
+    fn((device.grid_for(m, _HISTOGRAM_BLOCK, props),), (_HISTOGRAM_BLOCK,), (csr.indptr, np.int64(m), counts))
+    host = to_numpy(counts)
+    return tuple(int(v) for v in host[:int(np.nonzero(host)[0].max()) + 1])
+
+
 def _bucket_counts(xp, values, edges: tuple):
     """Counts of ``values`` per bucket of ``edges`` as an int64 array on ``values``' device (no transfer)."""
     if not values.shape[0]:
@@ -515,7 +539,7 @@ def compute(csr, block_fill_limit: float | None = None) -> Features:
         mean_row=nnz / m if m else 0.0,
         max_row=max_row,
         row_length_edges=edges,
-        row_length_histogram=_histogram(xp, lengths, edges),
+        row_length_histogram=length_histogram(csr),
         diagonal_counts=diagonals,
         blocks=MappingProxyType(blocks),
         groups=row_groups(lengths, max_row) if m else MappingProxyType({}),
@@ -535,10 +559,7 @@ def fingerprint(features: Features) -> str:
 
 def structure_fingerprint(csr) -> str:
     """:func:`fingerprint` of ``csr`` without computing the other features (its row-length histogram only)."""
-    m = int(csr.shape[0])
-    lengths = csr.row_lengths()
-    edges = length_buckets(int(lengths.max()) if m else 0)
-    return _structure_hash(csr.shape, csr.nnz, _histogram(get_xp(csr.indptr), lengths, edges))
+    return _structure_hash(csr.shape, csr.nnz, length_histogram(csr))
 
 
 def _structure_hash(shape, nnz: int, histogram) -> str:
