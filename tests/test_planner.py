@@ -229,6 +229,17 @@ def test_decision_cache(tmp_path, monkeypatch):
     assert decisions.lookup(k) is None and decisions.path() is None
 
 
+def test_the_decision_cache_keeps_the_latest_decisions(monkeypatch):
+    plan = planner.Plan((planner.Part("csr_scalar", ("rest",), 10, 10, 1.0),), 1.0)
+    monkeypatch.setattr(decisions, "MAX_ENTRIES", 3)
+    keys = [decisions.key(f"{i:032d}", "dev", np.float64, np.int32, tune="model") for i in range(5)]
+    for k in keys:
+        decisions.store(k, plan)
+    kept = [k for k in keys if decisions.lookup(k) is not None]
+    assert len(kept) == 3 and keys[-1] in kept  # the one stored last always stays
+    assert len(json.loads(decisions.path().read_text())) == 3
+
+
 def test_thresholds_are_sane():
     assert 0 < planner.MIN_PART_SHARE < 0.5 and planner.MAX_SLOTS_PER_ENTRY > 1
     assert planner.MEASURE_TOP >= 2 and math.log2(planner.TAIL_ROWS).is_integer()

@@ -180,8 +180,12 @@ def _cache_hit_s(inputs: Inputs, vendor: bool) -> float | None:
 
     from ..tuning import decisions
 
+    import cupy
+
     with tempfile.TemporaryDirectory() as where, decisions.using(Path(where) / decisions.FILE_NAME):
-        _build(inputs, "auto", "cuda", vendor=vendor)
+        first = _build(inputs, "auto", "cuda", vendor=vendor)
+        del first
+        cupy.cuda.Device().synchronize()  # the first's conversion is not the second's lookup
         again = _build(inputs, "auto", "cuda", vendor=vendor).auto
     return again.analysis_s if again is not None and again.cached else None
 

@@ -25,6 +25,9 @@ from .planner import Plan
 #: Bumped whenever plans from an older planner must not be reused.
 PLANNER_VERSION = "planner-v3"
 FILE_NAME = "decisions.json"
+#: The most decisions the file keeps (the latest saved): every ``format="auto"`` matrix of a new
+#: structure stores one, and each store rewrites the file.
+MAX_ENTRIES = 256
 
 
 OFF = "off"
@@ -90,6 +93,9 @@ def store(k: str, plan: Plan) -> None:
         return
     entries = dict(_read())
     entries[k] = {"plan": plan.to_json(), "saved": time.strftime("%Y-%m-%dT%H:%M:%S")}
+    if len(entries) > MAX_ENTRIES:  # the latest saved stay, this one among them
+        latest = sorted(entries.items(), key=lambda item: (str(item[1].get("saved", "")), item[0] == k))
+        entries = dict(latest[-MAX_ENTRIES:])
     _cache.write_json(path(), entries)
 
 
