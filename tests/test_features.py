@@ -259,11 +259,16 @@ def test_block_fill_limit_leaves_out_only_shapes_past_it():
     for (r, c), stats in full.items():
         if (r, c) in limited:
             assert limited[(r, c)] == stats
-        else:  # left out: r > 1 and the 1 x c fill is past the limit, so its own fill is too
-            one_by_c = F.compute(A).blocks.get((1, c))
+        else:  # left out: r > 1 and a shorter shape of its width is past the limit, so its own fill is too
             assert r > 1 and stats.fill > 3.0
-            assert one_by_c is None or one_by_c.fill > 3.0
+            shorter = [full[(q, c)].fill for q in (1, 2, 4) if q < r and (q, c) in full]
+            assert not shorter or max(shorter) > 3.0
     assert set(limited) < set(full)
+    # A limit between the 1 x 4 and 2 x 4 fills: 2 x 4 is counted, the taller 4 x 4 and 8 x 4 are not.
+    limit = (full[(1, 4)].fill + full[(2, 4)].fill) / 2
+    assert full[(1, 4)].fill < limit < full[(2, 4)].fill
+    between = F.compute(A, block_fill_limit=limit).blocks
+    assert (2, 4) in between and (4, 4) not in between and (8, 4) not in between
 
 
 def test_distinct_values():

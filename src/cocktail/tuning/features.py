@@ -510,9 +510,10 @@ def compute(csr, block_fill_limit: float | None = None) -> Features:
     (:func:`distinct_values`).  Stored explicit zeros count as entries throughout.  All
     results are host values.
 
-    ``block_fill_limit``: leave out the block shapes ``r x c`` (``r > 1``) whose ``1 x c``
-    fill already exceeds it: an ``r x c`` block holds at most ``r`` of the ``1 x c`` ones, so
-    its fill is at least theirs.  Those need a sort each; the ``1 x c`` counts do not.
+    ``block_fill_limit``: leave out the block shapes ``r x c`` (``r > 1``) once a shorter shape
+    of the same width (``1 x c``, then ``2 x c``, ...) exceeds it: an ``r x c`` block holds at most
+    two ``r/2 x c`` ones, so its fill is at least theirs.  Those need a sort each; the ``1 x c``
+    counts do not.
     """
     xp = get_xp(csr.indptr)
     m, n = (int(d) for d in csr.shape)
@@ -524,13 +525,15 @@ def compute(csr, block_fill_limit: float | None = None) -> Features:
     cols = csr.indices.astype(xp.int64)
     row_blocks = {}
     blocks = {}
+    least_fill = {}  # c -> the fill of the tallest r x c shape counted so far (r rises in BLOCK_SIZES)
     for r, c in BLOCK_SIZES:
         if c not in row_blocks:
             row_blocks[c] = _row_blocks(xp, rows, cols, c)
-        if r > 1 and block_fill_limit is not None and nnz:
-            if int(row_blocks[c][0].shape[0]) * c / nnz > block_fill_limit:
-                continue
+            least_fill[c] = int(row_blocks[c][0].shape[0]) * c / nnz if nnz else 1.0
+        if r > 1 and block_fill_limit is not None and least_fill[c] > block_fill_limit:
+            continue
         blocks[(r, c)] = _block_stats(xp, row_blocks[c], r, c, (m, n), nnz, max_row)
+        least_fill[c] = blocks[(r, c)].fill
     diagonals = _diagonals(xp, rows, cols, (m, n))
     del rows, cols, row_blocks  # the entry-sized arrays go before the next passes allocate theirs
     return Features(
