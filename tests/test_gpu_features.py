@@ -26,6 +26,7 @@ def _same(a, b):
     np.testing.assert_array_equal(a.diagonal_counts.counts, b.diagonal_counts.counts)
     assert dict(a.blocks) == dict(b.blocks)
     assert features.fingerprint(a) == features.fingerprint(b)
+    assert dict(a.groups) == dict(b.groups) and a.distinct_values == b.distinct_values
     assert set(a.x_scatter) == set(b.x_scatter)
     for size in a.x_scatter:  # sums of floats in another order: equal within rounding
         assert a.x_scatter[size] == pytest.approx(b.x_scatter[size], abs=1e-9)

@@ -366,38 +366,44 @@ def _clipped_counts(xp, values, cap: int):
     On the GPU one helper kernel counts in shared memory (``bincount`` would queue every entry
     of the most common value on one global atomic).
     """
-    if xp is np:
-        counts = np.bincount(np.minimum(values, cap + 1), minlength=cap + 2)[:cap + 2]
-        over = np.where(values > cap, values, 0).sum()
-        return np.concatenate([counts.astype(np.int64), np.asarray([over], dtype=np.int64)])
-    from ..kernels import device, source
-
-    out = xp.zeros(cap + 3, dtype=xp.uint64)
-    n = int(values.shape[0])
-    if n:
-        props = device.current()
-        fn = source.helper("clipped_histogram", "clipped_histogram", props.id)
-        grid = device.grid_for(n, _HISTOGRAM_BLOCK, props)
-        fn((grid,), (_HISTOGRAM_BLOCK,), (xp.ascontiguousarray(values, dtype=xp.int64), np.int64(n), np.int32(cap),
-                                          out, out[cap + 2:]), shared_mem=4 * (cap + 2))
+    out = xp.zeros(cap + 3, dtype=np.int64 if xp is np else xp.uint64)
+    _count_into(xp, values, cap, 1, out)
     return out.astype(xp.int64)
 
 
+def _count_into(xp, values, cap: int, group: int, out) -> None:
+    """Add to ``out`` (zeros, ``cap + 3`` long) the :func:`_clipped_counts` of the largest value of every
+    aligned group of ``group`` consecutive ``values`` (the last group may be partial)."""
+    n = int(values.shape[0])
+    if not n:
+        return
+    if xp is np:
+        if group > 1:  # zeros pad the last group: the values are non-negative
+            values = np.concatenate([values, np.zeros(-n % group, dtype=values.dtype)]).reshape(-1, group).max(axis=1)
+        out[:cap + 2] += np.bincount(np.minimum(values, cap + 1), minlength=cap + 2)[:cap + 2]
+        out[cap + 2] += np.where(values > cap, values, 0).sum()
+        return
+    from ..kernels import device, source
+
+    props = device.current()
+    fn = source.helper("clipped_histogram", "clipped_histogram", props.id)
+    grid = device.grid_for(-(-n // group), _HISTOGRAM_BLOCK, props)
+    fn((grid,), (_HISTOGRAM_BLOCK,), (xp.ascontiguousarray(values, dtype=xp.int64), np.int64(n), np.int64(group),
+                                      np.int32(cap), out, out[cap + 2:]), shared_mem=4 * (cap + 2))
+
+
 def row_groups(lengths, max_row: int | None = None) -> MappingProxyType:
-    """:class:`GroupWidths` of ``lengths`` for every size of :data:`GROUP_SIZES` (one host transfer)."""
+    """:class:`GroupWidths` of ``lengths`` for every size of :data:`GROUP_SIZES` (on the GPU one helper
+    kernel per size, and one host transfer)."""
     xp = get_xp(lengths)
-    widths = lengths.astype(xp.int64)
+    widths = xp.ascontiguousarray(lengths, dtype=xp.int64)
     if max_row is None:
         max_row = int(widths.max()) if widths.shape[0] else 0
     cap = min(int(max_row), WIDTH_CAP)
-    rows = []
-    for g in GROUP_SIZES:
-        if g > 1:  # groups of g rows are pairs of aligned groups of g/2
-            if widths.shape[0] % 2:
-                widths = xp.concatenate([widths, xp.zeros(1, dtype=xp.int64)])
-            widths = xp.maximum(widths[0::2], widths[1::2])
-        rows.append(_clipped_counts(xp, widths, cap))
-    host = to_numpy(xp.stack(rows))
+    counts = xp.zeros((len(GROUP_SIZES), cap + 3), dtype=np.int64 if xp is np else xp.uint64)
+    for i, g in enumerate(GROUP_SIZES):
+        _count_into(xp, widths, cap, g, counts[i])
+    host = to_numpy(counts).astype(np.int64)
     return MappingProxyType({g: GroupWidths(g, _readonly(host[i, :-1]), int(host[i, -1]), cap, int(max_row))
                              for i, g in enumerate(GROUP_SIZES)})
 
