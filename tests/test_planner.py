@@ -232,12 +232,22 @@ def test_decision_cache(tmp_path, monkeypatch):
 def test_the_decision_cache_keeps_the_latest_decisions(monkeypatch):
     plan = planner.Plan((planner.Part("csr_scalar", ("rest",), 10, 10, 1.0),), 1.0)
     monkeypatch.setattr(decisions, "MAX_ENTRIES", 3)
-    keys = [decisions.key(f"{i:032d}", "dev", np.float64, np.int32, tune="model") for i in range(5)]
-    for k in keys:
-        decisions.store(k, plan)
-    kept = [k for k in keys if decisions.lookup(k) is not None]
-    assert len(kept) == 3 and keys[-1] in kept  # the one stored last always stays
+
+    def k(i, tune="model"):
+        return decisions.key(f"{i:032d}", "dev", np.float64, np.int32, tune=tune, profile_digest="d")
+
+    for i in (4, 3, 2, 1, 0):  # stored against alphabetical order, within one second
+        decisions.store(k(i), plan)
+    assert [i for i in range(5) if decisions.lookup(k(i))] == [0, 1, 2]  # the latest three
     assert len(json.loads(decisions.path().read_text())) == 3
+    decisions.store(k(9, "measure"), plan)
+    decisions.store(k(8), plan)
+    decisions.store(k(7), plan)  # modelled decisions go before a measured one, the new one stays
+    assert decisions.lookup(k(9, "measure")) and decisions.lookup(k(8)) and decisions.lookup(k(7))
+    decisions.path().write_text("null")  # a file of another shape is no cache
+    assert decisions.lookup(k(7)) is None
+    decisions.store(k(7), plan)
+    assert decisions.lookup(k(7)) is not None
 
 
 def test_thresholds_are_sane():
@@ -468,8 +478,10 @@ def test_the_race_keeps_the_fastest_and_gives_ties_to_the_vendor(monkeypatch):
         monkeypatch.setattr(planning, "_time_us", lambda executor, *a: times[executor])
         report = planning.AutoReport(plans[0], "model")
         csr = csr_of(sp.eye_array(4, format="csr"))
-        got, built = planning._race(plans[0], (plans[0], plans[0].parts[0].variant), list(plans[1:]), csr, report)
+        got, built, crowded = planning._race(plans[0], (plans[0], plans[0].parts[0].variant), list(plans[1:]), csr,
+                                             report)
         assert built == (got, got.parts[0].variant) and report.raced and len(report.measured) == len(plans)
+        assert not crowded
         return got.parts[0].variant
 
     ours, csr1, coo1 = single("csr_stream(k=8)", 10), single("cusparse_csr(alg=1)", 12), single("cusparse_coo(alg=1)", 13)

@@ -203,27 +203,33 @@ def _beats(rival, plan) -> bool:
 
 
 def _race(plan, built, rivals, csr, report):
-    """``(plan, built)``: the fastest on this matrix of ``plan`` (built) and the vendor's ``rivals``, each
-    timed from RACE_CALLS products in a CUDA graph, one at a time (a rival is built, timed, and kept
-    only while it leads; a plan of ours leads a vendor kernel only when faster by RACE_TIE).  A rival
-    that does not fit in GPU memory, or that the library refuses, loses."""
+    """``(plan, built, crowded)``: the fastest on this matrix of ``plan`` (built) and its ``rivals`` (the
+    vendor's kernels and a plan of ours of another kind), each timed from RACE_CALLS products in a
+    CUDA graph, one at a time (a rival is built, timed, and kept only while it leads; between a
+    vendor single and a plan of ours a tie goes to the vendor: :func:`_beats`).  A rival that does
+    not fit in GPU memory (``crowded``: the outcome depends on free memory), or that the library
+    refuses, loses."""
     from .kernels.cusparse import CusparseError
 
     t0 = time.perf_counter()
     plan.measured_us = _time_us(built[1], csr.shape, csr.dtype, RACE_CALLS, RACE_REPLAYS)
     report.measured[plan.detail()] = plan.measured_us
+    crowded = False
     for rival in rivals:
         try:
             rival_built = fitting_build(rival, csr)
             rival.measured_us = _time_us(rival_built[1], csr.shape, csr.dtype, RACE_CALLS, RACE_REPLAYS)
-        except (DeviceMemoryError, CusparseError):  # no room, or the library refused: the rival loses
+        except DeviceMemoryError:
+            crowded = True
+            continue
+        except CusparseError:  # the library refused: the rival loses
             continue
         report.measured[rival.detail()] = rival.measured_us
         if _beats(rival, plan):
             plan, built = rival, rival_built
         del rival_built
     report.raced, report.measure_s = True, time.perf_counter() - t0
-    return plan, built
+    return plan, built, crowded
 
 
 def _cached(csr, keys):
@@ -264,14 +270,13 @@ def choose(csr, tune: str = "model", deterministic: bool = False, vendor: bool =
     if decisions.path() is not None:
         fingerprint = structure_fingerprint(csr)
         keys = {t: decisions.key(fingerprint, profile.key_of(device), csr.dtype, csr.index_dtype, deterministic,
-                                 vendor, t) for t in TUNE}
+                                 vendor, t, prof.digest) for t in TUNE}
         hit = _cached(csr, [keys["measure"]] + ([keys["model"]] if tune == "model" else []))
         if hit is not None:
             plan, (storage, executor), convert_s = hit
             report = AutoReport(plan, tune, cached=True, analysis_s=time.perf_counter() - t0 - convert_s,
                                 convert_s=convert_s, notice=prof.notice)
             return storage, executor, report
-    t0 = time.perf_counter()
     feats = compute(csr, block_fill_limit=planner.block_fill_limit(csr.dtype, csr.index_dtype))
     planning = planner.plan(csr, feats, prof, csr.dtype, deterministic, vendor)
     analysis = time.perf_counter() - t0
@@ -289,12 +294,14 @@ def choose(csr, tune: str = "model", deterministic: bool = False, vendor: bool =
                                                                             "with Cocktail's own kernels")
             plan, built, skipped = first_that_fits(planning.candidates, lambda p: fitting_build(p, csr),
                                                    lambda: _plain_csr(csr, deterministic))
+            keys = {}  # a refusal may be this run's (an allocation): not a decision to keep for the structure
         report.plan, report.convert_s = plan, time.perf_counter() - t0
         report.notice = _join(report.notice, fallback_notice(skipped, plan, csr.nnz))
         rivals = planning.vendor_rivals(plan) + planning.own_rivals(plan) if not skipped else []
+        crowded = False
         if rivals:
-            report.plan, built = _race(plan, built, rivals, csr, report)
-        if keys and not skipped:  # a decision forced by free memory is not one to reuse for this structure
+            report.plan, built, crowded = _race(plan, built, rivals, csr, report)
+        if keys and not skipped and not crowded:  # a decision forced by free memory is not one to reuse
             decisions.store(keys["model"], report.plan)
         return built[0], built[1], report
     t0 = time.perf_counter()

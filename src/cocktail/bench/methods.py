@@ -166,9 +166,12 @@ class AutoMethod:
                                vendor=report.plan.delegates)
             prep.planning_s = {"analysis": report.analysis_s, "convert": report.convert_s,
                                "measure": report.measure_s}
-            if self.tune == "model":
-                prep.planning_s["cache_hit"] = _cache_hit_s(inputs, self.vendor)
         return prep
+
+    def cache_hit_s(self, inputs: Inputs) -> float | None:
+        """Seconds ``format="auto"`` spends deciding when the decision cache holds this structure
+        (``tune="model"`` on the GPU; None otherwise): see :func:`_cache_hit_s`."""
+        return _cache_hit_s(inputs, self.vendor) if self.needs_gpu and self.tune == "model" else None
 
 
 def _cache_hit_s(inputs: Inputs, vendor: bool) -> float | None:
@@ -182,11 +185,16 @@ def _cache_hit_s(inputs: Inputs, vendor: bool) -> float | None:
 
     import cupy
 
+    from ..errors import DeviceMemoryError
+
     with tempfile.TemporaryDirectory() as where, decisions.using(Path(where) / decisions.FILE_NAME):
-        first = _build(inputs, "auto", "cuda", vendor=vendor)
-        del first
-        cupy.cuda.Device().synchronize()  # the first's conversion is not the second's lookup
-        again = _build(inputs, "auto", "cuda", vendor=vendor).auto
+        try:
+            first = _build(inputs, "auto", "cuda", vendor=vendor)
+            del first
+            cupy.cuda.Device().synchronize()  # the first's conversion is not the second's lookup
+            again = _build(inputs, "auto", "cuda", vendor=vendor).auto
+        except (DeviceMemoryError, Unavailable):
+            return None
     return again.analysis_s if again is not None and again.cached else None
 
 

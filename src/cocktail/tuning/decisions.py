@@ -3,12 +3,14 @@
 A key is the structure fingerprint (shape, entries, row-length histogram:
 :func:`~cocktail.tuning.features.structure_fingerprint`), the device key of the profile
 module, the value and index dtypes, whether only deterministic kernels and the vendor's were
-allowed, how the plan was decided (``tune``) and the planner's version.  A second matrix with the
+allowed, how the plan was decided (``tune``), the profile's digest (a recalibrated profile
+decides afresh) and the planner's version.  A second matrix with the
 same key reuses the plan without features, planning or timing: a Jacobian rebuilt every Newton
 step, or any matrix of one structure built again, costs the fingerprint and the conversion.
 The file is ``<cache>/decisions.json``, or ``$COCKTAIL_DECISIONS``; ``COCKTAIL_DECISIONS=off``
 turns the cache off (the benchmark does, so that every record pays its own decision).  The
-file is read once per process and again only when it changes.
+file is read once per process and again only when it changes; it keeps :data:`MAX_ENTRIES`
+decisions, evicting modelled ones before measured ones, then the oldest.
 """
 
 from __future__ import annotations
@@ -42,18 +44,24 @@ def path():
 
 
 def key(fingerprint: str, device_key: str, dtype, index_dtype, deterministic: bool = False,
-        vendor: bool = True, tune: str = "measure") -> str:
+        vendor: bool = True, tune: str = "measure", profile_digest: str = "") -> str:
     """The cache key of one structure on one device in one pair of dtypes, with or without ``deterministic=True``
-    and the vendor's kernels, for plans decided by ``tune``."""
+    and the vendor's kernels, for plans decided by ``tune`` from the profile of ``profile_digest``
+    (:attr:`~cocktail.tuning.profile.Profile.digest`: a recalibrated profile decides afresh)."""
     import numpy as np
 
     order = "deterministic" if deterministic else "any-order"
     return "|".join([PLANNER_VERSION, fingerprint, device_key, np.dtype(dtype).name, np.dtype(index_dtype).name,
-                     order, "vendor" if vendor else "own", tune])
+                     order, "vendor" if vendor else "own", tune, profile_digest])
 
 
-#: The file's entries as last read: ``(path, (mtime_ns, size), entries)``.
+#: The file's entries as last read or written: ``(path, stamp, entries)``.
 _memo = (None, None, {})
+
+
+def _stamp(where: Path):
+    stat = where.stat()
+    return (stat.st_ino, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_size)
 
 
 def _read() -> dict:
@@ -62,16 +70,17 @@ def _read() -> dict:
     if where is None:
         return {}
     try:
-        stat = where.stat()
+        stamp = _stamp(where)
     except OSError:
         return {}  # no cache yet
-    stamp = (stat.st_mtime_ns, stat.st_size)
     if _memo[0] == where and _memo[1] == stamp:
         return _memo[2]
     try:
         entries = json.loads(where.read_text())
     except (OSError, ValueError):
         entries = {}  # an unreadable cache: decide afresh
+    if not isinstance(entries, dict):
+        entries = {}
     _memo = (where, stamp, entries)
     return entries
 
@@ -79,7 +88,7 @@ def _read() -> dict:
 def lookup(k: str) -> Plan | None:
     """The cached plan of key ``k``, or None."""
     entry = _read().get(k)
-    if not entry:
+    if not isinstance(entry, dict):
         return None
     try:
         return Plan.from_json(entry["plan"])
@@ -87,16 +96,29 @@ def lookup(k: str) -> Plan | None:
         return None
 
 
+def _age(k: str, entry) -> tuple:
+    """Eviction order: modelled decisions before measured ones (cheaper to make again), then the oldest."""
+    saved = entry.get("saved_ns", 0) if isinstance(entry, dict) else 0
+    return ("|measure|" in k, saved if isinstance(saved, int) else 0)
+
+
 def store(k: str, plan: Plan) -> None:
-    """Keep ``plan`` under key ``k`` (the whole file is rewritten atomically)."""
-    if path() is None:
+    """Keep ``plan`` under key ``k`` (the whole file is rewritten atomically); past :data:`MAX_ENTRIES`
+    the modelled decisions go first, then the oldest."""
+    global _memo
+    where = path()
+    if where is None:
         return
     entries = dict(_read())
-    entries[k] = {"plan": plan.to_json(), "saved": time.strftime("%Y-%m-%dT%H:%M:%S")}
-    if len(entries) > MAX_ENTRIES:  # the latest saved stay, this one among them
-        latest = sorted(entries.items(), key=lambda item: (str(item[1].get("saved", "")), item[0] == k))
-        entries = dict(latest[-MAX_ENTRIES:])
-    _cache.write_json(path(), entries)
+    entries[k] = {"plan": plan.to_json(), "saved": time.strftime("%Y-%m-%dT%H:%M:%S"), "saved_ns": time.time_ns()}
+    if len(entries) > MAX_ENTRIES:
+        kept = sorted(entries.items(), key=lambda item: (item[0] == k, _age(*item)))[-MAX_ENTRIES:]
+        entries = dict(kept)
+    _cache.write_json(where, entries)
+    try:
+        _memo = (where, _stamp(where), entries)
+    except OSError:
+        _memo = (None, None, {})
 
 
 @contextlib.contextmanager

@@ -517,9 +517,9 @@ def compute(csr, block_fill_limit: float | None = None) -> Features:
     results are host values.
 
     ``block_fill_limit``: leave out the block shapes ``r x c`` (``r > 1``) once a shorter shape
-    of the same width (``1 x c``, then ``2 x c``, ...) exceeds it: an ``r x c`` block holds at most
-    two ``r/2 x c`` ones, so its fill is at least theirs.  Those need a sort each; the ``1 x c``
-    counts do not.
+    ``q x c`` (``q`` divides ``r``: ``1 x c``, then ``2 x c``, ...) exceeds it: an ``r x c`` block
+    covers at most ``r / q`` of the ``q x c`` ones, so its fill is at least theirs.  Those need a
+    sort each; the ``1 x c`` counts do not.
     """
     xp = get_xp(csr.indptr)
     m, n = (int(d) for d in csr.shape)
@@ -531,15 +531,16 @@ def compute(csr, block_fill_limit: float | None = None) -> Features:
     cols = csr.indices.astype(xp.int64)
     row_blocks = {}
     blocks = {}
-    least_fill = {}  # c -> the fill of the tallest r x c shape counted so far (r rises in BLOCK_SIZES)
+    least_fill = {}  # c -> (r, fill) of the tallest r x c shape counted so far
     for r, c in BLOCK_SIZES:
         if c not in row_blocks:
             row_blocks[c] = _row_blocks(xp, rows, cols, c)
-            least_fill[c] = int(row_blocks[c][0].shape[0]) * c / nnz if nnz else 1.0
-        if r > 1 and block_fill_limit is not None and least_fill[c] > block_fill_limit:
+            least_fill[c] = (1, int(row_blocks[c][0].shape[0]) * c / nnz if nnz else 1.0)
+        assert r % least_fill[c][0] == 0, "BLOCK_SIZES: each height of a width divides the next"
+        if r > 1 and block_fill_limit is not None and least_fill[c][1] > block_fill_limit:
             continue
         blocks[(r, c)] = _block_stats(xp, row_blocks[c], r, c, (m, n), nnz, max_row)
-        least_fill[c] = blocks[(r, c)].fill
+        least_fill[c] = (r, blocks[(r, c)].fill)
     diagonals = _diagonals(xp, rows, cols, (m, n))
     del rows, cols, row_blocks  # the entry-sized arrays go before the next passes allocate theirs
     return Features(
