@@ -97,6 +97,7 @@ def test_modelled_decisions_are_cached_and_measured_ones_serve_both(modelled):
     S = _diagonals_plus_random(n=100_000)
     A = SparseMatrix(S)
     assert not A.auto.cached and A.auto.planning is not None
+    assert 0 < A.auto.features_s < A.auto.analysis_s  # the features are a part of the analysis
     B = SparseMatrix(S * 2.0)  # same structure: no features, no planning, no race
     assert B.auto.cached and B.auto.planning is None and B.auto.measure_s == 0
     assert B.auto.plan.parts == A.auto.plan.parts and 0 < B.auto.analysis_s < A.auto.analysis_s

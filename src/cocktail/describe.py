@@ -279,7 +279,8 @@ def auto_lines(report, nnz: int) -> list[str]:
                                f"close, so the plan and they were timed on this matrix ({timed}); the fastest is kept",
                                WIDTH, initial_indent="  ", subsequent_indent="    ")
     lines += feature_lines(report.planning.features)
-    lines += [f"  time: analysis {report.analysis_s * 1e3:.1f} ms, conversion {report.convert_s * 1e3:.1f} ms"
+    lines += [f"  time: analysis {report.analysis_s * 1e3:.1f} ms (features {report.features_s * 1e3:.1f} ms), "
+              f"conversion {report.convert_s * 1e3:.1f} ms"
               + (f", measuring {report.measure_s * 1e3:.1f} ms" if report.measure_s else ""),
               f"  profile: {report.planning.profile_source}"]
     return lines + candidate_lines(report.planning, plan, nnz)

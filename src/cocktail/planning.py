@@ -55,7 +55,8 @@ class AutoReport:
     tune: str
     planning: object = None  # tuning.planner.Planning, None when the decision came from the cache
     cached: bool = False
-    analysis_s: float = 0.0  # features and planning
+    analysis_s: float = 0.0  # features and planning (and the cache's fingerprint and lookup)
+    features_s: float = 0.0  # of which the features
     convert_s: float = 0.0  # building the chosen plan (storage and bound executor)
     measure_s: float = 0.0  # tune="measure": building and timing the candidates
     measured: dict = field(default_factory=dict)  # candidate label -> measured µs
@@ -277,10 +278,12 @@ def choose(csr, tune: str = "model", deterministic: bool = False, vendor: bool =
             report = AutoReport(plan, tune, cached=True, analysis_s=time.perf_counter() - t0 - convert_s,
                                 convert_s=convert_s, notice=prof.notice)
             return storage, executor, report
+    t1 = time.perf_counter()
     feats = compute(csr, block_fill_limit=planner.block_fill_limit(csr.dtype, csr.index_dtype))
+    t2 = time.perf_counter()
     planning = planner.plan(csr, feats, prof, csr.dtype, deterministic, vendor)
-    analysis = time.perf_counter() - t0
-    report = AutoReport(planning.chosen, tune, planning, analysis_s=analysis, notice=prof.notice)
+    report = AutoReport(planning.chosen, tune, planning, analysis_s=time.perf_counter() - t0, features_s=t2 - t1,
+                        notice=prof.notice)
     if tune == "model":
         from .kernels.cusparse import CusparseError
 

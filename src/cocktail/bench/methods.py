@@ -70,7 +70,7 @@ class Prepared:
     padding_ratio: float = 1.0
     on_gpu: bool = True
     close: Callable = lambda: None
-    planning_s: dict | None = None  # format="auto": seconds of analysis, conversion and measuring
+    planning_s: dict | None = None  # format="auto": seconds of analysis (features), conversion, measuring
     dram_bytes: Callable | None = None  # the storage's dram_bytes(l2_bytes): the DRAM traffic model
 
 
@@ -164,8 +164,8 @@ class AutoMethod:
             prep.params.update(plan=report.plan.label(A.nnz), plan_detail=report.plan.detail(),
                                predicted_us=report.plan.predicted_us, tune=report.tune, cached=report.cached,
                                vendor=report.plan.delegates)
-            prep.planning_s = {"analysis": report.analysis_s, "convert": report.convert_s,
-                               "measure": report.measure_s}
+            prep.planning_s = {"analysis": report.analysis_s, "features": report.features_s,
+                               "convert": report.convert_s, "measure": report.measure_s}
         return prep
 
     def cache_hit_s(self, inputs: Inputs) -> float | None:

@@ -56,6 +56,7 @@ class Record:
     speedup_cusparse_best: float | None = None
     speedup_cupyx: float | None = None
     analysis_spmvs: float | None = None  # cocktail-*: features and planning, in SpMVs of the chosen plan
+    features_spmvs: float | None = None  # cocktail-*: of which the features, in SpMVs of the chosen plan
     convert_spmvs: float | None = None  # cocktail-*: building the chosen plan, in SpMVs of it
     measure_spmvs: float | None = None  # cocktail-measured: building and timing the candidates, in SpMVs
     cache_hit_spmvs: float | None = None  # cocktail-auto: deciding from the decision cache, in SpMVs

@@ -80,6 +80,7 @@ def _measure(method, inputs: Inputs, rec: Record, settings: Settings) -> None:
     if prep.planning_s and t.kernel_us:
         spmv_s = t.kernel_us * 1e-6
         rec.analysis_spmvs = prep.planning_s["analysis"] / spmv_s
+        rec.features_spmvs = prep.planning_s["features"] / spmv_s
         rec.convert_spmvs = prep.planning_s["convert"] / spmv_s
         rec.measure_spmvs = prep.planning_s["measure"] / spmv_s
         if hit_s is not None:
