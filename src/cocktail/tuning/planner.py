@@ -359,8 +359,8 @@ def holds_values(v, features: Features) -> bool:
 
 def work(v, features: Features) -> tuple[int, int] | None:
     """``(slots, tail)`` of variant ``v`` holding the whole matrix (see :func:`flat_work`); None for
-    a block shape the features left out, or a format whose value table cannot hold the matrix's
-    values (:func:`holds_values`).
+    a block shape the features left out, a diagonal format past MAX_SLOTS_PER_ENTRY, or a format
+    whose value table cannot hold the matrix's values (:func:`holds_values`).
 
     ``cocktail calibrate`` records its samples against these same slots, so that a prediction
     on the calibration matrices reproduces the measured time.
@@ -371,7 +371,10 @@ def work(v, features: Features) -> tuple[int, int] | None:
     if v.pattern == "rows":
         return flat_work(v, features.groups, features.nnz, m)
     if v.pattern == "band":
-        return diagonal_slots(v.kernel, features.diagonal_counts.offsets, m), 0
+        offsets = features.diagonal_counts.offsets
+        if len(offsets) * m > MAX_SLOTS_PER_ENTRY * max(features.nnz, 1):
+            return None  # m slots per diagonal at least: never a single (a graph's 10^5-10^6 diagonals)
+        return diagonal_slots(v.kernel, offsets, m), 0
     b = features.blocks.get(v.block)
     if b is None:  # left out of the features: its fill is past any limit
         return None
