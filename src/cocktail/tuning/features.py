@@ -473,38 +473,36 @@ def x_scatter(csr) -> MappingProxyType:
     g = SCATTER_GROUP
     groups = -(-m // g)
     stride = max(-(-groups // SCATTER_GROUPS), -(-int(csr.nnz) // SCATTER_ENTRIES))
-    first_row = xp.arange(0, groups, stride, dtype=xp.int64) * g
-    last_row = xp.minimum(first_row + g, m)
-    ptr = csr.indptr.astype(xp.int64)
-    lo, count = ptr[first_row], ptr[last_row] - ptr[first_row]
-    start = xp.cumsum(count) - count
-    total = int(start[-1] + count[-1])
+    # The sampled groups' bounds are few (at most SCATTER_GROUPS): worked out on the host.
+    first_row = np.arange(0, groups, stride, dtype=np.int64) * g
+    last_row = np.minimum(first_row + g, m)
+    lo, hi = to_numpy(csr.indptr[xp.asarray(np.stack([first_row, last_row]))]).astype(np.int64)
+    count = hi - lo
+    start = np.cumsum(count) - count
+    total = int(count.sum())
     if not total:
         return zero
     at = xp.arange(total, dtype=xp.int64)
-    which = xp.searchsorted(start, at, side="right") - 1
-    cols = csr.indices[lo[which] + at - start[which]].astype(xp.int64)
-    entries = count.astype(xp.float64)
-    rows = (last_row - first_row).astype(xp.float64)
+    which = xp.searchsorted(xp.asarray(start), at, side="right") - 1
+    cols = csr.indices[at + xp.asarray(lo - start)[which]].astype(xp.int64)
     # One sort for every value size: a sector's index rises with the column.
     keys = xp.sort(which * n + cols)
     group_starts = (keys[1:] // n) != (keys[:-1] // n)
     columns = keys % n
-    sums = []
+    distinct = []
     for size in SCATTER_ITEMSIZES:
+        sector = columns // max(1, SECTOR_BYTES // size)
+        distinct.append(1 + (group_starts | (sector[1:] != sector[:-1])).sum())
+    distinct = to_numpy(xp.stack(distinct))
+    entries, rows = count.astype(np.float64), (last_row - first_row).astype(np.float64)
+    out = {}
+    for d, size in zip(distinct, SCATTER_ITEMSIZES):
         per_sector = max(1, SECTOR_BYTES // size)
         sectors = -(-n // per_sector)
-        sector = columns // per_sector
-        distinct = 1 + (group_starts | (sector[1:] != sector[:-1])).sum()
         # Adjacent: the group's span (its rows, plus a row's entries) in sectors, never more than its entries.
-        adjacent = xp.minimum(entries, (rows - 1 + entries / rows) / per_sector + 1)
-        scattered = sectors * -xp.expm1(-entries / sectors)  # expected distinct sectors of uniform draws
-        sums += [distinct.astype(xp.float64), adjacent.sum(), scattered.sum()]
-    host = to_numpy(xp.stack(sums))
-    out = {}
-    for i, size in enumerate(SCATTER_ITEMSIZES):
-        d, a, r = (float(v) for v in host[3 * i:3 * i + 3])
-        out[size] = min(1.0, max(0.0, (d - a) / (r - a))) if r > a else 0.0
+        a = float(np.minimum(entries, (rows - 1 + entries / rows) / per_sector + 1).sum())
+        r = float((sectors * -np.expm1(-entries / sectors)).sum())  # expected distinct sectors of uniform draws
+        out[size] = min(1.0, max(0.0, (float(d) - a) / (r - a))) if r > a else 0.0
     return MappingProxyType(out)
 
 
