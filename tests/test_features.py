@@ -340,3 +340,13 @@ def test_x_scatter_samples_about_scatter_entries_on_long_rows(monkeypatch):
     # At least one whole group is sampled, and here no more: 32 of the 64 rows, not all 64,000 entries.
     assert sorted_sizes and max(sorted_sizes) == S[:32].nnz < S.nnz
     assert got[8] > 0.5  # still reads as scattered
+
+
+def test_block_heights_of_one_width_divide_each_other():
+    # compute() leaves out a taller shape once a shorter one of its width is past the fill limit:
+    # sound only while each height of a width divides the next.
+    heights = {}
+    for r, c in F.BLOCK_SIZES:
+        heights.setdefault(c, [1])
+        assert r % heights[c][-1] == 0 and r >= heights[c][-1]
+        heights[c].append(r)

@@ -5,13 +5,12 @@
 1. ``tune="model"`` (default): compute the matrix's features on the GPU, cost the candidate
    plans with the device profile (:mod:`cocktail.tuning.planner`) and build the fastest.  When
    up to two of the vendor's kernels (cuSPARSE's CSR and COO algorithms) are predicted within
-   2x of it (:meth:`~cocktail.tuning.planner.Planning.vendor_rivals`), the plan and they are
-   timed on the matrix, a few products each from one CUDA graph, and the fastest is kept: the
-   profile's mistakes within that range no longer leave the product slower than the vendor's.
-   Where cuSPARSE refuses a plan (an error of the library), the matrix is planned again with
-   Cocktail's own kernels.
-   The race also times the fastest predicted plan of our own of another kind, when predicted
-   within 1.5x (:meth:`~cocktail.tuning.planner.Planning.own_rivals`).
+   2x of it (:meth:`~cocktail.tuning.planner.Planning.vendor_rivals`), or the fastest plan of our
+   own of another kind within 1.5x (:meth:`~cocktail.tuning.planner.Planning.own_rivals`), the
+   plan and they are timed on the matrix, a few products each from one CUDA graph, and the
+   fastest is kept: the profile's mistakes within that range no longer leave the product slower
+   than the vendor's, or than our kind it mis-ranked.  Where cuSPARSE refuses a plan (an error of
+   the library), the matrix is planned again with Cocktail's own kernels.
 2. ``tune="measure"``: the same, then build the best candidates
    (:meth:`~cocktail.tuning.planner.Planning.to_measure`), time each on the matrix (CUDA graph replays, as the benchmark does) and
    keep the fastest.
@@ -284,19 +283,21 @@ def choose(csr, tune: str = "model", deterministic: bool = False, vendor: bool =
     planning = planner.plan(csr, feats, prof, csr.dtype, deterministic, vendor)
     report = AutoReport(planning.chosen, tune, planning, analysis_s=time.perf_counter() - t0, features_s=t2 - t1,
                         notice=prof.notice)
+
+    def fits(plans):  # the first of plans that fits in GPU memory, else plain CSR: first_that_fits
+        return first_that_fits(plans, lambda p: fitting_build(p, csr), lambda: _plain_csr(csr, deterministic))
+
     if tune == "model":
         from .kernels.cusparse import CusparseError
 
         t0 = time.perf_counter()
         try:
-            plan, built, skipped = first_that_fits(planning.candidates, lambda p: fitting_build(p, csr),
-                                                   lambda: _plain_csr(csr, deterministic))
+            plan, built, skipped = fits(planning.candidates)
         except CusparseError as exc:  # the library refused a plan that delegates: our own kernels only
             planning = planner.plan(csr, feats, prof, csr.dtype, deterministic, vendor=False)
             report.planning, report.notice = planning, _join(report.notice, f"cuSPARSE refused ({exc}): planned "
                                                                             "with Cocktail's own kernels")
-            plan, built, skipped = first_that_fits(planning.candidates, lambda p: fitting_build(p, csr),
-                                                   lambda: _plain_csr(csr, deterministic))
+            plan, built, skipped = fits(planning.candidates)
             keys = {}  # a refusal may be this run's (an allocation): not a decision to keep for the structure
         report.plan, report.convert_s = plan, time.perf_counter() - t0
         report.notice = _join(report.notice, fallback_notice(skipped, plan, csr.nnz))
@@ -324,7 +325,7 @@ def choose(csr, tune: str = "model", deterministic: bool = False, vendor: bool =
             report.convert_s = convert
     if best is None:  # no measured candidate fits: the first other candidate that does, else plain CSR
         rest = [p for p in planning.candidates if all(p is not q for q, _ in skipped)]
-        plan, built, more = first_that_fits(rest, lambda p: fitting_build(p, csr), lambda: _plain_csr(csr, deterministic))
+        plan, built, more = fits(rest)
         best, skipped = (plan, built), skipped + more
     report.measure_s = time.perf_counter() - t0 - report.convert_s
     report.plan = best[0]

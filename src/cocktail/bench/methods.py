@@ -169,33 +169,29 @@ class AutoMethod:
         return prep
 
     def cache_hit_s(self, inputs: Inputs) -> float | None:
-        """Seconds ``format="auto"`` spends deciding when the decision cache holds this structure
-        (``tune="model"`` on the GPU; None otherwise): see :func:`_cache_hit_s`."""
-        return _cache_hit_s(inputs, self.vendor) if self.needs_gpu and self.tune == "model" else None
-
-
-def _cache_hit_s(inputs: Inputs, vendor: bool) -> float | None:
-    """Seconds ``format="auto"`` spends deciding when the decision cache holds the matrix's structure
-    (fingerprint and lookup; the conversion is reported apart): a construction in an empty cache of
-    its own, then a second that reuses its decision.  None when the second did not hit."""
-    import tempfile
-    from pathlib import Path
-
-    from ..tuning import decisions
-
-    import cupy
-
-    from ..errors import DeviceMemoryError
-
-    with tempfile.TemporaryDirectory() as where, decisions.using(Path(where) / decisions.FILE_NAME):
-        try:
-            first = _build(inputs, "auto", "cuda", vendor=vendor)
-            del first
-            cupy.cuda.Device().synchronize()  # the first's conversion is not the second's lookup
-            again = _build(inputs, "auto", "cuda", vendor=vendor).auto
-        except (DeviceMemoryError, Unavailable):
+        """Seconds ``format="auto"`` spends deciding when the decision cache holds the matrix's structure
+        (fingerprint and lookup; the conversion is reported apart): a construction in an empty cache of
+        its own, then a second that reuses its decision.  ``tune="model"`` on the GPU only; None
+        otherwise, or when the second did not hit."""
+        if not (self.needs_gpu and self.tune == "model"):
             return None
-    return again.analysis_s if again is not None and again.cached else None
+        import tempfile
+        from pathlib import Path
+
+        import cupy
+
+        from ..errors import DeviceMemoryError
+        from ..tuning import decisions
+
+        with tempfile.TemporaryDirectory() as where, decisions.using(Path(where) / decisions.FILE_NAME):
+            try:
+                first = _build(inputs, "auto", "cuda", vendor=self.vendor)
+                del first
+                cupy.cuda.Device().synchronize()  # the first's conversion is not the second's lookup
+                again = _build(inputs, "auto", "cuda", vendor=self.vendor).auto
+            except (DeviceMemoryError, Unavailable):
+                return None
+        return again.analysis_s if again is not None and again.cached else None
 
 
 MEASURED = AutoMethod("cocktail-measured", "cuda", "measure")

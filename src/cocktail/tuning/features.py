@@ -28,7 +28,8 @@ import numpy as np
 
 from .._xp import bit_keys, get_xp, stable_argsort, to_numpy
 
-#: Candidate block shapes ``(r, c)``: ``r`` rows by ``c`` columns, on the aligned block grid.
+#: Candidate block shapes ``(r, c)``: ``r`` rows by ``c`` columns, on the aligned block grid.  The
+#: heights of one width rise, each dividing the next (:func:`compute` leaves out a taller shape by it).
 BLOCK_SIZES = ((1, 4), (2, 4), (4, 4), (8, 4), (1, 8), (2, 8), (4, 8), (8, 8), (2, 2), (3, 3))
 
 #: Sizes of the row groups whose widest row :class:`GroupWidths` counts: the slice heights of
@@ -104,8 +105,6 @@ def length_histogram(csr) -> tuple:
 
 def _bucket_counts(xp, values, edges: tuple):
     """Counts of ``values`` per bucket of ``edges`` as an int64 array on ``values``' device (no transfer)."""
-    if not values.shape[0]:
-        return xp.zeros(len(edges), dtype=xp.int64)
     bucket = xp.searchsorted(xp.asarray(edges, dtype=xp.int64), values.astype(xp.int64), side="left")
     return _clipped_counts(xp, bucket, len(edges) - 1)[:len(edges)]
 
@@ -529,16 +528,15 @@ def compute(csr, block_fill_limit: float | None = None) -> Features:
     cols = csr.indices.astype(xp.int64)
     row_blocks = {}
     blocks = {}
-    least_fill = {}  # c -> (r, fill) of the tallest r x c shape counted so far
+    least_fill = {}  # c -> the fill of the tallest r x c shape counted so far
     for r, c in BLOCK_SIZES:
         if c not in row_blocks:
             row_blocks[c] = _row_blocks(xp, rows, cols, c)
-            least_fill[c] = (1, int(row_blocks[c][0].shape[0]) * c / nnz if nnz else 1.0)
-        assert r % least_fill[c][0] == 0, "BLOCK_SIZES: each height of a width divides the next"
-        if r > 1 and block_fill_limit is not None and least_fill[c][1] > block_fill_limit:
+            least_fill[c] = int(row_blocks[c][0].shape[0]) * c / nnz if nnz else 1.0
+        if r > 1 and block_fill_limit is not None and least_fill[c] > block_fill_limit:
             continue
         blocks[(r, c)] = _block_stats(xp, row_blocks[c], r, c, (m, n), nnz, max_row)
-        least_fill[c] = (r, blocks[(r, c)].fill)
+        least_fill[c] = blocks[(r, c)].fill
     diagonals = _diagonals(xp, rows, cols, (m, n))
     del rows, cols, row_blocks  # the entry-sized arrays go before the next passes allocate theirs
     return Features(

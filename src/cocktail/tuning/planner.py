@@ -54,7 +54,7 @@ import numpy as np
 from .. import formats
 from ..formats.bdia import bands as bdia_bands
 from . import variants as _variants
-from .features import Features, GroupWidths, row_groups
+from .features import Features, row_groups
 from .hyb import ELL_SPEEDUP_OVER_COO
 
 #: The padded formats are costed only while storing at most this many value slots per entry.

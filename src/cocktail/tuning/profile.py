@@ -20,6 +20,7 @@ each kernel's own launches, and no prediction is below ``launches x launch_us``.
 from __future__ import annotations
 
 import bisect
+import functools
 import hashlib
 import json
 import math
@@ -122,20 +123,18 @@ class Profile:
     def __post_init__(self):
         self._surfaces = {}
         self._blends = {}
-        self._digest = ""
 
     @property
     def key(self) -> str:
         """The device key this profile was measured for."""
         return key_of(self.device)
 
-    @property
+    @functools.cached_property
     def digest(self) -> str:
-        """A hash (16 hex digits) of the samples and launch costs: a recalibrated profile has another."""
-        if not self._digest:  # computed once: a profile is not changed after loading
-            text = json.dumps([self.launch_us, self.samples, self.scattered], sort_keys=True)
-            self._digest = hashlib.sha256(text.encode()).hexdigest()[:16]
-        return self._digest
+        """A hash (16 hex digits) of the samples and launch costs: a recalibrated profile has another
+        (computed once: a profile is not changed after loading)."""
+        text = json.dumps([self.launch_us, self.samples, self.scattered], sort_keys=True)
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
 
     def has(self, variant: str, dtype) -> bool:
         """True when ``variant`` was sampled for ``dtype``."""
