@@ -29,6 +29,8 @@ if [[ -z ${PYTHON:-} ]]; then
   if [[ -x .venv/bin/python ]]; then PYTHON=.venv/bin/python; else PYTHON=python3; fi
 fi
 report() { PYTHONPATH=src "$PYTHON" -m cocktail.cli report "$@"; }
+# The JSON of one run of every suite in both dtypes, float64 first, in the order the reports list them.
+suite_runs() { local d; for d in float64 float32; do echo "$1"/{structured,williams,cocktail,holdout}_$d.json; done; }
 
 RACE=docs/benchmarks/2026-11-25-h100-race
 VENDOR=docs/benchmarks/2026-11-25-h100-vendor
@@ -45,8 +47,7 @@ RATES_NOTE="GFLOP/s is 2·nnz / kernel time. Effective GB/s uses each format's b
 # 0. The latest run: never slower than cuSPARSE, second step, every suite, both dtypes at commit 6bc3f63.
 grep -q '^commit 6bc3f63$' $RACE/gpu_float64.txt && grep -q '^commit 6bc3f63$' $RACE/gpu_float32.txt
 report \
-  $RACE/structured_float64.json $RACE/williams_float64.json $RACE/cocktail_float64.json $RACE/holdout_float64.json \
-  $RACE/structured_float32.json $RACE/williams_float32.json $RACE/cocktail_float32.json $RACE/holdout_float32.json \
+  $(suite_runs $RACE) \
   --plots $RACE/plots --out docs/benchmarks.md \
   --title "Cocktail SpMV benchmark: NVIDIA H100, every suite against cuSPARSE, float32 and float64 (never slower than the vendor)" \
   --note "GPU: NVIDIA H100 80GB HBM3 (driver 580.159.04, 81,559 MiB); CuPy 14.2.0, CUDA runtime 13.2 (13020), NumPy 2.5.2, SciPy 1.18.1 ($RACE/gpu_float64.txt, gpu_float32.txt). Date 2026-11-25, both dtypes at commit 6bc3f63. Every record carries gpu, cuda, cupy, commit and date. Planner profile: the shipped H100 profile, unchanged since the first never-slower run (src/cocktail/tuning/profiles/h100.json: the full grid of commit 17e6f24, csr_stream and dia_vi added at ff41dc8, cuSPARSE's four algorithms at e539738, every flat variant on scattered columns at eea870f). GPU tests on this H100: the full \`pytest -m gpu\` at 74a2e29 (the tree before this run's changes) 7066 passed, 11 skipped; at f31ac91 the full run was cut by its own 360 s limit at 89% with no failure ($RACE/pytest_gpu_f31ac91_cut.log), and the rest of it (memory, planner, features, bench, determinism, never-mutates, operand checks) passed, 765 passed, 10 skipped ($RACE/pytest_gpu_rest_f31ac91.log); at 6bc3f63 the features, planner and bench GPU tests 53 passed ($RACE/pytest_gpu_planner_6bc3f63.log)." \
@@ -59,8 +60,7 @@ report \
 # 0b. The first never-slower run, every suite, float64 at commit c0b52a4, float32 at 7d59d58.
 grep -q '^commit c0b52a4$' $VENDOR/gpu_float64.txt && grep -q '^commit 7d59d58$' $VENDOR/gpu_float32.txt
 report \
-  $VENDOR/structured_float64.json $VENDOR/williams_float64.json $VENDOR/cocktail_float64.json $VENDOR/holdout_float64.json \
-  $VENDOR/structured_float32.json $VENDOR/williams_float32.json $VENDOR/cocktail_float32.json $VENDOR/holdout_float32.json \
+  $(suite_runs $VENDOR) \
   --plots $VENDOR/plots --out docs/benchmarks/2026-11-25-h100-vendor.md \
   --title "Cocktail SpMV benchmark: NVIDIA H100, every suite against cuSPARSE, float32 and float64 (never slower than the vendor, first step)" \
   --note "GPU: NVIDIA H100 80GB HBM3 (driver 580.159.04, 81,559 MiB); CuPy 14.2.0, CUDA runtime 13.2 (13020), NumPy 2.5.2, SciPy 1.18.1 ($VENDOR/gpu_float64.txt, gpu_float32.txt). Date 2026-11-25. float64 at commit c0b52a4, float32 at commit 7d59d58: the two differ only in the matrix the benchmark warms format='auto' up on before the first timed analysis (c0b52a4's reaches every feature path, so the first matrix of a float64 suite no longer pays CuPy's one-time compilation; the float32 figures of dense, laplace3_1000000 and holdout_banded still do). Every record carries gpu, cuda, cupy, commit and date. Planner profile: the shipped H100 profile (src/cocktail/tuning/profiles/h100.json: the full grid of commit 17e6f24, csr_stream and dia_vi added at ff41dc8, cuSPARSE's four algorithms added at e539738, and every flat variant sampled on scattered columns at eea870f, all on the full grid). GPU tests: \`pytest -m gpu\` at c0b52a4 6896 passed, 2 failed (two tests whose expectations were wrong, fixed in faae96a, where they pass), 11 skipped ($VENDOR/pytest_gpu_c0b52a4.log)." \
@@ -73,8 +73,7 @@ report \
 # 1. The bandwidth run (issue 10), every suite, float32 and float64, commit a29ac93.
 grep -q '^commit a29ac93$' $BW/gpu.txt  # the notes below describe this run
 report \
-  $BW/structured_float64.json $BW/williams_float64.json $BW/cocktail_float64.json $BW/holdout_float64.json \
-  $BW/structured_float32.json $BW/williams_float32.json $BW/cocktail_float32.json $BW/holdout_float32.json \
+  $(suite_runs $BW) \
   --plots $BW/plots --out docs/benchmarks/2026-11-23-h100-bandwidth.md \
   --title "Cocktail SpMV benchmark: NVIDIA H100, every suite against cuSPARSE, float32 and float64 (issue 10: bandwidth)" \
   --note "GPU: NVIDIA H100 80GB HBM3 (driver 580.159.04, 81,559 MiB); CuPy 14.2.0, CUDA runtime 13.2 (13020), NumPy 2.5.2, SciPy 1.18.1 ($BW/gpu.txt). Date 2026-11-23; commit a29ac93 (every record carries gpu, cuda, cupy, commit and date). Planner profile: the shipped H100 profile (src/cocktail/tuning/profiles/h100.json: the full grid of commit 17e6f24 plus csr_stream(k=8), csr_stream(k=16) and dia_vi sampled on the full grid at commit ff41dc8, the tree of this run's kernels)." \
@@ -88,8 +87,7 @@ report \
 # 1b. The planner run (issue 9), every suite, float32 and float64, commit e99d8a0.
 grep -q '^commit e99d8a0$' $PLAN/gpu.txt  # the notes below describe this run
 report \
-  $PLAN/structured_float64.json $PLAN/williams_float64.json $PLAN/cocktail_float64.json $PLAN/holdout_float64.json \
-  $PLAN/structured_float32.json $PLAN/williams_float32.json $PLAN/cocktail_float32.json $PLAN/holdout_float32.json \
+  $(suite_runs $PLAN) \
   --plots $PLAN/plots --out docs/benchmarks/2026-11-23-h100-planner.md \
   --title "Cocktail SpMV benchmark: NVIDIA H100, the format planner (format='auto') on every suite, float32 and float64" \
   --note "GPU: NVIDIA H100 80GB HBM3 (driver 580.159.04, 81,559 MiB); CuPy 14.2.0, CUDA runtime 13.2 (13020), NumPy 2.5.2, SciPy 1.18.1 ($PLAN/gpu.txt). Date 2026-11-23; commit e99d8a0 (every record carries gpu, cuda, cupy, commit and date). Planner profile: the shipped H100 profile (src/cocktail/tuning/profiles/h100.json, \`cocktail calibrate\` full grid, measured on this GPU model at commit 17e6f24)." \
