@@ -441,17 +441,22 @@ def test_vendor_rivals_are_the_close_vendor_singles_one_per_variant():
     assert {planner._kind(p) for p in (ours, csr1, coo1)} == {"flat:csr", "flat:csr:vendor", "flat:coo:vendor"}
 
 
-def test_own_rivals_are_the_fastest_close_plan_of_another_kind():
+def test_own_rivals_are_the_fastest_close_plans_of_other_kinds():
     def single(variant, us):
         return planner.Plan((planner.Part(variant, ("rest",), 10, 10, us),), us)
 
     bdia, bdia2, csr1 = single("bdia_direct", 10.0), single("bdia", 11.0), single("cusparse_csr(alg=1)", 11.5)
-    bcsr, vector = single("bcsr(3x3)", 14.0), single("csr_vector(t=8)", 14.5)
-    planning = planner.Planning(None, [bdia, bdia2, csr1, bcsr, vector], "model")
-    assert planning.own_rivals(bdia) == [bcsr]  # not the same kind (bdia), not the vendor's single
-    bcsr.predicted_us = vector.predicted_us = 16.0  # past 1.5x: no rival of ours
+    bcsr, bcsr2 = single("bcsr(3x3)", 14.0), single("bcsr(2x2)", 14.2)
+    vector, coo = single("csr_vector(t=8)", 14.5), single("coo_atomic", 14.8)
+    planning = planner.Planning(None, [bdia, bdia2, csr1, bcsr, bcsr2, vector, coo], "model")
+    # one per kind (not bdia's own, not the vendor's single), at most OWN_RIVALS
+    assert planner.OWN_RIVALS == 2 and planning.own_rivals(bdia) == [bcsr, vector]
+    for p in (bcsr, bcsr2, vector, coo):
+        p.predicted_us += 2.0  # past 1.5x of bdia's prediction: no rival of ours
     assert planning.own_rivals(bdia) == []
-    assert planning.own_rivals(csr1) == [bdia]  # a vendor plan races our fastest
+    assert planning.own_rivals(bdia, reference_us=11.0) == [bcsr, vector]  # bdia measured slower: a wider range
+    assert planning.own_rivals(csr1) == [bdia, bcsr]  # a vendor plan races our fastest
+    assert planning.vendor_rivals(bdia) == [csr1] and planning.vendor_rivals(bdia, reference_us=5.0) == []
 
 
 def test_calibration_check_points_lie_off_the_grid():
@@ -476,22 +481,49 @@ def test_the_race_keeps_the_fastest_and_gives_ties_to_the_vendor(monkeypatch):
     def race(times, *plans):
         monkeypatch.setattr(planning, "fitting_build", lambda p, csr, guard=False: (p, p.parts[0].variant))
         monkeypatch.setattr(planning, "_time_us", lambda executor, *a: times[executor])
+        for p in plans:
+            p.measured_us = None
         report = planning.AutoReport(plans[0], "model")
         csr = csr_of(sp.eye_array(4, format="csr"))
-        got, built, crowded = planning._race(plans[0], (plans[0], plans[0].parts[0].variant), list(plans[1:]), csr,
-                                             report)
-        assert built == (got, got.parts[0].variant) and report.raced and len(report.measured) == len(plans)
-        assert not crowded
-        return got.parts[0].variant
+        got, built, crowded = planning._race(planner.Planning(None, list(plans), "model"), plans[0],
+                                             (plans[0], plans[0].parts[0].variant), csr, report)
+        assert built == (got, got.parts[0].variant) and report.raced == (len(report.measured) > 1)
+        assert not crowded and set(report.measured) == {p.parts[0].variant for p in plans if p.measured_us}
+        return got.parts[0].variant, len(report.measured)
 
     ours, csr1, coo1 = single("csr_stream(k=8)", 10), single("cusparse_csr(alg=1)", 12), single("cusparse_coo(alg=1)", 13)
     assert race({"csr_stream(k=8)": 10.0, "cusparse_csr(alg=1)": 12.0, "cusparse_coo(alg=1)": 13.0},
-                ours, csr1, coo1) == "csr_stream(k=8)"  # ours by 20%: kept
+                ours, csr1, coo1) == ("csr_stream(k=8)", 3)  # ours by 20%: kept
     assert race({"csr_stream(k=8)": 10.0, "cusparse_csr(alg=1)": 10.2, "cusparse_coo(alg=1)": 13.0},
-                ours, csr1, coo1) == "cusparse_csr(alg=1)"  # 2% is a tie: the vendor's
+                ours, csr1, coo1) == ("cusparse_csr(alg=1)", 3)  # 2% is a tie: the vendor's
     assert race({"csr_stream(k=8)": 10.0, "cusparse_csr(alg=1)": 10.2, "cusparse_coo(alg=1)": 10.1},
-                ours, csr1, coo1) == "cusparse_coo(alg=1)"  # between the vendor's own, the faster
+                ours, csr1, coo1) == ("cusparse_coo(alg=1)", 3)  # between the vendor's own, the faster
     block = single("bcsr(3x3)", 11)
-    assert race({"csr_stream(k=8)": 10.0, "bcsr(3x3)": 9.9}, ours, block) == "bcsr(3x3)"  # ours against ours: faster
-    assert race({"cusparse_csr(alg=1)": 10.0, "bcsr(3x3)": 9.8}, csr1, block) == "cusparse_csr(alg=1)"  # a tie
-    assert race({"cusparse_csr(alg=1)": 10.0, "bcsr(3x3)": 9.0}, csr1, block) == "bcsr(3x3)"
+    assert race({"csr_stream(k=8)": 10.0, "bcsr(3x3)": 9.9}, ours, block) == ("bcsr(3x3)", 2)  # ours against ours
+    assert race({"cusparse_csr(alg=1)": 10.0, "bcsr(3x3)": 9.8}, csr1, block) == ("cusparse_csr(alg=1)", 2)  # a tie
+    assert race({"cusparse_csr(alg=1)": 10.0, "bcsr(3x3)": 9.0}, csr1, block) == ("bcsr(3x3)", 2)
+
+
+def test_a_plan_measured_slower_than_predicted_widens_the_race(monkeypatch):
+    from cocktail import planning
+
+    def single(variant, us):
+        return planner.Plan((planner.Part(variant, ("rest",), 10, 10, us),), us)
+
+    bdia, bcsr = single("bdia_direct", 10.0), single("bcsr(3x3)", 18.0)  # bcsr predicted past 1.5x
+    times = {"bdia_direct": 10.5, "bcsr(3x3)": 17.0}
+    monkeypatch.setattr(planning, "fitting_build", lambda p, csr, guard=False: (p, p.parts[0].variant))
+    monkeypatch.setattr(planning, "_time_us", lambda executor, *a: times[executor])
+    csr = csr_of(sp.eye_array(4, format="csr"))
+
+    def race():
+        report = planning.AutoReport(bdia, "model")
+        got, _, _ = planning._race(planner.Planning(None, [bdia, bcsr], "model"), bdia, (bdia, "bdia_direct"), csr,
+                                   report)
+        return got, report
+
+    got, report = race()  # measured as predicted: bcsr is not timed
+    assert got is bdia and not report.raced and list(report.measured) == ["bdia_direct"]
+    times["bdia_direct"] = 24.0  # measured 2.4x its prediction: bcsr is within 1.5x of that, timed, and wins
+    got, report = race()
+    assert got is bcsr and report.raced and report.measured == {"bdia_direct": 24.0, "bcsr(3x3)": 17.0}

@@ -226,7 +226,8 @@ def _why(report, nnz: int) -> str:
         return (f"fastest measured of the {timed} candidates timed on this matrix "
                 f"({_gflops(nnz, plan.measured_us)} GFLOP/s)")
     if report.raced and plan is not cands[0]:
-        return (f"the vendor's kernel, measured faster on this matrix than the fastest predicted plan "
+        whose = "the vendor's kernel" if plan.single and plan.delegates else "a rival of another kind"
+        return (f"{whose}, measured faster on this matrix than the fastest predicted plan "
                 f"{cands[0].label(nnz)} ({_gflops(nnz, plan.measured_us)} against "
                 f"{_gflops(nnz, cands[0].measured_us)} GFLOP/s)")
     return _predicted_why(cands, plan, nnz)
@@ -275,8 +276,9 @@ def auto_lines(report, nnz: int) -> list[str]:
     lines += textwrap.wrap(f"why: {_why(report, nnz)}", WIDTH, initial_indent="  ", subsequent_indent="    ")
     if report.raced:
         timed = ", ".join(f"{label} {us:.3g} µs" for label, us in report.measured.items())
-        lines += textwrap.wrap(f"raced: rivals (the vendor's kernels, a plan of ours of another kind) were predicted "
-                               f"close, so the plan and they were timed on this matrix ({timed}); the fastest is kept",
+        lines += textwrap.wrap(f"raced: rivals (the vendor's kernels, plans of ours of other kinds) were predicted "
+                               f"close to the plan's time (predicted, or measured when slower), so they were timed "
+                               f"on this matrix ({timed}); the fastest is kept",
                                WIDTH, initial_indent="  ", subsequent_indent="    ")
     lines += feature_lines(report.planning.features)
     lines += [f"  time: analysis {report.analysis_s * 1e3:.1f} ms (features {report.features_s * 1e3:.1f} ms), "

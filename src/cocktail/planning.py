@@ -5,12 +5,14 @@
 1. ``tune="model"`` (default): compute the matrix's features on the GPU, cost the candidate
    plans with the device profile (:mod:`cocktail.tuning.planner`) and build the fastest.  When
    up to two of the vendor's kernels (cuSPARSE's CSR and COO algorithms) are predicted within
-   2x of it (:meth:`~cocktail.tuning.planner.Planning.vendor_rivals`), or the fastest plan of our
-   own of another kind within 1.5x (:meth:`~cocktail.tuning.planner.Planning.own_rivals`), the
-   plan and they are timed on the matrix, a few products each from one CUDA graph, and the
-   fastest is kept: the profile's mistakes within that range no longer leave the product slower
-   than the vendor's, or than our kind it mis-ranked.  Where cuSPARSE refuses a plan (an error of
-   the library), the matrix is planned again with Cocktail's own kernels.
+   2x of it (:meth:`~cocktail.tuning.planner.Planning.vendor_rivals`), or the fastest plans of
+   our own of up to two other kinds within 1.5x
+   (:meth:`~cocktail.tuning.planner.Planning.own_rivals`), the plan and they are timed on the
+   matrix, a few products each from one CUDA graph, and the fastest is kept: the profile's
+   mistakes within that range no longer leave the product slower than the vendor's, or than our
+   kind it mis-ranked.  The plan is timed first; when it measures slower than predicted, the
+   ranges are taken from its measured time.  Where cuSPARSE refuses a plan (an error of the
+   library), the matrix is planned again with Cocktail's own kernels.
 2. ``tune="measure"``: the same, then build the best candidates
    (:meth:`~cocktail.tuning.planner.Planning.to_measure`), time each on the matrix (CUDA graph replays, as the benchmark does) and
    keep the fastest.
@@ -202,18 +204,22 @@ def _beats(rival, plan) -> bool:
     return rival.measured_us * (1.0 + RACE_TIE) < plan.measured_us
 
 
-def _race(plan, built, rivals, csr, report):
-    """``(plan, built, crowded)``: the fastest on this matrix of ``plan`` (built) and its ``rivals`` (the
-    vendor's kernels and a plan of ours of another kind), each timed from RACE_CALLS products in a
-    CUDA graph, one at a time (a rival is built, timed, and kept only while it leads; between a
-    vendor single and a plan of ours a tie goes to the vendor: :func:`_beats`).  A rival that does
-    not fit in GPU memory (``crowded``: the outcome depends on free memory), or that the library
-    refuses, loses."""
+def _race(planning, plan, built, csr, report):
+    """``(plan, built, crowded)``: the fastest on this matrix of ``plan`` (built) and its rivals, each
+    timed from RACE_CALLS products in a CUDA graph.  The plan is timed first; its rivals (the vendor's
+    kernels, plans of ours of other kinds: ``planning.vendor_rivals`` and ``own_rivals``) are those
+    predicted close to the plan's time, its prediction or, when it measured slower, its measured
+    time: a plan the profile mispredicted widens the race by as much.  Rivals are built and timed
+    one at a time, each kept only while it leads (between a vendor single and a plan of ours a tie
+    goes to the vendor: :func:`_beats`).  A rival that does not fit in GPU memory (``crowded``: the
+    outcome depends on free memory), or that the library refuses, loses."""
     from .kernels.cusparse import CusparseError
 
     t0 = time.perf_counter()
     plan.measured_us = _time_us(built[1], csr.shape, csr.dtype, RACE_CALLS, RACE_REPLAYS)
     report.measured[plan.detail()] = plan.measured_us
+    reference = max(plan.predicted_us, plan.measured_us)
+    rivals = planning.vendor_rivals(plan, reference) + planning.own_rivals(plan, reference)
     crowded = False
     for rival in rivals:
         try:
@@ -228,7 +234,7 @@ def _race(plan, built, rivals, csr, report):
         if _beats(rival, plan):
             plan, built = rival, rival_built
         del rival_built
-    report.raced, report.measure_s = True, time.perf_counter() - t0
+    report.raced, report.measure_s = bool(rivals), time.perf_counter() - t0
     return plan, built, crowded
 
 
@@ -301,10 +307,9 @@ def choose(csr, tune: str = "model", deterministic: bool = False, vendor: bool =
             keys = {}  # a refusal may be this run's (an allocation): not a decision to keep for the structure
         report.plan, report.convert_s = plan, time.perf_counter() - t0
         report.notice = _join(report.notice, fallback_notice(skipped, plan, csr.nnz))
-        rivals = planning.vendor_rivals(plan) + planning.own_rivals(plan) if not skipped else []
         crowded = False
-        if rivals:
-            report.plan, built, crowded = _race(plan, built, rivals, csr, report)
+        if not skipped:  # a plan forced by free memory is not raced
+            report.plan, built, crowded = _race(planning, plan, built, csr, report)
         if keys and not skipped and not crowded:  # a decision forced by free memory is not one to reuse
             decisions.store(keys["model"], report.plan)
         return built[0], built[1], report

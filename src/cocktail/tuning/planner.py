@@ -71,10 +71,12 @@ MEASURE_TOP = 3
 #: plans: median 1.03, a few at 1.8-2.8), and a race costs a few products.
 VENDOR_RACE_WITHIN = 2.0
 VENDOR_RIVALS = 2
-#: The race also times the fastest predicted plan of our own of another kind than the plan (another
-#: format, or a Cocktail against a single) when predicted within this factor: a kind whose
-#: synthetic samples miss a matrix's pattern is mispredicted as a whole, its variants alike.
+#: The race also times the fastest predicted plans of our own of other kinds than the plan (another
+#: format, or a Cocktail against a single), one per kind and at most OWN_RIVALS, when predicted
+#: within this factor: a kind whose synthetic samples miss a matrix's pattern is mispredicted as a
+#: whole, its variants alike.
 OWN_RACE_WITHIN = 1.5
+OWN_RIVALS = 2
 #: The CSR kernels and COO kernels the remainder of a Cocktail may use.
 CSR_VARIANTS = (("csr_scalar",) + tuple(f"csr_vector(t={t})" for t in _variants.VECTOR_THREADS)
                 + ("csr_merge",) + tuple(f"csr_stream(k={k})" for k in _variants.STREAM_ITEMS)
@@ -222,30 +224,35 @@ class Planning:
     def chosen(self) -> Plan:
         return self.candidates[0]
 
-    def vendor_rivals(self, chosen: Plan) -> list:
+    def vendor_rivals(self, chosen: Plan, reference_us: float | None = None) -> list:
         """The plans ``tune="model"`` times against ``chosen`` on the matrix: of the single plans that run a
         vendor variant (cuSPARSE's CSR or COO, algorithm 1 or 2) other than ``chosen`` itself, the
-        :data:`VENDOR_RIVALS` fastest predicted within :data:`VENDOR_RACE_WITHIN` of ``chosen``'s time,
-        one per variant."""
+        :data:`VENDOR_RIVALS` fastest predicted within :data:`VENDOR_RACE_WITHIN` of ``reference_us``
+        (``chosen``'s time: its prediction, or what it measured when slower), one per variant."""
+        reference = chosen.predicted_us if reference_us is None else reference_us
         rivals = {}
         for p in self.candidates:
             if p is not chosen and p.single and p.delegates and p.parts[0].variant not in rivals:
                 rivals[p.parts[0].variant] = p
-        close = [p for p in rivals.values() if p.predicted_us <= VENDOR_RACE_WITHIN * chosen.predicted_us]
+        close = [p for p in rivals.values() if p.predicted_us <= VENDOR_RACE_WITHIN * reference]
         if chosen.single and chosen.delegates:
             close = [p for p in close if p.parts[0].variant != chosen.parts[0].variant]
         return close[:VENDOR_RIVALS]
 
-    def own_rivals(self, chosen: Plan) -> list:
-        """The plan of our own kernels ``tune="model"`` also times against ``chosen``: the fastest predicted
-        of another kind (:func:`_kind`) than ``chosen`` and than the vendor's singles, within
-        :data:`OWN_RACE_WITHIN` of ``chosen``'s time (none, or one)."""
+    def own_rivals(self, chosen: Plan, reference_us: float | None = None) -> list:
+        """The plans of our own kernels ``tune="model"`` also times against ``chosen``: of the kinds
+        (:func:`_kind`) other than ``chosen``'s and the vendor's singles, the fastest predicted plan of
+        each within :data:`OWN_RACE_WITHIN` of ``reference_us`` (as :meth:`vendor_rivals`), at most
+        :data:`OWN_RIVALS` of them."""
+        reference = chosen.predicted_us if reference_us is None else reference_us
+        seen, out = {_kind(chosen)}, []
         for p in self.candidates:
-            if p.predicted_us > OWN_RACE_WITHIN * chosen.predicted_us:
+            if p.predicted_us > OWN_RACE_WITHIN * reference or len(out) == OWN_RIVALS:
                 break
-            if p is not chosen and not (p.single and p.delegates) and _kind(p) != _kind(chosen):
-                return [p]
-        return []
+            if p is not chosen and not (p.single and p.delegates) and _kind(p) not in seen:
+                seen.add(_kind(p))
+                out.append(p)
+        return out
 
     def to_measure(self) -> list:
         """The candidates ``tune="measure"`` times: the MEASURE_TOP fastest predicted, and the fastest
