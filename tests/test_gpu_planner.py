@@ -241,7 +241,7 @@ def test_auto_races_its_plan_against_a_close_vendor_kernel(vendor_close):
     assert report.plan.measured_us == min(timed.values())  # the faster of the two is kept
     assert A.kernel == report.plan.parts[0].kernel
     explained = A.explain().replace("\n    ", " ")
-    assert "raced: rivals (the vendor's kernels, plans of ours of other kinds) were predicted close" in explained
+    assert "raced: rivals (the vendor's kernels, plans of ours of other families) were predicted close" in explained
     _check_product(A, S, np.float64)
     own = SparseMatrix(S, vendor=False)  # no vendor kernel: nothing to race
     assert not own.auto.raced and own.kernel == "csr_stream"

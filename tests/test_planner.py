@@ -441,7 +441,7 @@ def test_vendor_rivals_are_the_close_vendor_singles_one_per_variant():
     assert {planner._kind(p) for p in (ours, csr1, coo1)} == {"flat:csr", "flat:csr:vendor", "flat:coo:vendor"}
 
 
-def test_own_rivals_are_the_fastest_close_plans_of_other_kinds():
+def test_own_rivals_are_the_fastest_close_plans_of_other_families():
     def single(variant, us):
         return planner.Plan((planner.Part(variant, ("rest",), 10, 10, us),), us)
 
@@ -449,7 +449,7 @@ def test_own_rivals_are_the_fastest_close_plans_of_other_kinds():
     bcsr, bcsr2 = single("bcsr(3x3)", 14.0), single("bcsr(2x2)", 14.2)
     vector, coo = single("csr_vector(t=8)", 14.5), single("coo_atomic", 14.8)
     planning = planner.Planning(None, [bdia, bdia2, csr1, bcsr, bcsr2, vector, coo], "model")
-    # one per kind (not bdia's own, not the vendor's single), at most OWN_RIVALS
+    # one per family (not bdia's diagonal one, not the vendor's single), at most OWN_RIVALS
     assert planner.OWN_RIVALS == 2 and planning.own_rivals(bdia) == [bcsr, vector]
     for p in (bcsr, bcsr2, vector, coo):
         p.predicted_us += 2.0  # past 1.5x of bdia's prediction: no rival of ours
@@ -457,6 +457,11 @@ def test_own_rivals_are_the_fastest_close_plans_of_other_kinds():
     assert planning.own_rivals(bdia, reference_us=11.0) == [bcsr, vector]  # bdia measured slower: a wider range
     assert planning.own_rivals(csr1) == [bdia, bcsr]  # a vendor plan races our fastest
     assert planning.vendor_rivals(bdia) == [csr1] and planning.vendor_rivals(bdia, reference_us=5.0) == []
+    led = planner.Plan((planner.Part("bdia_direct", ("diagonals", (0, 1)), 90, 90, 9.0),
+                        planner.Part("csr_vector(t=2)", ("rest",), 10, 10, 2.0)), 11.0)
+    planning = planner.Planning(None, [bdia, led, vector, bcsr], "model")
+    # a Cocktail bdia leads shares its family (and its misprediction): not a rival of bdia
+    assert planner._family(led) == "diagonal" and planning.own_rivals(bdia, reference_us=11.0) == [vector, bcsr]
 
 
 def test_calibration_check_points_lie_off_the_grid():

@@ -226,7 +226,7 @@ def _why(report, nnz: int) -> str:
         return (f"fastest measured of the {timed} candidates timed on this matrix "
                 f"({_gflops(nnz, plan.measured_us)} GFLOP/s)")
     if report.raced and plan is not cands[0]:
-        whose = "the vendor's kernel" if plan.single and plan.delegates else "a rival of another kind"
+        whose = "the vendor's kernel" if plan.single and plan.delegates else "a rival of another family"
         return (f"{whose}, measured faster on this matrix than the fastest predicted plan "
                 f"{cands[0].label(nnz)} ({_gflops(nnz, plan.measured_us)} against "
                 f"{_gflops(nnz, cands[0].measured_us)} GFLOP/s)")
@@ -276,7 +276,7 @@ def auto_lines(report, nnz: int) -> list[str]:
     lines += textwrap.wrap(f"why: {_why(report, nnz)}", WIDTH, initial_indent="  ", subsequent_indent="    ")
     if report.raced:
         timed = ", ".join(f"{label} {us:.3g} µs" for label, us in report.measured.items())
-        lines += textwrap.wrap(f"raced: rivals (the vendor's kernels, plans of ours of other kinds) were predicted "
+        lines += textwrap.wrap(f"raced: rivals (the vendor's kernels, plans of ours of other families) were predicted "
                                f"close to the plan's time (predicted, or measured when slower), so they were timed "
                                f"on this matrix ({timed}); the fastest is kept",
                                WIDTH, initial_indent="  ", subsequent_indent="    ")

@@ -6,11 +6,11 @@
    plans with the device profile (:mod:`cocktail.tuning.planner`) and build the fastest.  When
    up to two of the vendor's kernels (cuSPARSE's CSR and COO algorithms) are predicted within
    2x of it (:meth:`~cocktail.tuning.planner.Planning.vendor_rivals`), or the fastest plans of
-   our own of up to two other kinds within 1.5x
+   our own of up to two other families within 1.5x
    (:meth:`~cocktail.tuning.planner.Planning.own_rivals`), the plan and they are timed on the
    matrix, a few products each from one CUDA graph, and the fastest is kept: the profile's
    mistakes within that range no longer leave the product slower than the vendor's, or than our
-   kind it mis-ranked.  The plan is timed first; when it measures slower than predicted, the
+   family it mis-ranked.  The plan is timed first; when it measures slower than predicted, the
    ranges are taken from its measured time.  Where cuSPARSE refuses a plan (an error of the
    library), the matrix is planned again with Cocktail's own kernels.
 2. ``tune="measure"``: the same, then build the best candidates
@@ -207,7 +207,7 @@ def _beats(rival, plan) -> bool:
 def _race(planning, plan, built, csr, report):
     """``(plan, built, crowded)``: the fastest on this matrix of ``plan`` (built) and its rivals, each
     timed from RACE_CALLS products in a CUDA graph.  The plan is timed first; its rivals (the vendor's
-    kernels, plans of ours of other kinds: ``planning.vendor_rivals`` and ``own_rivals``) are those
+    kernels, plans of ours of other families: ``planning.vendor_rivals`` and ``own_rivals``) are those
     predicted close to the plan's time, its prediction or, when it measured slower, its measured
     time: a plan the profile mispredicted widens the race by as much.  Rivals are built and timed
     one at a time, each kept only while it leads (between a vendor single and a plan of ours a tie

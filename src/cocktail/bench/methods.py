@@ -163,7 +163,7 @@ class AutoMethod:
             report = A.auto
             prep.params.update(plan=report.plan.label(A.nnz), plan_detail=report.plan.detail(),
                                predicted_us=report.plan.predicted_us, tune=report.tune, cached=report.cached,
-                               vendor=report.plan.delegates)
+                               vendor=report.plan.delegates, timed_us=dict(report.measured))
             prep.planning_s = {"analysis": report.analysis_s, "features": report.features_s,
                                "convert": report.convert_s, "measure": report.measure_s}
         return prep

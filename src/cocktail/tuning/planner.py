@@ -71,10 +71,11 @@ MEASURE_TOP = 3
 #: plans: median 1.03, a few at 1.8-2.8), and a race costs a few products.
 VENDOR_RACE_WITHIN = 2.0
 VENDOR_RIVALS = 2
-#: The race also times the fastest predicted plans of our own of other kinds than the plan (another
-#: format, or a Cocktail against a single), one per kind and at most OWN_RIVALS, when predicted
-#: within this factor: a kind whose synthetic samples miss a matrix's pattern is mispredicted as a
-#: whole, its variants alike.
+#: The race also times the fastest predicted plans of our own of other families than the plan
+#: (:func:`_family`: flat, block or diagonal by the kernel that holds most of the entries), one per
+#: family and at most OWN_RIVALS, when predicted within this factor: a family whose synthetic
+#: samples miss a matrix's pattern is mispredicted as a whole, its formats, variants and the
+#: Cocktails it leads alike.
 OWN_RACE_WITHIN = 1.5
 OWN_RIVALS = 2
 #: The CSR kernels and COO kernels the remainder of a Cocktail may use.
@@ -240,17 +241,17 @@ class Planning:
         return close[:VENDOR_RIVALS]
 
     def own_rivals(self, chosen: Plan, reference_us: float | None = None) -> list:
-        """The plans of our own kernels ``tune="model"`` also times against ``chosen``: of the kinds
-        (:func:`_kind`) other than ``chosen``'s and the vendor's singles, the fastest predicted plan of
-        each within :data:`OWN_RACE_WITHIN` of ``reference_us`` (as :meth:`vendor_rivals`), at most
-        :data:`OWN_RIVALS` of them."""
+        """The plans of our own kernels ``tune="model"`` also times against ``chosen``: of the families
+        (:func:`_family`) other than ``chosen``'s, the fastest predicted plan of each within
+        :data:`OWN_RACE_WITHIN` of ``reference_us`` (as :meth:`vendor_rivals`), at most
+        :data:`OWN_RIVALS` of them; never the vendor's singles."""
         reference = chosen.predicted_us if reference_us is None else reference_us
-        seen, out = {_kind(chosen)}, []
+        seen, out = {_family(chosen)}, []
         for p in self.candidates:
             if p.predicted_us > OWN_RACE_WITHIN * reference or len(out) == OWN_RIVALS:
                 break
-            if p is not chosen and not (p.single and p.delegates) and _kind(p) not in seen:
-                seen.add(_kind(p))
+            if not (p.single and p.delegates) and _family(p) not in seen:
+                seen.add(_family(p))
                 out.append(p)
         return out
 
@@ -265,6 +266,13 @@ class Planning:
                 seen.add(_kind(p))
                 chosen.append(p)
         return chosen
+
+
+def _family(plan: Plan) -> str:
+    """clSpMV's category (``flat``, ``block``, ``diagonal``) of the part holding most of ``plan``'s entries,
+    ``:vendor`` when that part runs the vendor's kernel."""
+    lead = max(plan.parts, key=lambda p: p.nnz)
+    return _variants.get(lead.variant).category + (":vendor" if lead.vendor else "")
 
 
 def _kind(plan: Plan) -> str:
