@@ -70,10 +70,12 @@ def test_auto_builds_and_runs_its_plan(modelled, which, dtype):
         assert A.kernel == plan.parts[0].kernel
     else:
         assert A.format == "cocktail" and A.kernel == "+".join(p.kernel for p in plan.parts)
+    modelled_choice = A.auto.planning.chosen  # the race may overrule the modelled profile with real timings
     if which == "stencil":
-        assert plan.single and variants.get(plan.parts[0].variant).category == "diagonal"
+        assert modelled_choice.single and variants.get(modelled_choice.parts[0].variant).category == "diagonal"
     if which == "cocktail":
-        assert not plan.single and plan.parts[0].selector[0] == "diagonals"
+        assert not modelled_choice.single and modelled_choice.parts[0].selector[0] == "diagonals"
+    assert plan is modelled_choice or (A.auto.raced and plan.measured_us <= modelled_choice.measured_us)
     _check_product(A, S, dtype)
     text = A.explain()
     assert "candidates" in text and plan.label(A.nnz) in text
