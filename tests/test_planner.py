@@ -441,7 +441,7 @@ def test_vendor_rivals_are_the_close_vendor_singles_one_per_variant():
     assert {planner._kind(p) for p in (ours, csr1, coo1)} == {"flat:csr", "flat:csr:vendor", "flat:coo:vendor"}
 
 
-def test_own_rivals_are_the_fastest_close_plans_of_other_families():
+def test_own_rivals_are_the_fastest_close_plans_of_other_families_and_kinds():
     def single(variant, us):
         return planner.Plan((planner.Part(variant, ("rest",), 10, 10, us),), us)
 
@@ -449,19 +449,22 @@ def test_own_rivals_are_the_fastest_close_plans_of_other_families():
     bcsr, bcsr2 = single("bcsr(3x3)", 14.0), single("bcsr(2x2)", 14.2)
     vector, coo = single("csr_vector(t=8)", 14.5), single("coo_atomic", 14.8)
     planning = planner.Planning(None, [bdia, bdia2, csr1, bcsr, bcsr2, vector, coo], "model")
-    # one per family (not bdia's diagonal one, not the vendor's single), at most OWN_RIVALS
-    assert planner.OWN_RIVALS == 2 and planning.own_rivals(bdia) == [bcsr, vector]
+    # the fastest of each other family; bdia is bdia_direct's own kind; never the vendor's single
+    assert planning.own_rivals(bdia) == [bcsr, vector]
     for p in (bcsr, bcsr2, vector, coo):
         p.predicted_us += 2.0  # past 1.5x of bdia's prediction: no rival of ours
     assert planning.own_rivals(bdia) == []
     assert planning.own_rivals(bdia, reference_us=11.0) == [bcsr, vector]  # bdia measured slower: a wider range
-    assert planning.own_rivals(csr1) == [bdia, bcsr]  # a vendor plan races our fastest
+    assert planning.own_rivals(csr1) == [bdia, bcsr, vector]  # a vendor plan races our fastest of each family
     assert planning.vendor_rivals(bdia) == [csr1] and planning.vendor_rivals(bdia, reference_us=5.0) == []
+    sell, vector2 = single("sell(C=32,t=2)", 6.9), single("csr_vector(t=2)", 7.1)
+    planning = planner.Planning(None, [sell, vector2, coo], "model")
+    assert planning.own_rivals(sell) == [vector2]  # of the plan's own family, the fastest of another kind
     led = planner.Plan((planner.Part("bdia_direct", ("diagonals", (0, 1)), 90, 90, 9.0),
                         planner.Part("csr_vector(t=2)", ("rest",), 10, 10, 2.0)), 11.0)
-    planning = planner.Planning(None, [bdia, led, vector, bcsr], "model")
-    # a Cocktail bdia leads shares its family (and its misprediction): not a rival of bdia
-    assert planner._family(led) == "diagonal" and planning.own_rivals(bdia, reference_us=11.0) == [vector, bcsr]
+    planning = planner.Planning(None, [bdia, led, bdia2, vector, bcsr], "model")
+    assert planner._family(led) == "diagonal" and planner._kind(led) == "cocktail"
+    assert planning.own_rivals(bdia, reference_us=11.0) == [led, vector, bcsr]  # one per family: not bdia2 too
 
 
 def test_calibration_check_points_lie_off_the_grid():

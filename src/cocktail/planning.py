@@ -6,7 +6,7 @@
    plans with the device profile (:mod:`cocktail.tuning.planner`) and build the fastest.  When
    up to two of the vendor's kernels (cuSPARSE's CSR and COO algorithms) are predicted within
    2x of it (:meth:`~cocktail.tuning.planner.Planning.vendor_rivals`), or the fastest plans of
-   our own of up to two other families within 1.5x
+   our own of each other family and of another kind of its own within 1.5x
    (:meth:`~cocktail.tuning.planner.Planning.own_rivals`), the plan and they are timed on the
    matrix, a few products each from one CUDA graph, and the fastest is kept: the profile's
    mistakes within that range no longer leave the product slower than the vendor's, or than our

@@ -71,13 +71,12 @@ MEASURE_TOP = 3
 #: plans: median 1.03, a few at 1.8-2.8), and a race costs a few products.
 VENDOR_RACE_WITHIN = 2.0
 VENDOR_RIVALS = 2
-#: The race also times the fastest predicted plans of our own of other families than the plan
-#: (:func:`_family`: flat, block or diagonal by the kernel that holds most of the entries), one per
-#: family and at most OWN_RIVALS, when predicted within this factor: a family whose synthetic
-#: samples miss a matrix's pattern is mispredicted as a whole, its formats, variants and the
-#: Cocktails it leads alike.
+#: The race also times plans of our own when predicted within this factor: the fastest of each family
+#: other than the plan's (:func:`_family`: flat, block or diagonal by the kernel that holds most of
+#: the entries), since a family whose synthetic samples miss a matrix's pattern is mispredicted as
+#: a whole (its formats, variants and the Cocktails it leads alike), and the fastest of another
+#: kind (:func:`_kind`) of the plan's own family, since formats of one family still differ.
 OWN_RACE_WITHIN = 1.5
-OWN_RIVALS = 2
 #: The CSR kernels and COO kernels the remainder of a Cocktail may use.
 CSR_VARIANTS = (("csr_scalar",) + tuple(f"csr_vector(t={t})" for t in _variants.VECTOR_THREADS)
                 + ("csr_merge",) + tuple(f"csr_stream(k={k})" for k in _variants.STREAM_ITEMS)
@@ -241,17 +240,23 @@ class Planning:
         return close[:VENDOR_RIVALS]
 
     def own_rivals(self, chosen: Plan, reference_us: float | None = None) -> list:
-        """The plans of our own kernels ``tune="model"`` also times against ``chosen``: of the families
-        (:func:`_family`) other than ``chosen``'s, the fastest predicted plan of each within
-        :data:`OWN_RACE_WITHIN` of ``reference_us`` (as :meth:`vendor_rivals`), at most
-        :data:`OWN_RIVALS` of them; never the vendor's singles."""
+        """The plans of our own kernels ``tune="model"`` also times against ``chosen``, of those predicted
+        within :data:`OWN_RACE_WITHIN` of ``reference_us`` (as :meth:`vendor_rivals`): the fastest of
+        each family (:func:`_family`) other than ``chosen``'s, and the fastest of ``chosen``'s family
+        but of another kind (:func:`_kind`); never the vendor's singles."""
         reference = chosen.predicted_us if reference_us is None else reference_us
-        seen, out = {_family(chosen)}, []
+        family, kind = _family(chosen), _kind(chosen)
+        seen, out = set(), []
         for p in self.candidates:
-            if p.predicted_us > OWN_RACE_WITHIN * reference or len(out) == OWN_RIVALS:
+            if p.predicted_us > OWN_RACE_WITHIN * reference:
                 break
-            if not (p.single and p.delegates) and _family(p) not in seen:
-                seen.add(_family(p))
+            if p is chosen or (p.single and p.delegates):
+                continue
+            slot = _family(p)
+            if slot == family and _kind(p) == kind:
+                continue
+            if slot not in seen:
+                seen.add(slot)
                 out.append(p)
         return out
 
