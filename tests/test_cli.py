@@ -271,3 +271,89 @@ def test_auto_group_on_the_gpu_holds_the_own_kernels_planner():
     ours = [m.name for m in cli._methods(argparse.Namespace(formats="csr,coo", all_kernels=True, methods="ours"),
                                          on_gpu=True)]
     assert "csr_stream" in ours and not any("cusparse" in name for name in ours)  # the vendor's are baselines
+
+
+def _interrupt_on(monkeypatch, matrix):
+    """Make the benchmark's measurement raise KeyboardInterrupt (Ctrl-C) on ``matrix``; count the others."""
+    from cocktail.bench import runner
+
+    measured, real = [], runner._measure
+
+    def measure(method, inputs, rec, settings):
+        if rec.matrix == matrix:
+            raise KeyboardInterrupt
+        measured.append((rec.matrix, method.name))
+        real(method, inputs, rec, settings)
+
+    monkeypatch.setattr(runner, "_measure", measure)
+    return measured
+
+
+def test_an_interrupted_bench_keeps_its_records_and_resume_finishes_it(tmp_path, monkeypatch, capsys):
+    from cocktail.bench import journal
+
+    out = tmp_path / "r.json"
+    argv = ["bench", "laplace5_6", "laplace7_4", "--cpu", "--formats", "csr,ell", "--methods", "ours,scipy",
+            "--repeat", "1", "--json", str(out)]
+    measured = _interrupt_on(monkeypatch, "laplace7_4")
+    assert main(argv) == 130
+    kept = journal.companion(out)
+    assert not out.exists() and "run the same command with --resume" in capsys.readouterr().err
+    first = [json.loads(line) for line in kept.read_text().splitlines()]
+    assert [(e["key"][1], e["key"][3]) for e in first] == measured == [("laplace5_6", "csr"), ("laplace5_6", "ell"),
+                                                                       ("laplace5_6", "scipy")]
+    assert all(e["record"]["kernel_us"] > 0 and e["record"]["commit"] and e["record"]["date"] for e in first)
+
+    monkeypatch.undo()
+    measured = _interrupt_on(monkeypatch, "none")
+    assert main(argv + ["--resume"]) == 0
+    assert "resuming" in capsys.readouterr().err and not kept.exists()
+    assert measured == [("laplace7_4", "csr"), ("laplace7_4", "ell"), ("laplace7_4", "scipy")]  # only what it lacked
+    records = json.loads(out.read_text())
+    again = {(r["matrix"], r["method"]): r for r in records}
+    for e in first:  # the kept records, not measured again
+        assert again[("laplace5_6", e["record"]["method"])]["kernel_us"] == e["record"]["kernel_us"]
+    assert sorted(again) == sorted((m, f) for m in ("laplace5_6", "laplace7_4") for f in ("csr", "ell", "scipy"))
+
+
+def test_a_fresh_run_keeps_an_interrupted_runs_records_aside(tmp_path, monkeypatch, capsys):
+    from cocktail.bench import journal
+
+    out = tmp_path / "r.json"
+    argv = ["bench", "laplace5_6", "--cpu", "--formats", "csr", "--methods", "ours", "--repeat", "1", "--json",
+            str(out)]
+    _interrupt_on(monkeypatch, "laplace5_6")
+    assert main(argv) == 130
+    monkeypatch.undo()
+    assert main(argv) == 0
+    aside = journal.companion(out).with_name(journal.companion(out).name + ".old")
+    assert aside.exists() and "kept aside" in capsys.readouterr().err and out.exists()
+    assert main(["bench", "laplace5_6", "--cpu", "--resume"]) == 2
+    assert "--resume continues the run that writes --json PATH" in capsys.readouterr().err
+
+
+def test_bench_killed_after_its_first_matrix_keeps_it_and_resumes(tmp_path):
+    import signal
+
+    from cocktail.bench import journal
+
+    out = tmp_path / "r.json"
+    args = ["bench", "laplace5_6", "laplace5_400", "--cpu", "--formats", "csr,ell", "--methods", "ours",
+            "--repeat", "1", "--json", str(out)]
+    proc = subprocess.Popen([sys.executable, "-m", "cocktail.cli", *args], stderr=subprocess.PIPE, text=True,
+                            stdout=subprocess.DEVNULL)
+    try:
+        for line in proc.stderr:  # not a terminal: one line per finished matrix
+            if re.match(r"cocktail bench: 2/4 laplace5_6 float64: 2 methods in \d+\.\d s \(elapsed \d+:\d\d\)", line):
+                proc.send_signal(signal.SIGKILL)
+                break
+    finally:
+        proc.wait(timeout=300)
+    assert proc.returncode == -signal.SIGKILL and not out.exists()
+    kept = [json.loads(line) for line in journal.companion(out).read_text().splitlines()]
+    assert [(e["key"][1], e["key"][3]) for e in kept[:2]] == [("laplace5_6", "csr"), ("laplace5_6", "ell")]
+    done = run_cli(*args, "--resume")
+    assert done.returncode == 0, done.stderr
+    assert f"resuming {out}" in done.stderr and not journal.companion(out).exists()
+    assert {(r["matrix"], r["method"]) for r in json.loads(out.read_text())} >= {
+        ("laplace5_6", "csr"), ("laplace5_6", "ell"), ("laplace5_400", "csr"), ("laplace5_400", "ell")}

@@ -166,8 +166,28 @@ def _overhead(args, problems, dtypes) -> list:
     print(f"cocktail bench: call overhead on {len(problems)} matrices: back to back (N calls, one stream sync; "
           f"N for about {overhead.TARGET_SECONDS * 1e3:.0f} ms, median of {overhead.LOOPS}) and one synchronous "
           f"call (median of at least {repeat})", file=sys.stderr)
-    with reporter(len(problems) * len(dtypes) * len(METHODS), args.verbose) as progress:
+    with reporter(len(problems) * len(dtypes) * len(METHODS), args.verbose, len(METHODS)) as progress:
         return overhead.run(problems, dtypes, repeat=repeat, progress=progress)
+
+
+def _journal(args):
+    """The run's journal (:mod:`.bench.journal`) when it writes ``--json``, else None; says what it resumes or
+    keeps aside."""
+    if not args.json:
+        if args.resume:
+            raise ValueError("--resume continues the run that writes --json PATH: give the same --json")
+        return None
+    from .bench.journal import Journal
+
+    kept = Journal(args.json, resume=args.resume)
+    if args.resume:
+        print(f"cocktail bench: resuming {args.json}: {len(kept.done)} records kept in {kept.path}"
+              if kept.done else f"cocktail bench: --resume: no interrupted run in {kept.path}; measuring all",
+              file=sys.stderr)
+    elif kept.kept_aside is not None:
+        print(f"cocktail bench: an interrupted run's records were in {kept.path}; kept aside as "
+              f"{kept.kept_aside} (--resume continues a run instead)", file=sys.stderr)
+    return kept
 
 
 def _bench(args) -> int:
@@ -188,7 +208,7 @@ def _bench(args) -> int:
         why = "--cpu given" if args.cpu else "no GPU found"
         print(f"cocktail bench: {why}; timing each format's CPU executor, cocktail-auto and SciPy"
               + ("" if args.matrices or args.suite else " on the default suite shrunk to CPU size"), file=sys.stderr)
-    records = []
+    records, kept, info = [], None, provenance(gpu=on_gpu)
     if methods:
         settings = _settings(args, on_gpu)
         if on_gpu:
@@ -198,16 +218,28 @@ def _bench(args) -> int:
             print(f"cocktail bench: {dev.name}; copy bandwidth {settings.copy_gbps:.0f} GB/s, L2 "
                   f"{dev.l2_bytes >> 20} MiB; kernel time: CUDA graph replay (back to back where capture is "
                   f"refused), call time: one synchronous call; medians of at least {settings.repeat}", file=sys.stderr)
-        with reporter(len(problems) * len(dtypes) * len(methods), args.verbose) as progress:
-            records = runner.run(problems, methods, dtypes, settings, on_gpu, progress=progress)
+        kept = _journal(args)
+        try:
+            with reporter(len(problems) * len(dtypes) * len(methods), args.verbose, len(methods)) as progress:
+                records = runner.run(problems, methods, dtypes, settings, on_gpu, progress=progress, stamp=info,
+                                     journal=kept)
+        except KeyboardInterrupt:
+            if kept is None:
+                raise
+            kept.close(finished=False)
+            print(f"cocktail bench: interrupted; the records measured are kept in {kept.path}: run the same "
+                  f"command with --resume to finish", file=sys.stderr)
+            return 130
     if args.overhead or (on_gpu and _default_suite_run(args) and not args.no_overhead):
-        records += _overhead(args, problems, dtypes)
-    info = provenance(gpu=on_gpu)
-    for r in records:
-        for key, value in info.items():
-            setattr(r, key, value)
+        overhead_records = _overhead(args, problems, dtypes)
+        for r in overhead_records:
+            for key, value in info.items():
+                setattr(r, key, value)
+        records += overhead_records
     rows = [r.as_dict() for r in records]
     _write_outputs(args, rows)  # first: nothing measured is lost if a summary fails
+    if kept is not None:
+        kept.close(finished=True)
     console.print_report(rows, verbose=args.verbose)
     return 0
 
@@ -291,7 +323,12 @@ def build_parser() -> argparse.ArgumentParser:
                        help="least number of timed samples per figure, median reported (default 100 on the GPU, "
                             "20 on the CPU; more for tiny matrices)")
     bench.add_argument("--cpu", action="store_true", help="take the CPU path even when a GPU is present")
-    bench.add_argument("--json", metavar="PATH", help="also write the records as JSON (a list, one per measurement)")
+    bench.add_argument("--json", metavar="PATH",
+                       help="also write the records as JSON (a list, one per measurement); each record also goes "
+                            "to PATH.partial.jsonl as it is measured, removed when the run ends")
+    bench.add_argument("--resume", action="store_true",
+                       help="with --json PATH: continue the run that PATH.partial.jsonl kept, measuring only what "
+                            "it lacks")
     bench.add_argument("--csv", metavar="PATH", help="also write the records as CSV")
     bench.add_argument("--plot", metavar="DIR", help="write PNG plots (GFLOP/s bars, performance profile, bandwidth)")
     section = bench.add_mutually_exclusive_group()

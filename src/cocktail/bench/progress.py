@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
+import time
 
 
 def _rich_bar(description: str, total):
@@ -20,11 +21,13 @@ def _rich_bar(description: str, total):
 
 
 @contextlib.contextmanager
-def reporter(total: int, verbose: bool = False):
-    """Yield a callback taking each finished record; shows a bar (rich) or, with ``verbose``, one line each."""
-    bar = _rich_bar("benchmarking", total)
+def reporter(total: int, verbose: bool = False, per_problem: int | None = None):
+    """Yield a callback taking each finished record: a bar on a terminal (rich); when stderr is not a
+    terminal (a log file), one line per problem (``per_problem`` records) with its time and the time
+    elapsed; with ``verbose``, also one line per record."""
+    bar = _rich_bar("benchmarking", total) if sys.stderr.isatty() else None
     if bar is None:
-        yield (lambda r: print(f"  {r.matrix} {r.method}", file=sys.stderr)) if verbose else (lambda r: None)
+        yield _lines(total, verbose, per_problem)
         return
     progress, task = bar
     with progress:
@@ -34,6 +37,30 @@ def reporter(total: int, verbose: bool = False):
                 progress.console.print(f"  {record.matrix} {record.method}")
 
         yield advance
+
+
+def _lines(total: int, verbose: bool, per_problem: int | None):
+    """The plain-line progress of :func:`reporter`."""
+    start = time.monotonic()
+    state = {"done": 0, "in_problem": 0, "since": start}
+
+    def line(record):
+        state["done"] += 1
+        state["in_problem"] += 1
+        if verbose:
+            print(f"  {record.matrix} {record.method}", file=sys.stderr, flush=True)
+        if per_problem and state["in_problem"] == per_problem:
+            now = time.monotonic()
+            print(f"cocktail bench: {state['done']}/{total} {record.matrix} {record.dtype}: {per_problem} methods in "
+                  f"{now - state['since']:.1f} s (elapsed {_clock(now - start)})", file=sys.stderr, flush=True)
+            state["in_problem"], state["since"] = 0, now
+
+    return line
+
+
+def _clock(seconds: float) -> str:
+    minutes, secs = divmod(int(seconds), 60)
+    return f"{minutes // 60}:{minutes % 60:02d}:{secs:02d}" if minutes >= 60 else f"{minutes}:{secs:02d}"
 
 
 @contextlib.contextmanager

@@ -98,29 +98,30 @@ def stream_for(on_gpu: bool):
     return cupy.cuda.Stream(non_blocking=True)
 
 
-def run(problems, methods, dtypes, settings: Settings, on_gpu: bool, progress=None) -> list[Record]:
+def run(problems, methods, dtypes, settings: Settings, on_gpu: bool, progress=None, stamp=None,
+        journal=None) -> list[Record]:
     """One record per (problem, dtype, method), plus ``cusparse-best`` and speedups where cuSPARSE ran.
 
     A method that cannot run on a problem gets a record whose ``note`` says why; an error inside
-    a method is recorded the same way, so one failing baseline does not end a long run.
+    a method is recorded the same way, so one failing baseline does not end a long run.  Each
+    record gets the fields of ``stamp`` (provenance) as it is measured and goes to ``journal``
+    (:class:`~.journal.Journal`) at once; what the journal already holds is not measured again.
     """
     records, singles = [], []
+    done = journal.done if journal is not None else {}
     # Every record pays its own decision: no plan from an earlier run or method.
     with stream_for(on_gpu), decisions.using(decisions.OFF):
-        if on_gpu:
+        if on_gpu and any((p.suite, p.name, np.dtype(d).name, m.name) not in done
+                          for p in problems for d in dtypes for m in methods):
             warm_up(methods, dtypes)
         for p in problems:
             for dtype in dtypes:
-                inputs = Inputs.create(p.S, dtype, on_gpu)
-                for method in methods:
-                    rec = Record(p.suite, p.name, p.S.shape[0], p.S.shape[1], int(p.S.nnz), np.dtype(dtype).name,
-                                 method.name, kind=p.kind, family=p.family)
-                    try:
-                        _measure(method, inputs, rec, settings)
-                    except Unavailable as exc:
-                        rec.note = str(exc)
-                    except Exception as exc:  # noqa: BLE001 - recorded, shown in the table and JSON
-                        rec.note = f"error: {type(exc).__name__}: {exc}"
+                keys = [(p.suite, p.name, np.dtype(dtype).name, method.name) for method in methods]
+                inputs = None if all(k in done for k in keys) else Inputs.create(p.S, dtype, on_gpu)
+                for method, key in zip(methods, keys):
+                    rec = done.get(key) or _record(p, dtype, method, inputs, settings, stamp)
+                    if key not in done and journal is not None:
+                        journal.append(key, rec)
                     records.append(rec)
                     if isinstance(method, KernelMethod):
                         singles.append(rec)
@@ -135,6 +136,21 @@ def run(problems, methods, dtypes, settings: Settings, on_gpu: bool, progress=No
     records += best_single(singles)
     add_speedups(records)
     return records
+
+
+def _record(p: Problem, dtype, method, inputs: Inputs, settings: Settings, stamp) -> Record:
+    """The record of ``method`` on ``p`` in ``dtype``, measured now, or saying why it did not run."""
+    rec = Record(p.suite, p.name, p.S.shape[0], p.S.shape[1], int(p.S.nnz), np.dtype(dtype).name,
+                 method.name, kind=p.kind, family=p.family)
+    try:
+        _measure(method, inputs, rec, settings)
+    except Unavailable as exc:
+        rec.note = str(exc)
+    except Exception as exc:  # noqa: BLE001 - recorded, shown in the table and JSON
+        rec.note = f"error: {type(exc).__name__}: {exc}"
+    for field_name, value in (stamp or {}).items():
+        setattr(rec, field_name, value)
+    return rec
 
 
 def warm_up(methods, dtypes) -> None:
