@@ -248,7 +248,7 @@ def test_tables_and_report_render_the_section(tmp_path, capsys):
     assert rows[1][:4] == ["b", "10", "50", "2 / 8"] and rows[1][-3:] == ["2.2", "2.25", "-"]
     text = report.markdown(records, "T")
     for title in ("## Call overhead, float64: per-call µs, back to back / one synchronous call",
-                  "## Targets (issues 8 and 9)", "## Call time (one synchronous call): cocktail-auto against cupyx and "
+                  "## Targets: call overhead and the planner", "## Call time (one synchronous call): cocktail-auto against cupyx and "
                   "torch, float64", "## Methods that did not run"):
         assert title in text
     assert "| back to back, host-bound matrices: A.matvec(x, out=y) / empty launch | float64 | 2 | 1.82 | 2.2 (b) | worst <= 2 | miss |" \
@@ -259,7 +259,7 @@ def test_tables_and_report_render_the_section(tmp_path, capsys):
     assert "## GFLOP/s: suite `default`, float64" in text and "cocktail-matvec |" not in text.split("## GFLOP/s")[1]
     console.print_call_tables(records)
     out = capsys.readouterr().out
-    assert "Targets (issues 8 and 9)" in out and "Call overhead, float64" in out
+    assert "Targets: call overhead and the planner" in out and "Call overhead, float64" in out
     path = tmp_path / "r.json"
     path.write_text(json.dumps(records))
     assert main(["report", str(path), "--title", "Fake", "--out", str(tmp_path / "r.md")]) == 0

@@ -45,4 +45,4 @@ def test_bench_overhead_on_the_small_matrix(tmp_path, capsys):
                     "sync_over_empty_launch", "sync_over_empty_graph"):
             assert r[key] > 0, (r["method"], key)
     text = capsys.readouterr().out
-    assert "Call overhead, float64" in text and "Targets (issues 8 and 9)" in text and "GPU SpMV on" not in text
+    assert "Call overhead, float64" in text and "Targets: call overhead and the planner" in text and "GPU SpMV on" not in text

@@ -54,8 +54,8 @@ def overhead_table(records, dtype: str) -> tuple[list[str], list[list[str]]]:
 
 
 def comparison_table(records, dtype: str, cpu: bool = False) -> tuple[list[str], list[list[str]]]:
-    """``cocktail-auto`` beside cupyx and torch (GPU call time; ratio: theirs over ours), or on the CPU
-    beside SciPy (ratio: ours over SciPy's), a row per matrix where it and another ran."""
+    """``cocktail-auto`` beside cupyx and torch (GPU call time), or on the CPU beside SciPy, a row per matrix
+    where it and another ran; the ratios are speedups, as everywhere: their time over ours."""
     auto = targets.AUTO
     if cpu:
         others, time_of = ["scipy"], metrics.time_us
@@ -71,10 +71,9 @@ def comparison_table(records, dtype: str, cpu: bool = False) -> tuple[list[str],
     for (_, matrix), times in by_matrix.items():
         if auto not in times or not set(others) & set(times):
             continue
-        ratios = [None if o not in times else times[auto] / times[o] if cpu else times[o] / times[auto]
-                  for o in others]
+        ratios = [times[o] / times[auto] if o in times else None for o in others]
         body.append([matrix, cell(times[auto]), *(cell(times.get(o)) for o in others), *map(cell, ratios)])
-    ratio_headers = [f"{auto} / {o}" if cpu else f"{o} / {auto}" for o in others]
+    ratio_headers = [f"{o} / {auto}" for o in others]
     return ["matrix", f"{auto} µs", *(f"{o} µs" for o in others), *ratio_headers], body
 
 
@@ -96,10 +95,10 @@ def call_tables(records) -> list[tuple[str, list[str], list[list[str]]]]:
             tables.append((f"format='auto' against best-single, {dtype}: kernel µs and plans", header, rows))
     found = targets.verdicts(records)
     if found:
-        tables.append(("Targets (issues 8 and 9)", *verdict_table(found)))
+        tables.append(("Targets: call overhead and the planner", *verdict_table(found)))
     found = targets.performance_verdicts(records)
     if found:
-        tables.append(("Targets (issue 10): kernel time, call time, DRAM bandwidth, DIA floor", *verdict_table(found)))
+        tables.append(("Targets: kernel time, call time, DRAM bandwidth, DIA floor", *verdict_table(found)))
     found = targets.vendor_verdicts(records)
     if found:
         tables.append(("Targets: never slower than cuSPARSE", *verdict_table(found)))
