@@ -183,3 +183,14 @@ def test_terminal_refuses_the_markdown_outputs(tmp_path, capsys):
     assert main(["report", str(path), "--terminal", "--out", str(tmp_path / "r.md")]) == 2
     err = capsys.readouterr().err
     assert err.count("cocktail: error:") == 1 and "--out" in err and not (tmp_path / "r.md").exists()
+
+
+def test_fit_wraps_a_text_column_before_dropping_or_cutting():
+    from cocktail.bench.console import fit
+
+    header = ["matrix", "µs", "note"]
+    rows = [["m1", "1.0", "refused: fill 12651.5 > max_fill 20"], ["m2", "2.0", ""]]
+    got_header, got = fit(header, rows, 30, 2, shorten=("matrix",), drop=("µs",), wrap="note")
+    assert got_header == header  # wrapping alone made it fit: nothing dropped
+    assert [r[2] for r in got] == ["refused: fill", "12651.5 >", "max_fill 20", ""]
+    assert got[1][:2] == got[2][:2] == ["", ""] and max(len("  ".join(r)) for r in got) <= 30

@@ -11,6 +11,18 @@ import sys
 from .errors import CocktailError
 
 
+
+#: Width of the messages the commands print on stderr.
+MESSAGE_COLUMNS = 100
+
+
+def _say(text: str) -> None:
+    """Print a message on stderr, wrapped within MESSAGE_COLUMNS (continuation lines indented)."""
+    import textwrap
+
+    print(textwrap.fill(text, MESSAGE_COLUMNS, subsequent_indent="  ", break_on_hyphens=False,
+                        break_long_words=False), file=sys.stderr, flush=True)
+
 def _load_matrices(specs):
     """Problems named on the command line: files (.mtx, .npz), generated names such as laplace7_100, or
     the overhead section's small matrix."""
@@ -163,9 +175,9 @@ def _overhead(args, problems, dtypes) -> list:
     if not any(p.name == overhead.SMALL_NAME for p in problems) and _default_suite_run(args):
         problems = [overhead.small_problem(), *problems]
     repeat = args.repeat or 100
-    print(f"cocktail bench: call overhead on {len(problems)} matrices: back to back (N calls, one stream sync; "
-          f"N for about {overhead.TARGET_SECONDS * 1e3:.0f} ms, median of {overhead.LOOPS}) and one synchronous "
-          f"call (median of at least {repeat})", file=sys.stderr)
+    _say(f"cocktail bench: call overhead on {len(problems)} matrices: back to back (N calls, one stream sync; "
+         f"N for about {overhead.TARGET_SECONDS * 1e3:.0f} ms, median of {overhead.LOOPS}) and one synchronous "
+         f"call (median of at least {repeat})")
     with reporter(len(problems) * len(dtypes) * len(METHODS), args.verbose, len(METHODS)) as progress:
         return overhead.run(problems, dtypes, repeat=repeat, progress=progress)
 
@@ -181,12 +193,11 @@ def _journal(args):
 
     kept = Journal(args.json, resume=args.resume)
     if args.resume:
-        print(f"cocktail bench: resuming {args.json}: {len(kept.done)} records kept in {kept.path}"
-              if kept.done else f"cocktail bench: --resume: no interrupted run in {kept.path}; measuring all",
-              file=sys.stderr)
+        _say(f"cocktail bench: resuming {args.json}: {len(kept.done)} records kept in {kept.path}"
+             if kept.done else f"cocktail bench: --resume: no interrupted run in {kept.path}; measuring all")
     elif kept.kept_aside is not None:
-        print(f"cocktail bench: an interrupted run's records were in {kept.path}; kept aside as "
-              f"{kept.kept_aside} (--resume continues a run instead)", file=sys.stderr)
+        _say(f"cocktail bench: an interrupted run's records were in {kept.path}; kept aside as "
+             f"{kept.kept_aside} (--resume continues a run instead)")
     return kept
 
 
@@ -206,8 +217,8 @@ def _bench(args) -> int:
     problems = _problems(args, on_gpu)  # first: a bad file is the only line printed
     if not on_gpu:
         why = "--cpu given" if args.cpu else "no GPU found"
-        print(f"cocktail bench: {why}; timing each format's CPU executor, cocktail-auto and SciPy"
-              + ("" if args.matrices or args.suite else " on the default suite shrunk to CPU size"), file=sys.stderr)
+        _say(f"cocktail bench: {why}; timing each format's CPU executor, cocktail-auto and SciPy"
+             + ("" if args.matrices or args.suite else " on the default suite shrunk to CPU size"))
     records, kept, info = [], None, provenance(gpu=on_gpu)
     if methods:
         settings = _settings(args, on_gpu)
@@ -215,9 +226,9 @@ def _bench(args) -> int:
             from .kernels.device import current
 
             dev = current()
-            print(f"cocktail bench: {dev.name}; copy bandwidth {settings.copy_gbps:.0f} GB/s, L2 "
+            _say(f"cocktail bench: {dev.name}; copy bandwidth {settings.copy_gbps:.0f} GB/s, L2 "
                   f"{dev.l2_bytes >> 20} MiB; kernel time: CUDA graph replay (back to back where capture is "
-                  f"refused), call time: one synchronous call; medians of at least {settings.repeat}", file=sys.stderr)
+                  f"refused), call time: one synchronous call; medians of at least {settings.repeat}")
         kept = _journal(args)
         try:
             with reporter(len(problems) * len(dtypes) * len(methods), args.verbose, len(methods)) as progress:
@@ -227,8 +238,8 @@ def _bench(args) -> int:
             if kept is None:
                 raise
             kept.close(finished=False)
-            print(f"cocktail bench: interrupted; the records measured are kept in {kept.path}: run the same "
-                  f"command with --resume to finish", file=sys.stderr)
+            _say(f"cocktail bench: interrupted; the records measured are kept in {kept.path}: run the same "
+                  f"command with --resume to finish")
             return 130
     if args.overhead or (on_gpu and _default_suite_run(args) and not args.no_overhead):
         overhead_records = _overhead(args, problems, dtypes)

@@ -67,13 +67,15 @@ class Output:
         for part in wrapped:
             print(part, file=self.file)
 
-    def table(self, title: str, header: list[str], rows: list[list[str]], shorten=None, drop=()) -> list[str]:
+    def table(self, title: str, header: list[str], rows: list[list[str]], shorten=None, drop=(),
+              wrap: str | None = None) -> list[str]:
         """Print a table and return the header printed. With ``shorten`` (column names) the table is fitted
-        to the width: the columns named in ``drop`` go, in order, then those are shortened. Without it,
-        every column stays and the table keeps its natural width (a cell folded into 3-letter pieces
-        reads worse than a line longer than the terminal: ``less -S``)."""
+        to the width (:func:`fit`): column ``wrap`` wraps onto more rows, the columns named in ``drop`` go,
+        in order, then those in ``shorten`` are cut. Without it, every column stays and the table keeps its
+        natural width (a cell folded into 3-letter pieces reads worse than a line longer than the
+        terminal: ``less -S``)."""
         if shorten is not None:
-            header, rows = fit(header, rows, self.width, SEP, shorten, drop)
+            header, rows = fit(header, rows, self.width, SEP, shorten, drop, wrap)
         if self.console:
             from rich.console import Console
 
@@ -128,10 +130,11 @@ def _widths(header, rows) -> list[int]:
     return [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(header)]
 
 
-def fit(header, rows, width: int, sep: int, shorten=(), drop=()):
-    """(header, rows) no wider than ``width`` where it can be: the columns named in ``drop`` are left out in
-    that order, then the columns named in ``shorten`` are cut in turn (to no less than 8 characters, ending
-    in …)."""
+def fit(header, rows, width: int, sep: int, shorten=(), drop=(), wrap: str | None = None):
+    """(header, rows) no wider than ``width`` where it can be: the text of column ``wrap`` is wrapped onto
+    continuation rows (no narrower than :data:`WRAP_MIN`; the other cells of those rows blank), then the
+    columns named in ``drop`` are left out in that order, then those named in ``shorten`` are cut in turn
+    (to no less than 8 characters, ending in …)."""
     header, rows = list(header), [list(r) for r in rows]
     drop = [d for d in drop if d in header and d not in shorten]
     while True:
@@ -139,6 +142,9 @@ def fit(header, rows, width: int, sep: int, shorten=(), drop=()):
         over = sum(widths) + sep * (len(widths) - 1) - width
         if over <= 0:
             return header, rows
+        if wrap in header and widths[header.index(wrap)] > max(WRAP_MIN, len(wrap)):
+            rows = _wrapped(rows, header.index(wrap), max(WRAP_MIN, len(wrap), widths[header.index(wrap)] - over))
+            continue
         if drop:
             header, rows = _without(header, rows, (drop.pop(0),))
             continue
@@ -149,6 +155,20 @@ def fit(header, rows, width: int, sep: int, shorten=(), drop=()):
             for r in rows:
                 r[i] = r[i] if len(r[i]) <= cut else r[i][:cut - 1] + "…"
         return header, rows
+
+
+#: The narrowest a wrapped column gets (:func:`fit`).
+WRAP_MIN = 16
+
+
+def _wrapped(rows, i: int, width: int) -> list[list[str]]:
+    """``rows`` with column ``i``'s text wrapped within ``width`` onto continuation rows."""
+    out = []
+    for r in rows:
+        parts = textwrap.wrap(r[i], width, break_on_hyphens=False) or [""]
+        out.append(r[:i] + [parts[0]] + r[i + 1:])
+        out += [[""] * i + [part] + [""] * (len(r) - i - 1) for part in parts[1:]]
+    return out
 
 
 def count(n) -> str:
@@ -341,17 +361,25 @@ def _print_verbose(out: Output, spmv, records) -> list[str]:
     terms = []
     if spmv:
         header, body = full_table(spmv)
-        out.table("Every SpMV record", header, body)
+        out.table("Every SpMV record", header, body, shorten=("method", "matrix"),
+                  drop=("DRAM of copy", "GB/s", "of copy"), wrap="note")
         terms += header
         if len({r["method"] for r in spmv if metrics.time_us(r)}) >= 2:
             for title, header, body in summary_tables(spmv):
                 out.line()
-                out.table(title, header, body)
+                out.table(title, header, body, shorten=(), wrap=_widest_text(header, body))
                 terms += header
     for title, header, body in call_tables(records):
         out.line()
-        out.table(title, header, body)
+        out.table(title, header, body, shorten=(), wrap=_widest_text(header, body))
     return terms
+
+
+def _widest_text(header, rows) -> str | None:
+    """The widest column of text (not numbers) of a table: the one to wrap when it is too wide."""
+    widths = _widths(header, rows)
+    text = [i for i, h in enumerate(header) if not _numeric(h)]
+    return header[max(text, key=widths.__getitem__)] if text else None
 
 
 def print_call_tables(records, file=None) -> None:
