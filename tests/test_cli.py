@@ -188,7 +188,7 @@ def test_csv_and_plots(tmp_path, capsys):
     rows = list(csv.DictReader(out_csv.open()))
     assert len(rows) == 10 and {"matrix", "method", "gflops", "commit", "section"} <= set(rows[0])
     assert json.loads(rows[0]["params"]) == {"format": "csr", "executor": "cpu"}
-    for name in ("gflops_generated_float64.png", "profile_float64.png", "bandwidth_float64.png"):
+    for name in ("speedup_generated_float64.png", "profile_float64.png", "bandwidth_float64.png"):
         png = (plot_dir / name).read_bytes()
         assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 5000
 

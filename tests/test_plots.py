@@ -90,13 +90,24 @@ def draw(figures, make, records):
     return figures[-1]
 
 
-def test_a_method_has_the_same_colour_in_bars_and_profile(figures):
-    bars, _ = artists_by_label(draw(figures, plots.gflops_bars_figure, RECORDS))
-    lines, _ = artists_by_label(draw(figures, plots.profile_figure, RECORDS))
-    assert set(bars) == {"cocktail-auto", "cusparse-best", "csr_vector"}
-    assert set(lines) == {"cocktail-auto", "cusparse-best", "csr_vector", "dia"}
-    for method, c in bars.items():
-        assert c == lines[method] == plots.colour(method)
+SPEEDUP_RECORDS = RECORDS + [rec("a", "best-single", 4.0), rec("b", "best-single", 0.5), rec("a", "cocktail-auto-own", 2.0)]
+
+
+def test_the_speedup_plot_shows_our_answers_over_the_baseline_in_their_colours(figures):
+    baseline, matrices, series = plots.speedup_data(SPEEDUP_RECORDS)
+    assert baseline == "cusparse-best" and matrices == ["a", "b"]
+    # its time over ours; own kernels have no record on b; csr_vector and dia are not shown
+    assert series == {"cocktail-auto": [2.0, 1 / 3], "cocktail-auto-own": [1.0, None], "best-single": [0.5, 2.0]}
+    markers, ax = artists_by_label(draw(figures, plots.speedup_figure, SPEEDUP_RECORDS))
+    lines, _ = artists_by_label(draw(figures, plots.profile_figure, SPEEDUP_RECORDS))
+    assert ax.get_yscale() == "log" and "speedup over cusparse-best" in ax.get_ylabel()
+    assert set(markers) == {"cusparse-best (1: as fast)", "cocktail-auto", "cocktail-auto-own", "best-single"}
+    for method in ("cocktail-auto", "cocktail-auto-own", "best-single"):
+        assert markers[method] == lines[method] == plots.colour(method)  # one colour per method in every plot
+    dots = {line.get_label(): list(line.get_ydata()) for line in ax.get_lines()}
+    assert dots["cocktail-auto"] == [2.0, 1 / 3] and dots["cocktail-auto-own"] == [1.0]
+    cpu = [rec("a", "cocktail-auto", 2.0), rec("a", "scipy", 3.0), rec("a", "csr", 1.0)]
+    assert plots.speedup_data(cpu) == ("scipy", ["a"], {"cocktail-auto": [1.5]})  # on the CPU: over SciPy
 
 
 def test_profile_axes_are_tau_and_fraction(figures):
@@ -145,5 +156,5 @@ def test_bandwidth_map_writes_labels_readably(figures):
 
 def test_plots_are_written_as_png(tmp_path):
     paths = plots.write_all(RECORDS, tmp_path)
-    assert sorted(p.name for p in paths) == ["bandwidth_float64.png", "gflops_s_float64.png", "profile_float64.png"]
+    assert sorted(p.name for p in paths) == ["bandwidth_float64.png", "profile_float64.png", "speedup_s_float64.png"]
     assert all(p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for p in paths)

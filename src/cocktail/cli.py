@@ -341,7 +341,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="with --json PATH: continue the run that PATH.partial.jsonl kept, measuring only what "
                             "it lacks")
     bench.add_argument("--csv", metavar="PATH", help="also write the records as CSV")
-    bench.add_argument("--plot", metavar="DIR", help="write PNG plots (GFLOP/s bars, performance profile, bandwidth)")
+    bench.add_argument("--plot", metavar="DIR", help="write PNG plots (speedup over the baseline per suite, performance profile, bandwidth)")
     section = bench.add_mutually_exclusive_group()
     section.add_argument("--overhead", action="store_true",
                          help="run only the call-overhead section (GPU): per-call time of A.matvec(x, out=y), A @ x, "

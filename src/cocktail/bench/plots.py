@@ -1,6 +1,6 @@
-"""Plots of benchmark records: GFLOP/s bars per matrix (Bell & Garland Fig. 27/31), the
-performance profile (Dolan & More, as Flegar & Anzt Fig. 9 use it) and the fraction of copy
-bandwidth reached.
+"""Plots of benchmark records: Cocktail's speedup over the baseline (cuSPARSE's best, else cupyx,
+else SciPy) per matrix, the performance profile (Dolan & More, as Flegar & Anzt Fig. 9 use it) and
+the fraction of copy bandwidth reached.
 
 Needs matplotlib (the ``bench`` extra); drawn off-screen to PNG files.  The four cuSPARSE
 algorithms appear as ``cusparse-best``.  Every method has one colour in every plot (:func:`colour`)
@@ -104,33 +104,60 @@ def _legend(ax):
               title="method", title_fontsize=8)
 
 
-def gflops_bars(records, path, title: str) -> Path:
-    """Grouped bars: one group per matrix, one bar per method; a grey x marks a method that did not run."""
-    return _save(gflops_bars_figure(records, title), path)
+#: The baselines a speedup plot measures against, first present first: the vendor's best on the GPU,
+#: else cupyx, else SciPy (a CPU run).
+SPEEDUP_BASELINES = ("cusparse-best", "cupyx", "scipy")
+#: The methods a speedup plot shows, where the records have them: Cocktail's answers and the best of
+#: our single formats.
+SPEEDUP_METHODS = ("cocktail-auto", "cocktail-auto-own", "cocktail-measured", "best-single")
+_MARKERS = {"cocktail-auto": "o", "cocktail-auto-own": "s", "cocktail-measured": "D", "best-single": "^"}
 
 
-def gflops_bars_figure(records, title: str):
-    """The figure :func:`gflops_bars` writes."""
-    plt = _pyplot()
+def speedup_data(records) -> tuple[str | None, list[str], dict]:
+    """``(baseline, matrices, {method: [speedup or None per matrix]})``: the baseline's kernel time over
+    each method's (above 1: faster than the baseline), for the methods of :data:`SPEEDUP_METHODS`."""
     rows = _measured(records)
+    present = {r["method"] for r in rows}
+    baseline = next((b for b in SPEEDUP_BASELINES if b in present), None)
     matrices = list(dict.fromkeys(r["matrix"] for r in rows))
-    methods = method_order(r["method"] for r in rows)
-    rate = {(r["matrix"], r["method"]): _rate(r) for r in rows}
-    width = 0.85 / max(len(methods), 1)
-    fig, ax = plt.subplots(figsize=(max(7.0, len(matrices) * (0.3 + 0.05 * len(methods)) + 2.5), 4.8))
-    for j, method in enumerate(methods):
-        xs = [i + (j - (len(methods) - 1) / 2) * width for i in range(len(matrices))]
-        ours = method == "cocktail-auto"
-        ax.bar(xs, [rate.get((m, method), 0.0) for m in matrices], width, label=method, color=colour(method),
-               edgecolor="black" if ours else "none", linewidth=0.6 if ours else 0, zorder=3 if ours else 2)
-        missing = [x for x, m in zip(xs, matrices) if (m, method) not in rate]
-        ax.plot(missing, [0.0] * len(missing), "x", color="#777777", markersize=4, markeredgewidth=0.8, zorder=4,
-                clip_on=False)
+    time = {(r["matrix"], r["method"]): metrics.time_us(r) for r in rows}
+    out = {}
+    for method in (m for m in SPEEDUP_METHODS if m in present and m != baseline):
+        out[method] = [time[m, baseline] / time[m, method] if (m, baseline) in time and (m, method) in time
+                       else None for m in matrices]
+    return baseline, matrices, out
+
+
+def speedup(records, path, title: str) -> Path:
+    """Per matrix, each of Cocktail's answers as a speedup over the baseline (log axis; 1: as fast)."""
+    return _save(speedup_figure(records, title), path)
+
+
+def speedup_figure(records, title: str):
+    """The figure :func:`speedup` writes: one marker per matrix and method, in the method's colour."""
+    plt = _pyplot()
+    from matplotlib.ticker import FuncFormatter, NullFormatter
+
+    baseline, matrices, series = speedup_data(records)
+    fig, ax = plt.subplots(figsize=(max(6.0, 0.42 * len(matrices) + 3.0), 4.6))
+    values = [v for ys in series.values() for v in ys if v]
+    low, high = min(values + [1.0]) / 1.15, max(values + [1.0]) * 1.15
+    ax.axhline(1.0, color=colour(baseline or ""), linewidth=1.4, zorder=2, label=f"{baseline} (1: as fast)")
+    offsets = {m: (i - (len(series) - 1) / 2) * 0.12 for i, m in enumerate(series)}
+    for method, ys in series.items():
+        xs = [i + offsets[method] for i, y in enumerate(ys) if y]
+        ax.plot(xs, [y for y in ys if y], linestyle="none", marker=_MARKERS.get(method, "o"), markersize=6,
+                color=colour(method), markeredgecolor="black" if method == "cocktail-auto" else "none",
+                markeredgewidth=0.6, label=method, zorder=10 if method == "cocktail-auto" else 6)
+    ax.set_yscale("log")
+    ax.set_ylim(low, high)
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.yaxis.set_minor_formatter(NullFormatter())
+    ax.set_yticks([t for t in (0.25, 0.5, 0.7, 1, 1.5, 2, 3, 5, 10, 20) if low <= t <= high])
     ax.set_xticks(range(len(matrices)))
-    ax.set_xticklabels(matrices, rotation=30, ha="right", fontsize=9)
-    ax.set_xlim(-0.5, len(matrices) - 0.5)
-    ax.set_ylabel("GFLOP/s  (2 nnz / kernel time)")
-    ax.set_xlabel("matrix  (x: method refused or not run)")
+    ax.set_xticklabels(matrices, rotation=35, ha="right", fontsize=9)
+    ax.set_xlim(-0.6, len(matrices) - 0.4)
+    ax.set_ylabel(f"speedup over {baseline}: its time / ours (log)")
     ax.yaxis.grid(True, color="#dddddd", zorder=0)
     ax.set_axisbelow(True)
     ax.set_title(title)
@@ -287,16 +314,19 @@ def _save(fig, path) -> Path:
 
 
 def write_all(records, directory) -> list[Path]:
-    """PNG files in ``directory``: GFLOP/s bars per suite and dtype, a profile and a bandwidth map per dtype."""
+    """PNG files in ``directory``: speedups over the baseline per suite and dtype, a profile and a bandwidth map
+    per dtype."""
     directory = Path(directory)
     paths = []
     for dtype in dict.fromkeys(r["dtype"] for r in records):
         of_dtype = [r for r in records if r["dtype"] == dtype]
         for suite in dict.fromkeys(r.get("suite", "") for r in of_dtype):
             part = [r for r in of_dtype if r.get("suite", "") == suite]
-            if _measured(part):
-                name = f"gflops_{suite}_{dtype}.png" if suite else f"gflops_{dtype}.png"
-                paths.append(gflops_bars(part, directory / name, f"SpMV GFLOP/s, {suite or 'matrices'}, {dtype}"))
+            baseline, _, series = speedup_data(part)
+            if baseline and series:
+                name = f"speedup_{suite}_{dtype}.png" if suite else f"speedup_{dtype}.png"
+                paths.append(speedup(part, directory / name,
+                                     f"Speedup over {baseline}, {suite or 'matrices'}, {dtype} (kernel time)"))
         if _measured(of_dtype):
             paths.append(profile(of_dtype, directory / f"profile_{dtype}.png", f"Performance profile, {dtype}"))
             paths.append(bandwidth(of_dtype, directory / f"bandwidth_{dtype}.png",
