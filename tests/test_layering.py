@@ -109,3 +109,38 @@ def test_no_layer_imports_one_above_it(package):
         if bad:
             offenders[str(path.relative_to(SRC))] = bad
     assert not offenders, f"{package} imports a layer above it: {offenders}"
+
+
+def cocktail_imports(path: Path):
+    """``(line, module, name)`` of every ``from cocktail... import name`` in the file at ``path``, relative
+    imports resolved, wherever it stands (in a function body too: imports the CPU tests never run)."""
+    module = module_name(path)
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[:len(base) - (node.level - 1)]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            if target == "cocktail" or target.startswith("cocktail."):
+                for alias in node.names:
+                    yield node.lineno, target, alias.name
+
+
+def test_every_import_of_the_package_resolves():
+    import importlib
+    import importlib.util
+
+    broken = []
+    for path in sorted((SRC / "cocktail").rglob("*.py")):
+        for line, target, name in cocktail_imports(path):
+            try:
+                mod = importlib.import_module(target)
+            except ImportError as exc:
+                broken.append(f"{path.relative_to(SRC)}:{line}: {target} ({exc})")
+                continue
+            if not hasattr(mod, name) and importlib.util.find_spec(f"{target}.{name}") is None:
+                broken.append(f"{path.relative_to(SRC)}:{line}: {target} has no {name}")
+    assert not broken, "\n".join(broken)
