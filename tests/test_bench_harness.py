@@ -7,9 +7,10 @@ import json
 import numpy as np
 import pytest
 
-from cocktail.bench import baselines, methods, runner, timing
-from cocktail.bench.generators import laplacian
-from cocktail.bench.record import REQUIRED_KEYS, Record
+from cocktail.bench.measuring import baselines, methods, timing
+from cocktail.bench import runner
+from cocktail.bench.problems.generators import laplacian
+from cocktail.bench.records.record import REQUIRED_KEYS, Record
 from cocktail.bench.runner import Problem, Settings
 
 
@@ -177,7 +178,7 @@ def test_flagged_results_never_become_cusparse_best():
 
 
 def test_best_single_is_the_fastest_of_our_records():
-    from cocktail.bench.record import Record
+    from cocktail.bench.records.record import Record
     from cocktail.bench.runner import BEST_SINGLE, best_single
 
     def rec(matrix, method, us, note="", dtype="float64"):

@@ -9,11 +9,12 @@ import time
 import numpy as np
 import pytest
 
-from cocktail.bench import calltables, console, overhead, report, targets
-from cocktail.bench import overhead_methods as ways
-from cocktail.bench.generators import laplacian
-from cocktail.bench.methods import Prepared, Unavailable
-from cocktail.bench.record import OVERHEAD_KEYS, REQUIRED_KEYS, Record
+from cocktail.bench.output import calltables, console, report, targets
+from cocktail.bench.measuring import overhead
+from cocktail.bench.measuring import overhead_ways as ways
+from cocktail.bench.problems.generators import laplacian
+from cocktail.bench.measuring.methods import Prepared, Unavailable
+from cocktail.bench.records.record import OVERHEAD_KEYS, REQUIRED_KEYS, Record
 from cocktail.bench.runner import Problem
 from cocktail.cli import main
 
@@ -267,7 +268,7 @@ def test_tables_and_report_render_the_section(tmp_path, capsys):
 
 
 def test_records_without_a_section_are_spmv_records():
-    from cocktail.bench import selection
+    from cocktail.bench.records import selection
 
     old = {"matrix": "a", "method": "csr", "dtype": "float64"}
     assert selection.section(old) == "spmv" and selection.spmv_records([old]) == [old]
@@ -283,7 +284,9 @@ def fake_gpu(monkeypatch):
     import cocktail._xp
     import cocktail.cli
     import cocktail.kernels.device
-    from cocktail.bench import provenance, runner, suites
+    from cocktail.bench.records import provenance
+    from cocktail.bench import runner
+    from cocktail.bench.problems import suites
 
     calls = {}
 
@@ -308,7 +311,7 @@ def fake_gpu(monkeypatch):
 
 
 def test_overhead_runs_after_the_default_suite_and_alone(fake_gpu, tmp_path, capsys):
-    from cocktail.bench import suites
+    from cocktail.bench.problems import suites
 
     default = [m.name for m in suites.DEFAULT]
     out = tmp_path / "r.json"

@@ -15,7 +15,7 @@ import scipy.sparse as sp
 
 from cocktail import write_matrix
 from cocktail._xp import cuda_available
-from cocktail.bench import suites
+from cocktail.bench.problems import suites
 from cocktail.cli import main
 
 
@@ -149,7 +149,7 @@ def test_reference_executors_run_when_named(tmp_path):
 
 
 def test_markdown_report(tmp_path, capsys):
-    from cocktail.bench import report
+    from cocktail.bench.output import report
 
     out = tmp_path / "r.json"
     assert main(["bench", "laplace5_6", "--formats", "csr,ell", "--repeat", "1", "--cpu", "--json", str(out)]) == 0
@@ -248,9 +248,9 @@ def test_report_and_plots_do_not_import_each_other():
     import ast
     from pathlib import Path
 
-    import cocktail.bench
+    import cocktail.bench.output
 
-    folder = Path(cocktail.bench.__file__).parent
+    folder = Path(cocktail.bench.output.__file__).parent
     for name, other in (("report", "plots"), ("plots", "report")):
         tree = ast.parse((folder / f"{name}.py").read_text())
         imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) for a in n.names}
@@ -291,7 +291,7 @@ def _interrupt_on(monkeypatch, matrix):
 
 
 def test_an_interrupted_bench_keeps_its_records_and_resume_finishes_it(tmp_path, monkeypatch, capsys):
-    from cocktail.bench import journal
+    from cocktail.bench.records import journal
 
     out = tmp_path / "r.json"
     argv = ["bench", "laplace5_6", "laplace7_4", "--cpu", "--formats", "csr,ell", "--methods", "ours,scipy",
@@ -318,7 +318,7 @@ def test_an_interrupted_bench_keeps_its_records_and_resume_finishes_it(tmp_path,
 
 
 def test_a_fresh_run_keeps_an_interrupted_runs_records_aside(tmp_path, monkeypatch, capsys):
-    from cocktail.bench import journal
+    from cocktail.bench.records import journal
 
     out = tmp_path / "r.json"
     argv = ["bench", "laplace5_6", "--cpu", "--formats", "csr", "--methods", "ours", "--repeat", "1", "--json",
@@ -336,7 +336,7 @@ def test_a_fresh_run_keeps_an_interrupted_runs_records_aside(tmp_path, monkeypat
 def test_bench_killed_after_its_first_matrix_keeps_it_and_resumes(tmp_path):
     import signal
 
-    from cocktail.bench import journal
+    from cocktail.bench.records import journal
 
     out = tmp_path / "r.json"
     args = ["bench", "laplace5_6", "laplace5_400", "--cpu", "--formats", "csr,ell", "--methods", "ours",

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from cocktail.bench import console
+from cocktail.bench.output import console
 from cocktail.cli import main
 
 GPU = {"gpu": "Fake GPU 80GB", "copy_gbps": 3000.0, "l2_bytes": 50 * 2**20, "kernel_timing": "graph"}
@@ -186,7 +186,7 @@ def test_terminal_refuses_the_markdown_outputs(tmp_path, capsys):
 
 
 def test_fit_wraps_a_text_column_before_dropping_or_cutting():
-    from cocktail.bench.console import fit
+    from cocktail.bench.output.console import fit
 
     header = ["matrix", "µs", "note"]
     rows = [["m1", "1.0", "refused: fill 12651.5 > max_fill 20"], ["m2", "2.0", ""]]

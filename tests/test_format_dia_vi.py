@@ -233,7 +233,7 @@ def test_arrays_read_only_and_registered():
 
 # --- the benchmark treats a refusal as an unavailable method ---------------------------------------
 def test_bench_reports_the_refusal():
-    from cocktail.bench import methods
+    from cocktail.bench.measuring import methods
 
     rng = np.random.default_rng(2)
     S = sp.diags_array([rng.standard_normal(199), rng.standard_normal(200)], offsets=[-1, 0], format="csr")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from cocktail.bench.generators import by_name, laplacian
+from cocktail.bench.problems.generators import by_name, laplacian
 
 
 @pytest.mark.parametrize("points, k, dims, star", [(3, 50, 1, True), (5, 12, 2, True), (7, 6, 3, True),

@@ -7,10 +7,11 @@ import os
 
 import pytest
 
-from cocktail.bench import baselines, methods, overhead, runner, timing
-from cocktail.bench import overhead_methods as ways
-from cocktail.bench.builtin import power_law
-from cocktail.bench.generators import laplacian
+from cocktail.bench import runner
+from cocktail.bench.measuring import baselines, methods, overhead, timing
+from cocktail.bench.measuring import overhead_ways as ways
+from cocktail.bench.problems.builtin import power_law
+from cocktail.bench.problems.generators import laplacian
 from cocktail.bench.runner import Problem, Settings
 
 pytestmark = pytest.mark.gpu

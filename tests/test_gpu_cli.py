@@ -7,7 +7,7 @@ import json
 import pytest
 
 import cocktail
-from cocktail.bench.record import OVERHEAD_KEYS, REQUIRED_KEYS
+from cocktail.bench.records.record import OVERHEAD_KEYS, REQUIRED_KEYS
 from cocktail.cli import main
 
 pytestmark = pytest.mark.gpu

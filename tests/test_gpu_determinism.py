@@ -16,7 +16,7 @@ import scipy.sparse as sp
 
 import cocktail
 from cocktail import SparseMatrix, kernels
-from cocktail.bench.generators import laplacian
+from cocktail.bench.problems.generators import laplacian
 from cocktail.tuning import planner, profile
 from cocktail.tuning.features import compute
 from oracle import assert_within_gamma, exact_product, few_values, unbounded, value_limited

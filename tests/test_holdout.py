@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from cocktail.bench import holdout, suites
+from cocktail.bench.problems import holdout, suites
 from cocktail.cli import _problems, build_parser
 
 NAMES = ["holdout_banded", "holdout_blockdiag", "holdout_rmat", "holdout_tall", "holdout_wide",

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from cocktail.bench import metrics
+from cocktail.bench.records import metrics
 
 
 def rec(matrix, method, us, nnz=1000, dtype="float64"):

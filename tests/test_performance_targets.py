@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from cocktail.bench import calltables, report, targets
+from cocktail.bench.output import calltables, report, targets
 from cocktail.cli import main
 
 

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from cocktail.bench import plots
+from cocktail.bench.output import plots
 
 matplotlib = pytest.importorskip("matplotlib")
 matplotlib.use("Agg")

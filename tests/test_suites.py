@@ -8,7 +8,7 @@ import zipfile
 import pytest
 import scipy.sparse as sp
 
-from cocktail.bench import suites
+from cocktail.bench.problems import suites
 
 # Bell & Garland Table 3: (rows, nonzeros)
 TABLE3 = {
@@ -112,7 +112,7 @@ def test_cache_is_uncompressed(tmp_path, monkeypatch):
 
 
 def test_every_suite_matrix_has_a_family():
-    from cocktail.bench.families import FAMILIES, POWER_LAW, REGULAR
+    from cocktail.bench.problems.families import FAMILIES, POWER_LAW, REGULAR
 
     for name in suites.names():
         for m in suites.get(name):

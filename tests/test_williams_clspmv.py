@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from cocktail.bench import clspmv_matrices, suites, williams
+from cocktail.bench.problems import clspmv as clspmv_matrices, suites, williams
 
 # rows, columns, nonzeros of the real matrices; circuit5M scaled from 5.56M rows / 59.5M nonzeros
 TARGETS = {

@@ -28,9 +28,9 @@ def _load_matrices(specs):
     the overhead section's small matrix."""
     from pathlib import Path
 
-    from .bench import overhead
-    from .bench.families import REGULAR
-    from .bench.generators import by_name
+    from .bench.measuring import overhead
+    from .bench.problems.families import REGULAR
+    from .bench.problems.generators import by_name
     from .bench.runner import Problem
     from .io import read_matrix
 
@@ -48,7 +48,7 @@ def _load_matrices(specs):
 
 def _problems(args, on_gpu: bool) -> list:
     """The command line's matrices and suites; with neither, the default suite (CPU-sized without a GPU)."""
-    from .bench import suites
+    from .bench.problems import suites
     from .bench.runner import Problem
 
     problems = _load_matrices(args.matrices)
@@ -69,7 +69,7 @@ def _methods(args, on_gpu: bool) -> list:
     (labelled by the format); ``reference`` is each format's reference executor on the CPU.
     """
     from . import formats, kernels
-    from .bench import baselines, methods
+    from .bench.measuring import baselines, methods
 
     if args.formats == "all":
         names = [f for f in formats.names() if formats.get(f).standalone and (not on_gpu or kernels.for_format(f))]
@@ -131,7 +131,7 @@ def _write_outputs(args, rows) -> None:
             writer.writeheader()
             writer.writerows({k: json.dumps(v) if isinstance(v, dict) else v for k, v in r.items()} for r in rows)
     if args.plot:
-        from .bench import plots
+        from .bench.output import plots
 
         for path in plots.write_all(rows, args.plot):
             print(f"cocktail bench: wrote {path}", file=sys.stderr)
@@ -142,7 +142,7 @@ def _settings(args, on_gpu: bool):
 
     if not on_gpu:
         return Settings(repeat=args.repeat or 20)
-    from .bench.timing import copy_bandwidth
+    from .bench.measuring.timing import copy_bandwidth
     from .kernels.device import current
 
     return Settings(repeat=args.repeat or 100, copy_gbps=copy_bandwidth(), l2_bytes=current().l2_bytes)
@@ -168,9 +168,9 @@ def _default_suite_run(args) -> bool:
 
 def _overhead(args, problems, dtypes) -> list:
     """The call-overhead section on the small matrix and ``problems``, on the GPU."""
-    from .bench import overhead
-    from .bench.overhead_methods import METHODS
-    from .bench.progress import reporter
+    from .bench.measuring import overhead
+    from .bench.measuring.overhead_ways import METHODS
+    from .bench.output.progress import reporter
 
     if not any(p.name == overhead.SMALL_NAME for p in problems) and _default_suite_run(args):
         problems = [overhead.small_problem(), *problems]
@@ -189,7 +189,7 @@ def _journal(args):
         if args.resume:
             raise ValueError("--resume continues the run that writes --json PATH: give the same --json")
         return None
-    from .bench.journal import Journal
+    from .bench.records.journal import Journal
 
     kept = Journal(args.json, resume=args.resume)
     if args.resume:
@@ -203,9 +203,10 @@ def _journal(args):
 
 def _bench(args) -> int:
     from ._xp import cuda_available
-    from .bench import console, runner
-    from .bench.progress import reporter
-    from .bench.provenance import provenance
+    from .bench.output import console
+    from .bench import runner
+    from .bench.output.progress import reporter
+    from .bench.records.provenance import provenance
 
     dtypes = _check_options(args)
     on_gpu = cuda_available() and not args.cpu
@@ -258,12 +259,12 @@ def _bench(args) -> int:
 def _report(args) -> int:
     from pathlib import Path
 
-    from .bench import report
+    from .bench.output import report
 
     records = report.load(args.json)
     paths = []
     if args.plots and not args.terminal:
-        from .bench import plots
+        from .bench.output import plots
 
         base = Path(args.out).parent if args.out else Path(".")
         paths = [str(Path(p).relative_to(base)) if Path(p).is_relative_to(base) else str(p)
@@ -358,7 +359,7 @@ def build_parser() -> argparse.ArgumentParser:
                                         "cocktail bench prints them (--terminal)",
                          description="Render the records that cocktail bench --json wrote as a Markdown report, "
                                      "or with --terminal as cocktail bench printed them.")
-    from .bench.report import add_arguments
+    from .bench.output.report import add_arguments
 
     add_arguments(rep)
     rep.add_argument("--plots", metavar="DIR", help="also draw the plots into DIR and link them from the report")
@@ -415,7 +416,7 @@ def _calibrate(args) -> int:
 
     from ._xp import cuda_available
     from .bench import calibrate
-    from .bench.progress import counter
+    from .bench.output.progress import counter
     from .tuning import profile as profiles
     from .tuning import variants
 
@@ -457,7 +458,7 @@ def _calibrate_check(args, only) -> int:
     from pathlib import Path
 
     from .bench import calibrate
-    from .bench.progress import counter
+    from .bench.output.progress import counter
     from .tuning import profile as profiles
 
     prof = profiles.Profile.load(args.profile) if args.profile else profiles.for_device(profiles.current_device())

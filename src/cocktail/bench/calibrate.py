@@ -30,7 +30,7 @@ from ..tuning import profile as _profile
 from ..tuning import variants as _variants
 from ..tuning.features import compute
 from ..tuning.planner import work
-from .timing import _spin
+from .measuring.timing import _spin
 
 #: Grid of each mode: rows, entries per row, longer rows for lane-shared variants, largest slot count.
 GRIDS = {
@@ -154,7 +154,7 @@ def _time(A, dtype, mode: str) -> float:
     """Kernel µs of one product of ``A`` (graph replay over 4 input vectors, as the benchmark)."""
     import cupy
 
-    from .timing import time_gpu
+    from .measuring.timing import time_gpu
 
     m, n = A.shape
     xs = [cupy.random.default_rng(i).standard_normal(n).astype(dtype) for i in range(4)]
@@ -221,7 +221,7 @@ def _run(mode, dtypes, only, restart, progress, out, patterns) -> _profile.Profi
     import cupy
 
     from .. import SparseMatrix, kernels
-    from .provenance import commit
+    from .records.provenance import commit
 
     if mode not in GRIDS:
         raise ValueError(f"calibrate: mode must be one of {', '.join(GRIDS)}, got {mode!r}")

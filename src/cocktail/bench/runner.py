@@ -9,11 +9,11 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from . import metrics
-from .baselines import CUPYX, CUSPARSE_BEST, best_of_cusparse
-from .methods import AutoMethod, Inputs, KernelMethod, Unavailable
-from .record import Record, fastest_per_problem
-from .timing import time_cpu, time_gpu
+from .measuring.baselines import CUPYX, CUSPARSE_BEST, best_of_cusparse
+from .measuring.methods import AutoMethod, Inputs, KernelMethod, Unavailable
+from .measuring.timing import time_cpu, time_gpu
+from .records import metrics
+from .records.record import Record, fastest_per_problem
 from ..tuning import decisions
 
 #: Relative error above which a record is flagged: far beyond rounding for the dtype.

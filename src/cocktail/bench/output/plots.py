@@ -14,9 +14,9 @@ import hashlib
 import math
 from pathlib import Path
 
-from ..errors import CocktailError
-from . import metrics
-from .selection import summary_records
+from ...errors import CocktailError
+from ..records import metrics
+from ..records.selection import summary_records
 
 #: The methods a reader compares, in legend order, with their colours: ours in a strong red,
 #: cuSPARSE in blue, the other libraries apart from both.

@@ -5,7 +5,7 @@ They were chosen for having "balanced portions of diagonals, dense blocks, and r
 non-zeros" or highly irregular rows, so each stand-in mixes those parts in roughly the
 proportions clSpMV's Cocktail partition found (its Table 2: e.g. circuit5M DIA 9% / SELL 73% /
 COO 18%; mip1 SBELL 80% / SELL 17% / COO 3%).  Sizes follow Table 1; circuit5M is scaled down.
-Same conventions as :mod:`cocktail.bench.williams`: canonical float64 CSR, fixed seeds,
+Same conventions as :mod:`cocktail.bench.problems.williams`: canonical float64 CSR, fixed seeds,
 vectorised generation.
 """
 

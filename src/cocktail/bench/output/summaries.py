@@ -3,10 +3,10 @@ record table: shared by the terminal report (:mod:`.console`) and the Markdown r
 
 from __future__ import annotations
 
-from . import metrics
-from .baselines import CUSPARSE_BEST
+from ..records import metrics
+from ..measuring.baselines import CUSPARSE_BEST
 from .calltables import cell
-from .selection import summary_records
+from ..records.selection import summary_records
 
 COLUMNS = (("matrix", "matrix"), ("dtype", "dtype"), ("method", "method"), ("kernel_us", "kernel µs"),
            ("call_us", "call µs"), ("gflops", "GFLOP/s"), ("gbps", "GB/s"), ("bandwidth_fraction", "of copy"),

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from . import metrics, targets
-from .overhead_methods import BOUND, MATMUL, MATVEC, METHODS
-from .selection import overhead_records, spmv_records
+from ..records import metrics
+from . import targets
+from ..measuring.overhead_ways import BOUND, MATMUL, MATVEC, METHODS
+from ..records.selection import overhead_records, spmv_records
 
 
 def cell(value) -> str:

@@ -68,7 +68,7 @@ class Record:
     sync_over_empty_launch: float | None = None  # sync_call_us over the empty kernel launch's
     sync_over_empty_graph: float | None = None  # sync_call_us over the empty graph replay's
     kind: str = ""
-    family: str = ""  # the matrix's family (cocktail.bench.families), empty when unstated
+    family: str = ""  # the matrix's family (cocktail.bench.problems.families), empty when unstated
     note: str = ""
     gpu: str = ""
     cuda: str = ""

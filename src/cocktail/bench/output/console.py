@@ -12,12 +12,12 @@ import shutil
 import sys
 import textwrap
 
-from ..describe import figures
-from . import metrics
-from .baselines import CUSPARSE, CUSPARSE_BEST
+from ...describe import figures
+from ..records import metrics
+from ..measuring.baselines import CUSPARSE, CUSPARSE_BEST
 from .calltables import call_tables
 from .summaries import COLUMNS, summary_tables
-from .selection import overhead_records, spmv_records, summary_records
+from ..records.selection import overhead_records, spmv_records, summary_records
 
 AUTO = "cocktail-auto"
 SEP = 2  # spaces between table columns, rich's and plain

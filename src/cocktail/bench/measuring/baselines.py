@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .methods import Inputs, Prepared, Unavailable, coo_model, csr_model
-from .record import fastest_per_problem
+from ..records.record import fastest_per_problem
 
 CUSPARSE_BEST = "cusparse-best"
 CUPYX = "cupyx"
@@ -47,9 +47,9 @@ class Cusparse:
         """Descriptors, workspace and preprocessing, once (the launch makes them)."""
         import cupy
 
-        from ..kernels import cusparse
+        from ...kernels import cusparse
 
-        from ..validate import choose_index_dtype
+        from ...validate import choose_index_dtype
 
         S = inputs.S
         if not cusparse.available():

@@ -22,9 +22,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from .methods import Inputs, Unavailable
-from .overhead_methods import EMPTY_GRAPH, EMPTY_LAUNCH, METHODS
-from .record import OVERHEAD, Record
-from .runner import ERROR_FLAG, Problem, stream_for
+from .overhead_ways import EMPTY_GRAPH, EMPTY_LAUNCH, METHODS
+from ..records.record import OVERHEAD, Record
+from ..runner import ERROR_FLAG, Problem, stream_for
 
 #: The small matrix, where host time dominates: rows, nonzeros per row, name.
 SMALL_ROWS, SMALL_PER_ROW = 10_000, 5

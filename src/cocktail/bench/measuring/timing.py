@@ -72,7 +72,7 @@ def _spin(seconds: float, stream) -> None:
     import cupy
     import numpy as np
 
-    from ..kernels import source
+    from ...kernels import source
 
     khz = cupy.cuda.Device().attributes["ClockRate"]
     cycles = int(min(seconds, 1.0) * khz * 1e3)

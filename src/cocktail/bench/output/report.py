@@ -1,7 +1,7 @@
 """The Markdown report of benchmark records (the terminal report is :mod:`.console`).
 
 ``cocktail report RESULTS.json [...] --title T --plots DIR`` writes the Markdown report
-(``docs/benchmarks.md`` is made this way, never by hand); ``python -m cocktail.bench.report``
+(``docs/benchmarks.md`` is made this way, never by hand); ``python -m cocktail.bench.output.report``
 takes the same arguments but ``--plots``: this module never imports :mod:`.plots`.
 """
 
@@ -10,10 +10,10 @@ from __future__ import annotations
 import sys
 from collections import defaultdict
 
-from . import metrics
-from .baselines import Cusparse
+from ..records import metrics
+from ..measuring.baselines import Cusparse
 from .calltables import call_tables, cell
-from .selection import section, spmv_records, summary_records
+from ..records.selection import section, spmv_records, summary_records
 from .summaries import summary_tables
 
 
@@ -141,11 +141,11 @@ def render(args, records, plots=()) -> int:
 
 
 def main(argv=None) -> int:
-    """``python -m cocktail.bench.report JSON [JSON ...] --title T [--note LINE] [--out PATH]`` (no plots;
+    """``python -m cocktail.bench.output.report JSON [JSON ...] --title T [--note LINE] [--out PATH]`` (no plots;
     ``cocktail report`` takes the same arguments and ``--plots DIR``)."""
     import argparse
 
-    parser = argparse.ArgumentParser(prog="python -m cocktail.bench.report",
+    parser = argparse.ArgumentParser(prog="python -m cocktail.bench.output.report",
                                      epilog="cocktail report takes the same arguments and also draws the plots")
     add_arguments(parser)
     args = parser.parse_args(argv)

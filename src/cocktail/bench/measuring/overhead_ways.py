@@ -23,7 +23,7 @@ _EMPTY_SOURCE = 'extern "C" __global__ void cocktail_empty() {}'
 
 
 def _auto(inputs: Inputs):
-    from .. import SparseMatrix
+    from ... import SparseMatrix
 
     return SparseMatrix(inputs.S, format="auto", device="cuda")
 

@@ -79,7 +79,7 @@ def csr_model(S, index_dtype=np.int32):
 
     Nothing is copied: the models read the arrays' sizes, counting indices at ``index_dtype``.
     """
-    from ..formats.csr import CSR
+    from ...formats.csr import CSR
 
     return CSR(S.shape, S.dtype, index_dtype, S.nnz, {}, data=S.data, indices=_sized(S.indices, index_dtype),
                indptr=_sized(S.indptr, index_dtype))
@@ -87,7 +87,7 @@ def csr_model(S, index_dtype=np.int32):
 
 def coo_model(S, index_dtype=np.int32):
     """A :class:`~cocktail.formats.coo.COO` of ``S``'s sizes for the byte models (cuSPARSE's COO algorithms)."""
-    from ..formats.coo import COO
+    from ...formats.coo import COO
 
     rows = np.empty(S.nnz, dtype=index_dtype)  # the models read sizes only
     return COO(S.shape, S.dtype, index_dtype, S.nnz, COO.resolve_params({}), row=rows,
@@ -118,7 +118,7 @@ class KernelMethod:
     def name(self) -> str:
         """The record's label: the kernel, the format (its default kernel depends on the matrix), or
         ``reference:<format>`` for a format without a kernel."""
-        from .. import kernels
+        from ... import kernels
 
         if self.kernel:
             return self.kernel
@@ -126,7 +126,7 @@ class KernelMethod:
 
     def prepare(self, inputs: Inputs) -> Prepared:
         """Build the format on the device; construction binds the kernel's launches."""
-        from .. import kernels
+        from ... import kernels
 
         A = _build(inputs, self.format, "cuda", self.kernel)
         ran_kernel = A.kernel in kernels.names()
@@ -180,8 +180,8 @@ class AutoMethod:
 
         import cupy
 
-        from ..errors import DeviceMemoryError
-        from ..tuning import decisions
+        from ...errors import DeviceMemoryError
+        from ...tuning import decisions
 
         with tempfile.TemporaryDirectory() as where, decisions.using(Path(where) / decisions.FILE_NAME):
             try:
@@ -204,8 +204,8 @@ def _build(inputs: Inputs, format: str, device: str, kernel: str | None = None, 
 
     ``executor=None`` leaves the keyword out: the device's default executor runs.
     """
-    from .. import SparseMatrix
-    from ..errors import FormatFillError, FormatValuesError
+    from ... import SparseMatrix
+    from ...errors import FormatFillError, FormatValuesError
 
     chosen = {} if executor is None else {"executor": executor}
     if tune != "model":
@@ -244,7 +244,7 @@ def _host_prepared(A, inputs: Inputs, label: str) -> Prepared:
 def ours(format_names, all_kernels: bool) -> list:
     """Our GPU methods: each format's default kernel, or with ``all_kernels`` every kernel of it that is our
     own (cuSPARSE's are timed as the baselines)."""
-    from .. import kernels
+    from ... import kernels
 
     methods = []
     for fname in format_names:

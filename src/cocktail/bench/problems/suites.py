@@ -13,7 +13,7 @@ from typing import Callable
 
 import scipy.sparse as sp
 
-from . import clspmv_matrices, holdout, williams
+from . import clspmv as clspmv_matrices, holdout, williams
 from .families import REGULAR
 from .generators import laplacian
 
@@ -123,7 +123,7 @@ def get(name: str) -> tuple[SuiteMatrix, ...]:
 
 def cache_dir() -> Path:
     """Where generated matrices are cached (the user cache directory, see :mod:`cocktail._cache`)."""
-    from .._cache import cache_dir as user_cache
+    from ..._cache import cache_dir as user_cache
 
     return user_cache()
 

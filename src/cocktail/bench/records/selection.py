@@ -8,7 +8,7 @@ existed are SpMV records.
 
 from __future__ import annotations
 
-from .baselines import CUSPARSE
+from ..measuring.baselines import CUSPARSE
 from .record import OVERHEAD, SPMV
 
 

@@ -31,11 +31,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import metrics
-from .baselines import CUSPARSE_BEST
-from .families import POWER_LAW, REGULAR
-from .overhead_methods import BOUND, BOUND_GRAPH, EMPTY_LAUNCH, MATMUL, MATVEC
-from .selection import overhead_records, spmv_records
+from ..records import metrics
+from ..measuring.baselines import CUSPARSE_BEST
+from ..problems.families import POWER_LAW, REGULAR
+from ..measuring.overhead_ways import BOUND, BOUND_GRAPH, EMPTY_LAUNCH, MATMUL, MATVEC
+from ..records.selection import overhead_records, spmv_records
 
 AUTO = "cocktail-auto"
 OWN = "cocktail-auto-own"

@@ -1,0 +1,1 @@
+"""How the benchmark measures: the methods it runs, the baselines, the call-overhead ways and the timers."""

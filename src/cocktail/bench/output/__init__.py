@@ -1,0 +1,1 @@
+"""What the benchmark shows: the terminal tables, the Markdown report, the plots, the targets and progress."""

@@ -1,0 +1,1 @@
+"""Benchmark problems: the suites, their generators and the matrices named after papers."""
