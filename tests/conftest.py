@@ -10,7 +10,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from cocktail._xp import cuda_available  # noqa: E402
+from cocktail.arrays import cuda_available
 
 
 def pytest_configure(config):

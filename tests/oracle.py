@@ -6,7 +6,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from cocktail.formats import get
-from cocktail.tuning.formats import format_params
+from cocktail.tuning.format_rules import format_params
 
 
 def fake_props(*, sm_count=132, max_block=1024, shared=49152, warp=32, cc=(9, 0)):

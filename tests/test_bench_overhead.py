@@ -281,7 +281,7 @@ def fake_gpu(monkeypatch):
     """``cocktail bench`` as if on a GPU: the sections' runs record what they were given and return fakes."""
     import types
 
-    import cocktail._xp
+    import cocktail.arrays
     import cocktail.cli
     import cocktail.kernels.device
     from cocktail.bench.records import provenance
@@ -300,7 +300,7 @@ def fake_gpu(monkeypatch):
         return [Record(p.suite, p.name, 1, 1, 1, d, "cocktail-auto", kernel_us=1.0, call_us=3.0) for p in problems
                 for d in dtypes]
 
-    monkeypatch.setattr(cocktail._xp, "cuda_available", lambda: True)
+    monkeypatch.setattr(cocktail.arrays, "cuda_available", lambda: True)
     monkeypatch.setattr(overhead, "run", fake_overhead)
     monkeypatch.setattr(runner, "run", fake_spmv)
     monkeypatch.setattr(suites, "load", lambda m: laplacian(5, 4))

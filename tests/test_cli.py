@@ -14,7 +14,7 @@ import pytest
 import scipy.sparse as sp
 
 from cocktail import write_matrix
-from cocktail._xp import cuda_available
+from cocktail.arrays import cuda_available
 from cocktail.bench.problems import suites
 from cocktail.cli import main
 

@@ -143,7 +143,7 @@ def test_auto_lines_say_why_from_the_report():
 
 # --- cocktail explain FILE -----------------------------------------------------------------------
 def test_explain_command_on_the_cpu(tmp_path, capsys, monkeypatch):
-    monkeypatch.setattr("cocktail._xp.cuda_available", lambda: False)
+    monkeypatch.setattr("cocktail.arrays.cuda_available", lambda: False)
     path = tmp_path / "m.mtx"
     write_matrix(path, few_values(300, 300))
     assert main(["explain", str(path)]) == 0
@@ -184,14 +184,14 @@ def test_explain_command_errors(args, message, tmp_path, capsys, monkeypatch):
 
 
 def test_explain_command_cuda_without_a_gpu(capsys, monkeypatch):
-    monkeypatch.setattr("cocktail._xp.cuda_available", lambda: False)
+    monkeypatch.setattr("cocktail.arrays.cuda_available", lambda: False)
     assert main(["explain", "laplace5_8", "--device", "cuda"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("cocktail: error: ")
 
 
 def test_explain_command_complex_values_are_not_planned(capsys, monkeypatch):
-    monkeypatch.setattr("cocktail._xp.cuda_available", lambda: False)
+    monkeypatch.setattr("cocktail.arrays.cuda_available", lambda: False)
     assert main(["explain", "laplace5_8", "--dtype", "complex128"]) == 0
     text = capsys.readouterr().out
     assert "complex128 values" in text and "would not plan: the planner takes real" in text

@@ -12,8 +12,8 @@ from cocktail.executors.base import Executor
 from cocktail.executors.composed import Composed
 from cocktail.tuning import decisions, planner, profile, variants
 from cocktail.tuning.features import compute
-from cocktail.tuning.formats import format_params
-from cocktail.tuning.kernels import FORMAT_KERNELS, choose_kernel
+from cocktail.tuning.format_rules import format_params
+from cocktail.tuning.kernel_rules import FORMAT_KERNELS, choose_kernel
 from configs import CONFIGS, config_id
 from oracle import assert_within_gamma, exact_product, few_values, gamma, unbounded, value_limited
 from test_planner import csr_of, model_profile

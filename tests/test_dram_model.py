@@ -12,7 +12,7 @@ import pytest
 import scipy.sparse as sp
 
 from cocktail.formats import CSR, get
-from cocktail.tuning.formats import format_params
+from cocktail.tuning.format_rules import format_params
 
 # 4 x 5, 7 entries: rows of 2, 1, 0 and 4 entries.
 A = np.array([[1, 0, 2, 0, 0],

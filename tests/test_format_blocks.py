@@ -8,7 +8,7 @@ import scipy.sparse as sp
 
 from cocktail import reference
 from cocktail.errors import FormatFillError
-from cocktail.formats import CSR, _blocks, get
+from cocktail.formats import CSR, block_grid, get
 from cocktail.formats.bcsr import BCSR
 from cocktail.formats.bell import BELL
 from cocktail.formats.sbell import SBELL
@@ -145,7 +145,7 @@ def test_sbell_uneven_slices_and_partial_last_slice():
 
 
 def test_extract_places_every_entry():
-    blk = _blocks.extract(small_example(), 2, 4)
+    blk = block_grid.extract(small_example(), 2, 4)
     assert (blk.superrows, blk.block_cols, blk.nblocks) == (2, 2, 4)
     np.testing.assert_array_equal(blk.block_row, [0, 0, 1, 1])
     np.testing.assert_array_equal(blk.block_col, [0, 1, 0, 1])
@@ -443,7 +443,7 @@ def test_to_xp_numpy_round_trip(name):
 
 @pytest.mark.parametrize("name", NAMES)
 def test_huge_column_count_uses_the_overflow_safe_paths(name):
-    # superrows * block columns > 2**62: the block keys of _blocks would overflow int64
+    # superrows * block columns > 2**62: the block keys of block_grid would overflow int64
     n = 2**62
     csr = csr_from_triplets([0, 1, 1, 5, 6], [n - 1, 0, 2**61 + 5, 3, n - 2], [1.0, 2.0, 0.0, 4.0, 5.0],
                             (8, n), "int64")

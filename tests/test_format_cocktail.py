@@ -8,7 +8,7 @@ import scipy.sparse as sp
 
 from cocktail import SparseMatrix
 from cocktail.formats import CSR, get
-from cocktail.tuning.formats import format_params
+from cocktail.tuning.format_rules import format_params
 
 
 def _csr(S):

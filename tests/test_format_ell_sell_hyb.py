@@ -15,7 +15,7 @@ from cocktail.formats.hyb import HYB
 from cocktail.formats._params import pointer_dtype
 from cocktail.formats.sell import SELL
 from cocktail.reference import spmv
-from cocktail.tuning.formats import format_params
+from cocktail.tuning.format_rules import format_params
 
 # Bell & Garland Fig. 7 matrix A, and clSpMV's matrix B (Eq. 1).
 A = np.array([[1, 7, 0, 0], [0, 2, 8, 0], [5, 0, 3, 9], [0, 6, 0, 4]], dtype=float)

@@ -15,7 +15,7 @@ from cocktail.formats.csr import CSR
 from cocktail.formats.pkt import MAX_PACKET_ROWS, MAX_THREADS_PER_PACKET, PKT, SENTINEL, pack_lanes
 from cocktail.reference import product_for, spmv
 from cocktail.tuning import pkt as rules
-from cocktail.tuning.formats import format_params
+from cocktail.tuning.format_rules import format_params
 
 # The two diagonal submatrices of Bell & Garland Fig. 13, read off Fig. 14 (local row -> local cols).
 PKT0 = {0: [0, 1, 3, 4], 1: [0, 1, 2, 4, 5], 2: [1, 2, 5], 3: [0, 3, 4], 4: [0, 1, 3, 4, 5], 5: [1, 2, 4, 5]}
@@ -154,7 +154,7 @@ def test_layout_limits():
 def test_sizes_without_a_rule_are_refused(kwargs, missing):
     with pytest.raises(TypeError, match=rf"pkt needs {missing}=") as info:
         PKT.from_csr(mesh_csr(3), **kwargs)
-    assert "SparseMatrix" in str(info.value) and "cocktail.tuning.formats.format_params" in str(info.value)
+    assert "SparseMatrix" in str(info.value) and "cocktail.tuning.format_rules.format_params" in str(info.value)
     assert PKT.defaults["packet_rows"] is None and PKT.defaults["threads_per_packet"] is None
 
 

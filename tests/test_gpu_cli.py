@@ -26,7 +26,7 @@ def test_bench_gpu_path(tmp_path, capsys):
     text = " ".join(capsys.readouterr().out.split())
     assert text.startswith(records[0]["gpu"] + "; copy bandwidth ")
     assert "cocktail-auto vs cuSPARSE (best of 4 algorithms), float64: " in text and "× cuSPARSE" in text
-    assert cocktail._xp.cuda_available()
+    assert cocktail.arrays.cuda_available()
 
 
 def test_bench_overhead_on_the_small_matrix(tmp_path, capsys):

@@ -24,7 +24,7 @@ from test_planner import csr_of, model_profile
 
 pytestmark = pytest.mark.gpu
 
-cupy = pytest.importorskip("cupy") if cocktail._xp.cuda_available() else None
+cupy = pytest.importorskip("cupy") if cocktail.arrays.cuda_available() else None
 
 #: Products compared bit for bit (scripts/sanitize.sh asks for fewer: it checks memory, not repetition).
 RUNS = int(os.environ.get("COCKTAIL_DETERMINISM_RUNS", "100"))

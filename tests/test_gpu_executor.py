@@ -17,7 +17,7 @@ from oracle import assert_product_close, few_values, unbounded, value_limited
 
 pytestmark = pytest.mark.gpu
 
-cupy = pytest.importorskip("cupy") if cocktail._xp.cuda_available() else None
+cupy = pytest.importorskip("cupy") if cocktail.arrays.cuda_available() else None
 
 
 def _matrix(m=700, n=500, seed=0, few=False):

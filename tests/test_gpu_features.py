@@ -15,7 +15,7 @@ from zoo import ZOO
 
 pytestmark = pytest.mark.gpu
 
-cupy = pytest.importorskip("cupy") if cocktail._xp.cuda_available() else None
+cupy = pytest.importorskip("cupy") if cocktail.arrays.cuda_available() else None
 
 
 def _same(a, b):

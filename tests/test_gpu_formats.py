@@ -13,7 +13,7 @@ from oracle import assert_product_close, build_params, raw_arrays, value_limited
 from zoo import ZOO_BY_NAME
 
 pytestmark = pytest.mark.gpu
-cupy = pytest.importorskip("cupy") if cocktail._xp.cuda_available() else None
+cupy = pytest.importorskip("cupy") if cocktail.arrays.cuda_available() else None
 
 
 @pytest.mark.parametrize("zm", [ZOO_BY_NAME[k] for k in ("power_law", "duplicates", "explicit_zeros", "0x0", "wide")],

@@ -21,7 +21,7 @@ from cocktail.kernels import device
 
 pytestmark = pytest.mark.gpu
 
-cupy = pytest.importorskip("cupy") if cocktail._xp.cuda_available() else None
+cupy = pytest.importorskip("cupy") if cocktail.arrays.cuda_available() else None
 
 
 def _long_and_short_rows(m=3000, n=2000, seed=5):

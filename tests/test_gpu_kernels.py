@@ -17,7 +17,7 @@ from zoo import ZOO, ZooMatrix, raw_csr
 
 pytestmark = pytest.mark.gpu
 
-cupy = pytest.importorskip("cupy") if cocktail._xp.cuda_available() else None
+cupy = pytest.importorskip("cupy") if cocktail.arrays.cuda_available() else None
 
 
 def _big_matrices():

@@ -19,7 +19,7 @@ from cocktail import SparseMatrix
 
 pytestmark = pytest.mark.gpu
 
-cupy = pytest.importorskip("cupy") if cocktail._xp.cuda_available() else None
+cupy = pytest.importorskip("cupy") if cocktail.arrays.cuda_available() else None
 
 INT32_LIMIT = 2**31
 CSR_KERNELS = ("csr_scalar", "csr_vector", "csr_merge", "csr_stream")

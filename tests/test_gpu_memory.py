@@ -18,7 +18,7 @@ from test_planner import model_profile
 
 pytestmark = pytest.mark.gpu
 
-cupy = pytest.importorskip("cupy") if cocktail._xp.cuda_available() else None
+cupy = pytest.importorskip("cupy") if cocktail.arrays.cuda_available() else None
 
 
 def _small_product_works():

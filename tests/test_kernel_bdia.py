@@ -20,8 +20,8 @@ from cocktail.formats.bdia import BDIA, band_diagonal_offsets
 from cocktail.formats.csr import CSR
 from cocktail.kernels import bdia, get
 from cocktail.kernels.device import grid_for
-from cocktail.tuning import kernels as rules
-from cocktail.tuning import launch as launch_rules
+from cocktail.tuning import kernel_rules as rules
+from cocktail.tuning import launch_rules
 from oracle import fake_props
 
 

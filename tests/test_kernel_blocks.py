@@ -11,8 +11,8 @@ from kernel_configs import KERNEL_CONFIGS
 
 from cocktail import SparseMatrix
 from cocktail.kernels import bcsr, blocks, get
-from cocktail.tuning import kernels as rules
-from cocktail.tuning import launch as launch_rules
+from cocktail.tuning import kernel_rules as rules
+from cocktail.tuning import launch_rules
 from oracle import fake_props
 
 NAMES = ("bcsr", "bell", "sbell")

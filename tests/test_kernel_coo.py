@@ -19,8 +19,8 @@ from cocktail.formats.csr import CSR
 from cocktail.formats.hyb import HYB
 from cocktail.kernels import get
 from cocktail.tuning import coo as coo_rules
-from cocktail.tuning import kernels as rules
-from cocktail.tuning import launch as launch_rules
+from cocktail.tuning import kernel_rules as rules
+from cocktail.tuning import launch_rules
 from oracle import fake_props
 
 WARP = 32

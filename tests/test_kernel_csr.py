@@ -12,8 +12,8 @@ import pytest
 
 from cocktail.formats.csr import CSR
 from cocktail.kernels import csr_merge, csr_vector, get
-from cocktail.tuning import kernels as rules
-from cocktail.tuning import launch as launch_rules
+from cocktail.tuning import kernel_rules as rules
+from cocktail.tuning import launch_rules
 from oracle import fake_props
 
 WARP = 32

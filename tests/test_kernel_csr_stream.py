@@ -12,7 +12,7 @@ import pytest
 import scipy.sparse as sp
 
 from cocktail.kernels.csr_stream import partition
-from cocktail.tuning.kernels import csr_stream_shape
+from cocktail.tuning.kernel_rules import csr_stream_shape
 from oracle import fake_props
 
 
@@ -97,7 +97,7 @@ def test_runs_fill_most_of_an_item_on_short_rows():
     own_row, rows_per_item = csr_stream_shape(8)
     item_row, item_nz = partition(indptr, 256, own_row, rows_per_item)
     fill = indptr[-1] / (256 * (item_row.shape[0] - 1))
-    from cocktail.tuning.kernels import STREAM_OWN_ROW_SHARE
+    from cocktail.tuning.kernel_rules import STREAM_OWN_ROW_SHARE
 
     assert fill > 0.85 * (1 - STREAM_OWN_ROW_SHARE)  # runs start every (1 - share) of an item
 
@@ -111,8 +111,8 @@ def _storage():
 
 def test_configuration_resolves_the_rule_and_checks_each_parameter():
     from cocktail.kernels import get
-    from cocktail.tuning import kernels as rules
-    from cocktail.tuning import launch
+    from cocktail.tuning import kernel_rules as rules
+    from cocktail.tuning import launch_rules as launch
 
     spec = get("csr_stream")
     config = launch.configure(spec, _storage(), {}, fake_props())

@@ -20,8 +20,8 @@ from cocktail.formats.csr import CSR
 from cocktail.formats.dia_vi import DIAVI
 from cocktail.kernels import dia_vi, get
 from cocktail.kernels.device import grid_for
-from cocktail.tuning import kernels as rules
-from cocktail.tuning import launch as launch_rules
+from cocktail.tuning import kernel_rules as rules
+from cocktail.tuning import launch_rules
 from oracle import few_values
 from oracle import fake_props
 

@@ -15,8 +15,8 @@ from cocktail import reference
 from cocktail.formats.csr import CSR
 from cocktail.formats.sell import SELL
 from cocktail.kernels import get, sell
-from cocktail.tuning import kernels as rules
-from cocktail.tuning import launch as launch_rules
+from cocktail.tuning import kernel_rules as rules
+from cocktail.tuning import launch_rules
 from oracle import fake_props
 
 WARP = 32

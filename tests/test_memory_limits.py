@@ -167,7 +167,7 @@ _BUILD_EVERY_FORMAT = textwrap.dedent("""
     from cocktail import _memory, formats
     from cocktail.errors import DeviceMemoryError
     from cocktail.formats.csr import CSR
-    from cocktail.tuning.formats import format_params
+    from cocktail.tuning.format_rules import format_params
     _memory.available = lambda device: 2 << 30  # plenty for O(nnz), far too little for O(3e9)
     m, n = int(sys.argv[1]), int(sys.argv[2])
     rows, cols = np.array([0, 1, 2, 2]) % m, np.array([0, 5, 7, n - 1]) % n
@@ -307,12 +307,12 @@ def test_what_counts_as_the_gpu_running_out_of_memory():
 
 
 def test_padded_formats_count_an_index_per_slot(free_bytes):
-    from cocktail.formats import _fill
+    from cocktail.formats import padding
     from cocktail.formats.csr import CSR
 
     csr = CSR.from_arrays(np.ones(2), np.array([0, 1], dtype=np.int32), np.array([0, 1, 2], dtype=np.int32), (2, 2))
     slots = 10_000_000  # 80 MB of float64 values, 120 MB with int32 indices
     free_bytes(100_000_000)
-    _fill.require_slots("dia", slots, csr)  # values only: fits
+    padding.require_slots("dia", slots, csr)  # values only: fits
     with pytest.raises(DeviceMemoryError, match="value and index slots"):
-        _fill.require_slots("ell", slots, csr, indexed=True)
+        padding.require_slots("ell", slots, csr, indexed=True)

@@ -12,7 +12,7 @@ import pytest
 import scipy.sparse as sp
 
 from cocktail import SparseMatrix
-from cocktail.formats._fill import PADDING_ALLOWANCE
+from cocktail.formats.padding import PADDING_ALLOWANCE
 
 
 def _matrix(m=3000):

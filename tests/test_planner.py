@@ -296,7 +296,7 @@ def test_dia_vi_only_when_the_values_fit_its_table():
 def test_a_dia_vi_diagonal_part_builds_as_a_cocktail():
     from cocktail import reference
     from cocktail.formats.cocktail import Cocktail
-    from cocktail.tuning.formats import format_params
+    from cocktail.tuning.format_rules import format_params
 
     n = 300_000
     rng = np.random.default_rng(1)

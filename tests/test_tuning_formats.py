@@ -11,7 +11,7 @@ import scipy.sparse as sp
 from cocktail import formats
 from cocktail.formats import CSR
 from cocktail.tuning import auto
-from cocktail.tuning.formats import format_params
+from cocktail.tuning.format_rules import format_params
 from cocktail.tuning.hyb import bell_garland_ell_width
 from cocktail.tuning.pkt import default_packet_rows, default_threads_per_packet
 from zoo import ZOO_BY_NAME
@@ -128,7 +128,7 @@ def test_auto_refuses_an_unknown_device():
 
 
 def test_fill_estimates_hyb_only_with_a_rule():
-    from cocktail.formats._fill import fill_estimates
+    from cocktail.formats.padding import fill_estimates
 
     csr = _csr(_skewed())
     assert "hyb" not in fill_estimates(csr)

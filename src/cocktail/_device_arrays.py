@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ._xp import is_cupy_array
+from .arrays import is_cupy_array
 
 
 def as_device_array(obj, name: str):

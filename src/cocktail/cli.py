@@ -202,7 +202,7 @@ def _journal(args):
 
 
 def _bench(args) -> int:
-    from ._xp import cuda_available
+    from .arrays import cuda_available
     from .bench.output import console
     from .bench import runner
     from .bench.output.progress import reporter
@@ -283,7 +283,7 @@ def _formats(args) -> int:
 def _explain(args) -> int:
     """``cocktail explain FILE``: how SparseMatrix stores one matrix, and why format='auto' picks its plan."""
     from . import describe
-    from ._xp import cuda_available
+    from .arrays import cuda_available
     from .matrix import SparseMatrix
 
     if args.device == "cuda" and not cuda_available():
@@ -414,7 +414,7 @@ def _calibrate(args) -> int:
     """``cocktail calibrate``: write this GPU's device profile."""
     from pathlib import Path
 
-    from ._xp import cuda_available
+    from .arrays import cuda_available
     from .bench import calibrate
     from .bench.output.progress import counter
     from .tuning import profile as profiles

@@ -59,7 +59,7 @@ def storage_params_text(storage) -> str:
 def default_params(name: str, dtype="float64") -> dict:
     """Format ``name``'s parameters as ``SparseMatrix`` fills them in, as text: a rule's
     parameter is ``auto (rule)``, an unset one its word (``longest row``, ``off``)."""
-    from .tuning.formats import format_params
+    from .tuning.format_rules import format_params
 
     cls = formats.get(name)
     ruled = format_params(name, dtype, {})
@@ -90,7 +90,7 @@ def clean_doc(text: str, width: int = WIDTH, indent: str = "") -> str:
     """A docstring as plain text: reST roles and literals unwrapped, paragraphs and bullet items
     rewrapped to ``width`` columns, pointers to other docstrings dropped."""
     text = _SEE_MODULE.sub("", _LITERAL.sub(r"\1", _ROLE.sub(_role, textwrap.dedent(text or ""))))
-    text = text.replace("_fill.DEFAULT_MAX_FILL", value_text(formats.get("ell").defaults["max_fill"]))
+    text = text.replace("padding.DEFAULT_MAX_FILL", value_text(formats.get("ell").defaults["max_fill"]))
     out = []
     for para in re.split(r"\n\s*\n", text.strip()):
         items = []

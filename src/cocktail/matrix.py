@@ -17,7 +17,7 @@ import numpy as np
 
 from . import _memory, describe, executors, formats, kernels, validate
 from ._device_arrays import as_device_array
-from ._xp import cuda_available, is_cupy_array, to_numpy
+from .arrays import cuda_available, is_cupy_array, to_numpy
 from .bound import BoundProduct
 from .errors import CPUFallbackWarning
 from .formats.csr import CSR
@@ -156,7 +156,7 @@ class SparseMatrix:
         ``"reference"`` (the product that reads the format's own arrays, on either device).
         See :mod:`cocktail.executors`.
     kernel : on the GPU, a name from :func:`cocktail.kernels.names` to force that kernel;
-        by default :mod:`cocktail.tuning.kernels` picks one (formats or dtypes without a
+        by default :mod:`cocktail.tuning.kernel_rules` picks one (formats or dtypes without a
         kernel run the device reference path).
     shape : needed with a tuple input.
     dtype : convert the values to this dtype (float32, float64, complex64, complex128).
@@ -217,7 +217,7 @@ class SparseMatrix:
         The device arrays live only in this frame, so a build that runs out of GPU memory frees
         them before ``_memory.gpu_build`` reports it.
         """
-        from .tuning.formats import format_params
+        from .tuning.format_rules import format_params
 
         data, indices, indptr, shape = _source_arrays(S, shape)
         if self.device == "cuda":

@@ -74,7 +74,7 @@ def build(plan, csr, device: str = "cuda", guard: bool = False):
     value table refuses more distinct values than it holds: :class:`~cocktail.errors.FormatValuesError`).
     """
     from .formats.cocktail import Cocktail
-    from .tuning.formats import format_params
+    from .tuning.format_rules import format_params
 
     def params(p):
         given = p.params()
@@ -135,7 +135,7 @@ def _single(csr, name: str, deterministic: bool = False):
     """``(plan, (storage, executor))``: format ``name`` with its default parameters and kernel, for a
     decision not made by the planner (its plan describes it as one part)."""
     from .tuning import planner
-    from .tuning.formats import format_params
+    from .tuning.format_rules import format_params
 
     storage = formats.get(name).from_csr(csr, **format_params(name, csr.dtype, {}))
     executor = executors.create(None, storage, "cuda", deterministic=deterministic)

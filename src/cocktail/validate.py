@@ -10,7 +10,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ._xp import get_xp
+from .arrays import get_xp
 
 VALUE_DTYPES = tuple(np.dtype(t) for t in ("float32", "float64", "complex64", "complex128"))
 INDEX_DTYPES = (np.dtype("int32"), np.dtype("int64"))

@@ -37,7 +37,7 @@ class Executor:
 
     def run_block(self, X, Y, alpha, beta) -> None:
         """``Y = alpha*A@X + beta*Y`` for 2-D ``X`` (n, k) and ``Y`` (m, k): one product per column."""
-        from .._xp import get_xp
+        from ..arrays import get_xp
 
         xp = get_xp(X)
         Xt = xp.ascontiguousarray(X.T)

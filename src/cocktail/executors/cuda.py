@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from .. import kernels
 from ..kernels import device
-from ..tuning.kernels import choose_kernel
-from ..tuning.launch import configure, user_view
+from ..tuning.kernel_rules import choose_kernel
+from ..tuning.launch_rules import configure, user_view
 from .base import Executor
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._xp import to_numpy
+from ..arrays import to_numpy
 
 PARTITIONERS = ("auto", "metis", "rcm")
 METIS_HINT = "pip install 'cocktail[pkt]'"

@@ -11,7 +11,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from .._xp import get_xp, to_numpy
+from ..arrays import get_xp, to_numpy
 
 
 def array_bytes(arr, val: int) -> int:

@@ -1,7 +1,7 @@
 """BCSR: blocked compressed sparse rows (clSpMV §4.4.3, Fig. 9).
 
 Layout, for an ``m x n`` matrix with block shape ``r x c``, ``superrows = ceil(m/r)`` and
-``nblocks`` blocks holding at least one stored entry (see ``_blocks``):
+``nblocks`` blocks holding at least one stored entry (see ``block_grid``):
 
 * ``row_ptr`` (superrows+1,), index dtype: the blocks of superrow ``i`` are
   ``row_ptr[i] .. row_ptr[i+1]-1``, sorted by column.
@@ -15,7 +15,7 @@ Layout, for an ``m x n`` matrix with block shape ``r x c``, ``superrows = ceil(m
 
 from __future__ import annotations
 
-from . import _blocks, _fill
+from . import block_grid, padding
 from .base import SparseFormat
 
 
@@ -23,27 +23,27 @@ class BCSR(SparseFormat):
     """Blocked CSR: ``row_ptr``, ``col`` and ``data`` (r, nblocks, c), see the module docstring.
 
     Parameters: ``block`` (default (1, 4)): the block shape ``(r, c)``, r and c in
-    {1, 2, 3, 4, 8}; ``max_fill`` (default ``_fill.DEFAULT_MAX_FILL``, None disables)
+    {1, 2, 3, 4, 8}; ``max_fill`` (default ``padding.DEFAULT_MAX_FILL``, None disables)
     refuses matrices needing more than ``max_fill * nnz`` slots (``nblocks * r * c``).
     """
 
     name = "bcsr"
-    array_fields = ("row_ptr", "col", "data") + _fill.ZERO_FIELDS
-    unread_fields = _fill.ZERO_FIELDS
-    defaults = {"block": _blocks.DEFAULT_BLOCK, "max_fill": _fill.DEFAULT_MAX_FILL}
+    array_fields = ("row_ptr", "col", "data") + padding.ZERO_FIELDS
+    unread_fields = padding.ZERO_FIELDS
+    defaults = {"block": block_grid.DEFAULT_BLOCK, "max_fill": padding.DEFAULT_MAX_FILL}
 
     @classmethod
     def from_csr(cls, csr, **params):
         """Store every block of ``csr`` that holds a stored entry, superrow by superrow."""
-        params, r, c, blk = _blocks.begin(cls, csr, params)
+        params, r, c, blk = block_grid.begin(cls, csr, params)
         xp = csr.xp
         nb = blk.nblocks
-        _fill.check_fill(cls.name, nb * r * c, csr, params["max_fill"])
+        padding.check_fill(cls.name, nb * r * c, csr, params["max_fill"])
         data = xp.zeros(r * nb * c, dtype=csr.dtype)
         data[(blk.entry_ri * nb + blk.entry_block) * c + blk.entry_cj] = csr.data
         return cls(csr.shape, csr.dtype, csr.index_dtype, csr.nnz, params,
                    row_ptr=blk.ptr.astype(csr.index_dtype), col=(blk.block_col * c).astype(csr.index_dtype),
-                   data=data.reshape(r, nb, c), **_fill.explicit_zeros(csr))
+                   data=data.reshape(r, nb, c), **padding.explicit_zeros(csr))
 
     @property
     def block(self) -> tuple[int, int]:
@@ -57,7 +57,7 @@ class BCSR(SparseFormat):
 
     def block_rows(self):
         """Superrow of every stored block (nblocks,)."""
-        from .._xp import row_ids
+        from ..arrays import row_ids
 
         return row_ids(self.row_ptr, self.nblocks)
 
@@ -66,7 +66,7 @@ class BCSR(SparseFormat):
         xp = self.xp
         superrow = self.block_rows().astype(xp.int64)
         rank = xp.arange(self.nblocks, dtype=xp.int64) - self.row_ptr.astype(xp.int64)[superrow]
-        return _blocks.slots_to_csr(self, superrow, rank, self.col, self.data.transpose(1, 0, 2))
+        return block_grid.slots_to_csr(self, superrow, rank, self.col, self.data.transpose(1, 0, 2))
 
     @property
     def stored_slots(self) -> int:
@@ -89,7 +89,7 @@ class BCSR(SparseFormat):
         r, c = self.block
         counts = self.xp.diff(self.row_ptr)
         out = {"block": f"{r}x{c}", "blocks": self.nblocks,
-               "fill inside blocks": _blocks.block_fill(self.nnz, self.nblocks, r, c)}
+               "fill inside blocks": block_grid.block_fill(self.nnz, self.nblocks, r, c)}
         if counts.shape[0]:
             out["blocks per superrow max"] = int(counts.max())
             out["blocks per superrow mean"] = round(self.nblocks / int(counts.shape[0]), 2)

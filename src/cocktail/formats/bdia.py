@@ -17,8 +17,8 @@ A band is a maximal run of occupied diagonals with consecutive offsets.  Layout,
 
 from __future__ import annotations
 
-from .._xp import get_xp
-from . import _fill
+from ..arrays import get_xp
+from . import padding
 from ._params import pointer_dtype
 from .dia import DIA
 
@@ -49,13 +49,13 @@ class BDIA(DIA):
     """Banded diagonal storage: ``offsets`` (nbands,), ``band_ptr`` (nbands+1,), ``data`` (ndiag, stride).
 
     Parameters as DIA: ``align`` (default 32) rounds the row stride of ``data`` up to a
-    multiple of this many elements; ``max_fill`` (default ``_fill.DEFAULT_MAX_FILL``, None
+    multiple of this many elements; ``max_fill`` (default ``padding.DEFAULT_MAX_FILL``, None
     disables) refuses matrices needing more than ``max_fill * nnz`` slots (``ndiag * rows``).
     """
 
     name = "bdia"
-    array_fields = ("offsets", "band_ptr", "data") + _fill.ZERO_FIELDS
-    defaults = {"align": 32, "max_fill": _fill.DEFAULT_MAX_FILL}
+    array_fields = ("offsets", "band_ptr", "data") + padding.ZERO_FIELDS
+    defaults = {"align": 32, "max_fill": padding.DEFAULT_MAX_FILL}
 
     @classmethod
     def from_csr(cls, csr, **params):
@@ -63,7 +63,7 @@ class BDIA(DIA):
         params, diag_offsets, data = cls.dense_diagonals(csr, params)
         offsets, band_ptr = bands(diag_offsets, pointer_dtype(csr.index_dtype, int(diag_offsets.shape[0])))
         return cls(csr.shape, csr.dtype, csr.index_dtype, csr.nnz, params,
-                   offsets=offsets, band_ptr=band_ptr, data=data, **_fill.explicit_zeros(csr))
+                   offsets=offsets, band_ptr=band_ptr, data=data, **padding.explicit_zeros(csr))
 
     def diagonals(self):
         """The offset of every row of ``data``, expanded from the bands."""

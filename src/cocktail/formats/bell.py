@@ -17,8 +17,8 @@ multiple of ``align``:
 
 from __future__ import annotations
 
-from .._xp import get_xp
-from . import _blocks, _fill
+from ..arrays import get_xp
+from . import block_grid, padding
 from ._params import int_param
 from .base import SparseFormat
 
@@ -28,32 +28,32 @@ class BELL(SparseFormat):
 
     Parameters: ``block`` (default (1, 4)): the block shape ``(r, c)``, r and c in
     {1, 2, 3, 4, 8}; ``align`` (default 32): ``stride`` is the number of superrows rounded up
-    to a multiple of it; ``max_fill`` (default ``_fill.DEFAULT_MAX_FILL``, None disables)
+    to a multiple of it; ``max_fill`` (default ``padding.DEFAULT_MAX_FILL``, None disables)
     refuses matrices needing more than ``max_fill * nnz`` slots (``K * superrows * r * c``).
     """
 
     name = "bell"
-    array_fields = ("col", "data") + _fill.ZERO_FIELDS
-    unread_fields = _fill.ZERO_FIELDS
-    defaults = {"block": _blocks.DEFAULT_BLOCK, "align": 32, "max_fill": _fill.DEFAULT_MAX_FILL}
+    array_fields = ("col", "data") + padding.ZERO_FIELDS
+    unread_fields = padding.ZERO_FIELDS
+    defaults = {"block": block_grid.DEFAULT_BLOCK, "align": 32, "max_fill": padding.DEFAULT_MAX_FILL}
 
     @classmethod
     def from_csr(cls, csr, **params):
         """Pack the blocks of each superrow to the left, K blocks per superrow."""
-        params, r, c, blk = _blocks.begin(cls, csr, params)
+        params, r, c, blk = block_grid.begin(cls, csr, params)
         align = int_param(cls.name, "align", params["align"])
         xp = csr.xp
         K = int(blk.counts().max()) if blk.nblocks else 0
-        _fill.check_fill(cls.name, K * blk.superrows * r * c, csr, params["max_fill"])
-        stride = _fill.aligned(blk.superrows, align)
-        _fill.check_padding(cls.name, "align", align, stride, blk.superrows, "superrows")
+        padding.check_fill(cls.name, K * blk.superrows * r * c, csr, params["max_fill"])
+        stride = padding.aligned(blk.superrows, align)
+        padding.check_padding(cls.name, "align", align, stride, blk.superrows, "superrows")
         col = xp.full((K, stride), -1, dtype=csr.index_dtype)
         col[blk.rank, blk.block_row] = (blk.block_col * c).astype(csr.index_dtype)
         data = xp.zeros(K * r * stride * c, dtype=csr.dtype)
         eb = blk.entry_block
         data[((blk.rank[eb] * r + blk.entry_ri) * stride + blk.block_row[eb]) * c + blk.entry_cj] = csr.data
         return cls(csr.shape, csr.dtype, csr.index_dtype, csr.nnz, params,
-                   col=col, data=data.reshape(K, r, stride, c), **_fill.explicit_zeros(csr))
+                   col=col, data=data.reshape(K, r, stride, c), **padding.explicit_zeros(csr))
 
     @property
     def block(self) -> tuple[int, int]:
@@ -73,13 +73,13 @@ class BELL(SparseFormat):
     @property
     def superrows(self) -> int:
         """``ceil(rows / r)``."""
-        return _blocks.ceil_div(self.shape[0], self.block[0])
+        return block_grid.ceil_div(self.shape[0], self.block[0])
 
     def to_csr(self):
         """The canonical CSR: nonzero block cells plus the recorded explicit zeros."""
         xp = get_xp(self.col)
         s, k = xp.nonzero(self.col.T != -1)  # real slots, superrow-major: blocks packed left
-        return _blocks.slots_to_csr(self, s, k, self.col[k, s], self.data.transpose(0, 2, 1, 3)[k, s])
+        return block_grid.slots_to_csr(self, s, k, self.col[k, s], self.data.transpose(0, 2, 1, 3)[k, s])
 
     @property
     def stored_slots(self) -> int:
@@ -109,7 +109,7 @@ class BELL(SparseFormat):
         r, c = self.block
         nb = self.real_blocks()
         return {"block": f"{r}x{c}", "blocks": nb, "K (blocks per superrow)": self.width,
-                "stride": self.stride, "fill inside blocks": _blocks.block_fill(self.nnz, nb, r, c)}
+                "stride": self.stride, "fill inside blocks": block_grid.block_fill(self.nnz, nb, r, c)}
 
 
 FORMAT = BELL

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._xp import get_xp, pointers_from_ids, row_ids, to_numpy
+from ..arrays import get_xp, pointers_from_ids, row_ids, to_numpy
 from .base import SparseFormat
 from .csr import CSR
 

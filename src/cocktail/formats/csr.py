@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _memory, validate
-from .._xp import get_xp, pointers_from_ids, row_ids, scatter_add, stable_argsort
+from ..arrays import get_xp, pointers_from_ids, row_ids, scatter_add, stable_argsort
 from .base import SparseFormat
 
 
@@ -166,7 +166,7 @@ class CSR(SparseFormat):
         """A ``scipy.sparse.csr_array`` on the host holding a copy of this matrix."""
         import scipy.sparse as sp
 
-        from .._xp import to_numpy
+        from ..arrays import to_numpy
 
         return sp.csr_array(
             (to_numpy(self.data).copy(), to_numpy(self.indices).copy(), to_numpy(self.indptr).copy()),

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._xp import get_xp, to_numpy
-from . import _fill
+from ..arrays import get_xp, to_numpy
+from . import padding
 from ._params import int_param, max_fill_param
 from .base import SparseFormat
 
@@ -81,14 +81,14 @@ class DIA(SparseFormat):
     """Diagonal storage: ``offsets`` (ndiag,) and ``data`` (ndiag, stride), see the module docstring.
 
     Parameters: ``align`` (default 32) rounds the row stride of ``data`` up to a multiple
-    of this many elements; ``max_fill`` (default ``_fill.DEFAULT_MAX_FILL``, None disables)
+    of this many elements; ``max_fill`` (default ``padding.DEFAULT_MAX_FILL``, None disables)
     refuses matrices needing more than ``max_fill * nnz`` slots (``ndiag * rows``).
     """
 
     name = "dia"
-    array_fields = ("offsets", "data") + _fill.ZERO_FIELDS
-    unread_fields = _fill.ZERO_FIELDS
-    defaults = {"align": 32, "max_fill": _fill.DEFAULT_MAX_FILL}
+    array_fields = ("offsets", "data") + padding.ZERO_FIELDS
+    unread_fields = padding.ZERO_FIELDS
+    defaults = {"align": 32, "max_fill": padding.DEFAULT_MAX_FILL}
 
     @classmethod
     def diagonal_layout(cls, csr, params: dict):
@@ -100,9 +100,9 @@ class DIA(SparseFormat):
         check_params(cls.name, params)
         m = csr.shape[0]
         offsets = diagonal_offsets(csr)
-        _fill.check_fill(cls.name, int(offsets.shape[0]) * m, csr, params["max_fill"])
-        stride = _fill.aligned(m, params["align"])
-        _fill.check_padding(cls.name, "align", params["align"], stride, m, "rows")
+        padding.check_fill(cls.name, int(offsets.shape[0]) * m, csr, params["max_fill"])
+        stride = padding.aligned(m, params["align"])
+        padding.check_padding(cls.name, "align", params["align"], stride, m, "rows")
         return params, offsets, stride
 
     @classmethod
@@ -119,7 +119,7 @@ class DIA(SparseFormat):
         """Store every occupied diagonal of ``csr`` densely."""
         params, offsets, data = cls.dense_diagonals(csr, params)
         return cls(csr.shape, csr.dtype, csr.index_dtype, csr.nnz, params,
-                   offsets=offsets, data=data, **_fill.explicit_zeros(csr))
+                   offsets=offsets, data=data, **padding.explicit_zeros(csr))
 
     def diagonals(self):
         """The offset of every row of ``data``."""
@@ -128,7 +128,7 @@ class DIA(SparseFormat):
     def to_csr(self):
         """The canonical CSR: nonzero in-matrix slots plus the recorded explicit zeros."""
         rows, cols, vals = diagonal_triplets(self.data, self.diagonals(), self.shape)
-        return _fill.with_explicit_zeros(self, rows, cols, vals)
+        return padding.with_explicit_zeros(self, rows, cols, vals)
 
     @property
     def stride(self) -> int:

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._xp import bit_keys
+from ..arrays import bit_keys
 from ..errors import FormatValuesError
-from . import _fill
+from . import padding
 from .base import SparseFormat
 from .dia import DIA, diagonal_slots, diagonal_triplets, valid_slots
 
@@ -32,7 +32,7 @@ def value_table(name: str, csr, slots: int):
     ``slots`` exceed the entries) sorted by value, each entry's code (uint8) and the code of 0 (0 when
     0 is absent).
 
-    Values are distinct by their bits (:func:`~cocktail._xp.bit_keys`), so that ``-0.0`` and each
+    Values are distinct by their bits (:func:`~cocktail.arrays.bit_keys`), so that ``-0.0`` and each
     NaN decode as they were stored.  More than :data:`MAX_VALUES` distinct values is a
     :class:`~cocktail.errors.FormatValuesError`.
     """
@@ -59,15 +59,15 @@ class DIAVI(DIA):
     """DIA with one-byte value codes: ``offsets`` (ndiag,), ``codes`` (ndiag, stride), ``table`` (<= 256 values).
 
     Parameters as DIA: ``align`` (default 32) rounds the row stride of ``codes`` up to a
-    multiple of this many slots; ``max_fill`` (default ``_fill.DEFAULT_MAX_FILL``, None
+    multiple of this many slots; ``max_fill`` (default ``padding.DEFAULT_MAX_FILL``, None
     disables) refuses matrices needing more than ``max_fill * nnz`` slots (``ndiag * rows``).
     A matrix with more than 256 distinct values (the padding zero included) is refused
     (:class:`~cocktail.errors.FormatValuesError`).
     """
 
     name = "dia_vi"
-    array_fields = ("offsets", "codes", "table") + _fill.ZERO_FIELDS
-    defaults = {"align": 32, "max_fill": _fill.DEFAULT_MAX_FILL}
+    array_fields = ("offsets", "codes", "table") + padding.ZERO_FIELDS
+    defaults = {"align": 32, "max_fill": padding.DEFAULT_MAX_FILL}
     max_values = MAX_VALUES
 
     @classmethod
@@ -81,7 +81,7 @@ class DIAVI(DIA):
             d, rows = diagonal_slots(csr, offsets)
             codes[d, rows] = entry_codes  # canonical CSR: each (row, col) appears once
         return cls(csr.shape, csr.dtype, csr.index_dtype, csr.nnz, params,
-                   offsets=offsets, codes=codes, table=table, **_fill.explicit_zeros(csr))
+                   offsets=offsets, codes=codes, table=table, **padding.explicit_zeros(csr))
 
     def values(self):
         """DIA's ``data``, decoded: ``table[codes]`` (a new array of the value dtype)."""
@@ -92,7 +92,7 @@ class DIAVI(DIA):
     def to_csr(self):
         """The canonical CSR: nonzero in-matrix slots plus the recorded explicit zeros."""
         rows, cols, vals = diagonal_triplets(self.values(), self.diagonals(), self.shape)
-        return _fill.with_explicit_zeros(self, rows, cols, vals)
+        return padding.with_explicit_zeros(self, rows, cols, vals)
 
     @property
     def stride(self) -> int:

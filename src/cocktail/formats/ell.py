@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from .base import SparseFormat
 from .csr import CSR
-from ._fill import DEFAULT_MAX_FILL, aligned, check_fill, check_padding
+from .padding import DEFAULT_MAX_FILL, aligned, check_fill, check_padding
 from ._params import int_param, max_fill_param
 
 

@@ -1,16 +1,16 @@
 """HYB: the first K entries of every row in ELL, the rest in COO (Bell & Garland §3.5).
 
 K is ``ell_width`` when given, otherwise ``width_rule(row_lengths)``.  The format holds no
-rule of its own: ``SparseMatrix`` (through :func:`cocktail.tuning.formats.format_params`)
+rule of its own: ``SparseMatrix`` (through :func:`cocktail.tuning.format_rules.format_params`)
 passes Bell & Garland's, :func:`cocktail.tuning.hyb.bell_garland_ell_width` (the largest K
 that at least a third of the rows reach).
 """
 
 from __future__ import annotations
 
-from .._xp import pointers_from_ids
+from ..arrays import pointers_from_ids
 from ..errors import FormatFillError
-from ._fill import DEFAULT_MAX_FILL, aligned, check_fill, check_padding
+from .padding import DEFAULT_MAX_FILL, aligned, check_fill, check_padding
 from .base import SparseFormat
 from .coo import COO
 from .csr import CSR
@@ -48,7 +48,7 @@ class HYB(SparseFormat):
             if rule is None:
                 raise TypeError(
                     "hyb needs ell_width= or width_rule=: the format holds no width rule; SparseMatrix and "
-                    "cocktail.tuning.formats.format_params pass cocktail.tuning.hyb.bell_garland_ell_width"
+                    "cocktail.tuning.format_rules.format_params pass cocktail.tuning.hyb.bell_garland_ell_width"
                 )
             if not callable(rule):
                 raise TypeError(f"hyb: width_rule must be a callable taking the row lengths, got {rule!r}")

@@ -10,7 +10,7 @@ greedy least-occupied-lane rule, and the lanes are stored column-major.
 
 ``packet_rows`` and ``threads_per_packet`` have no defaults here: they come from rules
 (:mod:`cocktail.tuning.pkt`), which ``SparseMatrix`` applies through
-:func:`cocktail.tuning.formats.format_params`.  The format only enforces the limits of its
+:func:`cocktail.tuning.format_rules.format_params`.  The format only enforces the limits of its
 layout, ``MAX_PACKET_ROWS`` and ``MAX_THREADS_PER_PACKET``.
 """
 
@@ -19,8 +19,8 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _memory
-from .._xp import get_xp, row_ids, stable_argsort, to_numpy
-from ._fill import DEFAULT_MAX_FILL, check_fill
+from ..arrays import get_xp, row_ids, stable_argsort, to_numpy
+from .padding import DEFAULT_MAX_FILL, check_fill
 from ._params import int_param, max_fill_param, pointer_dtype
 from ._partition import partition, resolve_partitioner
 from .base import SparseFormat
@@ -47,14 +47,14 @@ def resolve_pkt_params(params: dict) -> dict:
     """Check ``packet_rows`` and ``threads_per_packet`` (both required) and resolve ``partitioner``.
 
     A missing ``packet_rows`` or ``threads_per_packet`` is a ``TypeError``: the format holds
-    no rule for them; ``SparseMatrix`` and ``cocktail.tuning.formats.format_params`` fill them in.
+    no rule for them; ``SparseMatrix`` and ``cocktail.tuning.format_rules.format_params`` fill them in.
     """
     out = dict(params)
     for key, limit in (("packet_rows", MAX_PACKET_ROWS), ("threads_per_packet", MAX_THREADS_PER_PACKET)):
         if out[key] is None:
             raise TypeError(
                 f"pkt needs {key}=: the format has no default; SparseMatrix and "
-                f"cocktail.tuning.formats.format_params fill it in from {_RULES[key]}"
+                f"cocktail.tuning.format_rules.format_params fill it in from {_RULES[key]}"
             )
         out[key] = int_param("pkt", key, out[key], 1, limit)
     out["partitioner"] = resolve_partitioner(out["partitioner"])

@@ -20,8 +20,8 @@ slice height ``h`` and ``nslices = ceil(superrows/h)``; slice ``s`` holds superr
 
 from __future__ import annotations
 
-from .._xp import get_xp
-from . import _blocks, _fill
+from ..arrays import get_xp
+from . import block_grid, padding
 from ._params import int_param, pointer_dtype
 from .base import SparseFormat
 
@@ -40,26 +40,26 @@ class SBELL(SparseFormat):
 
     Parameters: ``block`` (default (1, 4)): the block shape ``(r, c)``, r and c in
     {1, 2, 3, 4, 8}; ``slice_height`` (default 32): superrows per slice; ``max_fill``
-    (default ``_fill.DEFAULT_MAX_FILL``, None disables) refuses matrices needing more than
+    (default ``padding.DEFAULT_MAX_FILL``, None disables) refuses matrices needing more than
     ``max_fill * nnz`` slots (``K_s * r * c`` for each existing superrow of slice s).
     """
 
     name = "sbell"
-    array_fields = ("slice_ptr", "col", "data") + _fill.ZERO_FIELDS
-    unread_fields = _fill.ZERO_FIELDS
-    defaults = {"block": _blocks.DEFAULT_BLOCK, "slice_height": 32, "max_fill": _fill.DEFAULT_MAX_FILL}
+    array_fields = ("slice_ptr", "col", "data") + padding.ZERO_FIELDS
+    unread_fields = padding.ZERO_FIELDS
+    defaults = {"block": block_grid.DEFAULT_BLOCK, "slice_height": 32, "max_fill": padding.DEFAULT_MAX_FILL}
 
     @classmethod
     def from_csr(cls, csr, **params):
         """Cut the superrows into slices and pack each slice's blocks to the left."""
-        params, r, c, blk = _blocks.begin(cls, csr, params)
+        params, r, c, blk = block_grid.begin(cls, csr, params)
         h = int_param(cls.name, "slice_height", params["slice_height"])
         xp = csr.xp
-        _fill.check_padding(cls.name, "slice_height", h, _fill.aligned(blk.superrows, h), blk.superrows, "superrows")
-        widths = _fill.slice_widths(blk.counts(), h)
+        padding.check_padding(cls.name, "slice_height", h, padding.aligned(blk.superrows, h), blk.superrows, "superrows")
+        widths = padding.slice_widths(blk.counts(), h)
         nslices = int(widths.shape[0])
         total = int(widths.sum()) * h
-        _fill.check_fill(cls.name, _fill.sliced_slots(widths, blk.superrows, h) * r * c, csr, params["max_fill"])
+        padding.check_fill(cls.name, padding.sliced_slots(widths, blk.superrows, h) * r * c, csr, params["max_fill"])
         ptr = xp.zeros(nslices + 1, dtype=xp.int64)
         ptr[1:] = xp.cumsum(widths * h)
         s, u = blk.block_row // h, blk.block_row % h
@@ -72,7 +72,7 @@ class SBELL(SparseFormat):
         data[base + ((blk.rank[eb] * r + blk.entry_ri) * h + u[eb]) * c + blk.entry_cj] = csr.data
         return cls(csr.shape, csr.dtype, csr.index_dtype, csr.nnz, params,
                    slice_ptr=ptr.astype(pointer_dtype(csr.index_dtype, total)), col=col, data=data,
-                   **_fill.explicit_zeros(csr))
+                   **padding.explicit_zeros(csr))
 
     @property
     def block(self) -> tuple[int, int]:
@@ -87,7 +87,7 @@ class SBELL(SparseFormat):
     @property
     def superrows(self) -> int:
         """``ceil(rows / r)``."""
-        return _blocks.ceil_div(self.shape[0], self.block[0])
+        return block_grid.ceil_div(self.shape[0], self.block[0])
 
     def slice_widths(self):
         """``K_s``: block slots per superrow of each slice (nslices,)."""
@@ -110,7 +110,7 @@ class SBELL(SparseFormat):
         xp = get_xp(self.col)
         slots = xp.nonzero(self.col != -1)[0].astype(xp.int64)
         superrow, k, vals = self.slot_values(slots)
-        return _blocks.slots_to_csr(self, superrow, k, self.col[slots], vals)
+        return block_grid.slots_to_csr(self, superrow, k, self.col[slots], vals)
 
     @property
     def stored_slots(self) -> int:
@@ -148,7 +148,7 @@ class SBELL(SparseFormat):
         nb = self.real_blocks()
         widths = self.slice_widths()
         out = {"block": f"{r}x{c}", "blocks": nb, "slice height": self.slice_height,
-               "slices": int(widths.shape[0]), "fill inside blocks": _blocks.block_fill(self.nnz, nb, r, c)}
+               "slices": int(widths.shape[0]), "fill inside blocks": block_grid.block_fill(self.nnz, nb, r, c)}
         if widths.shape[0]:
             out["slice width (K_s) min/mean/max"] = (
                 f"{int(widths.min())}/{float(widths.mean()):.2f}/{int(widths.max())}")

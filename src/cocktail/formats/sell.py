@@ -12,8 +12,8 @@ all padding.
 from __future__ import annotations
 
 
-from .._xp import stable_argsort
-from ._fill import DEFAULT_MAX_FILL, aligned, check_fill, check_padding, sliced_slots, slice_widths
+from ..arrays import stable_argsort
+from .padding import DEFAULT_MAX_FILL, aligned, check_fill, check_padding, sliced_slots, slice_widths
 from .base import SparseFormat
 from .csr import CSR
 from ._params import int_param, max_fill_param, pointer_dtype

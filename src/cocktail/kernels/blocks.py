@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..formats._blocks import BLOCK_SIZES
+from ..formats.block_grid import BLOCK_SIZES
 from .spec import type_names
 
 #: Block shapes ``(r, c)`` every blocked kernel is instantiated for: all that the formats accept

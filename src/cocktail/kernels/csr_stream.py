@@ -38,7 +38,7 @@ def partition(indptr, capacity: int, own_row: int, rows_per_item: int):
     holds at most ``capacity`` nonzeros and ``rows_per_item`` rows.  Computed with the array
     module of ``indptr``; the arrays have its dtype.
     """
-    from .._xp import get_xp
+    from ..arrays import get_xp
 
     xp = get_xp(indptr)
     ptr = indptr.astype(xp.int64)

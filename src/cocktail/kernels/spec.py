@@ -38,7 +38,7 @@ class KernelSpec:
     accumulate)`` returns the :class:`~cocktail.kernels.launch.Launch` sequence of one product
     ``y = alpha*A@x + beta*y`` (with ``accumulate``: ``y += alpha*A@x``, beta fixed at 1) for a
     matrix with at least one row; ``config`` holds every kernel parameter resolved to a
-    concrete value (``cocktail.tuning.launch`` resolves them).  ``defaults`` are the
+    concrete value (``cocktail.tuning.launch_rules`` resolves them).  ``defaults`` are the
     parameters a user may pass as ``SparseMatrix(..., kernel=name, **params)``; ``None``
     means "chosen by the rule in ``cocktail.tuning``".
     """

@@ -1,7 +1,7 @@
 """Reference BCSR product: one x segment per block, multiplied by the block's r rows."""
 
-from .._xp import get_xp, row_ids
-from ..formats._blocks import block_product
+from ..arrays import get_xp, row_ids
+from ..formats.block_grid import block_product
 from . import register
 from .entries import Entries, block_entries
 

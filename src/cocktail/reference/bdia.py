@@ -1,6 +1,6 @@
 """Reference BDIA product: walk each band's consecutive diagonals."""
 
-from .._xp import get_xp, to_numpy
+from ..arrays import get_xp, to_numpy
 from . import register
 from .entries import Entries, diagonal_entries
 

@@ -1,7 +1,7 @@
 """Reference BELL product: every non-padding block slot (col != -1) of the K x stride grid."""
 
-from .._xp import get_xp
-from ..formats._blocks import block_product
+from ..arrays import get_xp
+from ..formats.block_grid import block_product
 from . import register
 from .entries import Entries, block_entries
 

@@ -1,6 +1,6 @@
 """Reference COO product: scatter each triple's product into its row."""
 
-from .._xp import get_xp, scatter_add
+from ..arrays import get_xp, scatter_add
 from . import register
 from .entries import Entries, make
 

@@ -1,6 +1,6 @@
 """Reference DIA product: one shifted, bounds-checked axpy per stored diagonal."""
 
-from .._xp import get_xp, to_numpy
+from ..arrays import get_xp, to_numpy
 from . import register
 from .entries import Entries, diagonal_entries
 

@@ -1,6 +1,6 @@
 """Reference ELL product: each row sums its ``width`` slots, skipping padding (``col == -1``)."""
 
-from .._xp import get_xp, scatter_add
+from ..arrays import get_xp, scatter_add
 from . import register
 from .entries import Entries, make
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from importlib import import_module
 
-from .._xp import get_xp, stable_argsort
+from ..arrays import get_xp, stable_argsort
 
 
 @dataclass(frozen=True)

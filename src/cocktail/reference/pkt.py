@@ -1,6 +1,6 @@
 """Reference PKT product: stage x per packet, accumulate the slots, write y back, add the remainder."""
 
-from .._xp import get_xp, row_ids, scatter_add
+from ..arrays import get_xp, row_ids, scatter_add
 from ..formats.pkt import LOCAL_BITS, LOCAL_MASK, SENTINEL
 from . import product_for, register
 from .entries import Entries, entries_of, make

@@ -1,7 +1,7 @@
 """Reference SBELL product: every non-padding block slot (col != -1), located through slice_ptr."""
 
-from .._xp import get_xp
-from ..formats._blocks import block_product
+from ..arrays import get_xp
+from ..formats.block_grid import block_product
 from ..formats.sbell import slot_coordinates
 from . import register
 from .entries import Entries, block_entries

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._xp import get_xp
+from ..arrays import get_xp
 
 
 def _host(fmt):

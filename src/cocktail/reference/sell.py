@@ -1,6 +1,6 @@
 """Reference SELL product: slice by slice, each permuted row sums its slots, then y[perm[p]]."""
 
-from .._xp import get_xp, scatter_add
+from ..arrays import get_xp, scatter_add
 from . import register
 from .entries import Entries, make
 

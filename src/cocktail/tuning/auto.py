@@ -16,7 +16,7 @@ CSR product is its fastest general routine.
 
 from __future__ import annotations
 
-from ..formats._fill import fill_estimates
+from ..formats.padding import fill_estimates
 from .hyb import bell_garland_ell_width
 
 DIA_MAX_FILL = 1.5

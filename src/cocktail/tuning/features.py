@@ -26,7 +26,7 @@ from types import MappingProxyType
 
 import numpy as np
 
-from .._xp import bit_keys, get_xp, stable_argsort, to_numpy
+from ..arrays import bit_keys, get_xp, stable_argsort, to_numpy
 
 #: Candidate block shapes ``(r, c)``: ``r`` rows by ``c`` columns, on the aligned block grid.  The
 #: heights of one width rise, each dividing the next (:func:`compute` leaves out a taller shape by it).

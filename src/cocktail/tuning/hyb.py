@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from .._xp import get_xp
+from ..arrays import get_xp
 
 #: Bell & Garland's model: a fully occupied ELL column is about three times faster than COO.
 ELL_SPEEDUP_OVER_COO = 3

@@ -30,7 +30,7 @@ The policies (all thresholds of the planner are here):
   is costed as a whole plan.
 - **CSR against COO** for the remainder: the load balance of CSR enters its slots (a warp
   waits for its longest row) and its tail (the longest row alone); COO's atomic kernel takes
-  Flegar & Anzt's ω (``tuning.kernels.coo_omega``).
+  Flegar & Anzt's ω (``tuning.kernel_rules.coo_omega``).
 - **Merging small parts**: a plan with a part is kept only if it is predicted faster than the
   same plan without it (every subset is costed).
 - **Deterministic plans** (``deterministic=True``): only variants whose kernel is declared
@@ -496,7 +496,7 @@ def _dense_diagonals(c: _Costing, features: Features, g_flat: float):
 
 def _rest_groups(csr, offsets):
     """Row groups of the entries not on the diagonals ``offsets`` (computed on the matrix's device)."""
-    from .._xp import get_xp
+    from ..arrays import get_xp
 
     from ..formats.cocktail import on_diagonals
 

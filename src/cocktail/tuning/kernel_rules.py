@@ -10,7 +10,7 @@ import math
 from .. import kernels
 from ..kernels.device import WARP_SIZE
 
-#: Threads per block of every kernel unless the user names one (see ``tuning.launch.block_threads``).
+#: Threads per block of every kernel unless the user names one (see ``tuning.launch_rules.block_threads``).
 BLOCK_THREADS = 256
 #: csr_vector: the smallest power of two covering the mean row length, within these bounds.
 VECTOR_MIN_THREADS, VECTOR_MAX_THREADS = 2, 32

@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 
-from .._xp import get_xp, pointers_from_ids, scatter_add, stable_argsort
-from . import _fill
+from ..arrays import get_xp, pointers_from_ids, scatter_add, stable_argsort
+from . import padding
 from ._params import is_int, max_fill_param
 
 BLOCK_SIZES = (1, 2, 3, 4, 8)
@@ -138,7 +138,7 @@ def slots_to_csr(fmt, superrow, rank, col, vals):
     if fmt.zero_row.shape[0] and ceil_div(m, r) * block_cols >= (1 << 62):
         cells = xp.nonzero(keep)[0]
         b, ri, cj = cells // (r * c), (cells // c) % r, cells % c
-        return _fill.with_explicit_zeros(fmt, superrow[b] * r + ri, col[b] + cj, flat[cells])
+        return padding.with_explicit_zeros(fmt, superrow[b] * r + ri, col[b] + cj, flat[cells])
     superrows = ceil_div(m, r)
     counts = xp.bincount(superrow, minlength=superrows)[:superrows] if nb else xp.zeros(superrows, xp.int64)
     bptr = xp.zeros(superrows + 1, dtype=xp.int64)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _memory
-from .._xp import get_xp
+from ..arrays import get_xp
 from ..errors import FormatFillError
 
 DEFAULT_MAX_FILL = 20.0

@@ -18,7 +18,7 @@ from ..kernels import bdia as bdia_kernel
 from ..kernels import dia_vi as dia_vi_kernel
 from ..kernels.device import WARP_SIZE
 from . import coo as coo_rules
-from . import kernels as rules
+from . import kernel_rules as rules
 
 
 def block_threads(kernel: str, given, props) -> int:
