@@ -12,8 +12,8 @@ from cocktail import SparseMatrix, describe, formats, write_matrix
 from cocktail.cli import main
 from cocktail.formats import about
 from cocktail.formats.csr import CSR
-from cocktail.planning import AutoReport
-from cocktail.tuning import features, planner, profile
+from cocktail.auto.planning import AutoReport
+from cocktail.auto import features, planner, profile
 
 MARKUP = (":class:", ":func:", ":mod:", "``")
 

@@ -10,8 +10,8 @@ import scipy.sparse as sp
 from cocktail import SparseMatrix, formats, kernels
 from cocktail.executors.base import Executor
 from cocktail.executors.composed import Composed
-from cocktail.tuning import decisions, planner, profile, variants
-from cocktail.tuning.features import compute
+from cocktail.auto import decisions, planner, profile, variants
+from cocktail.auto.features import compute
 from cocktail.tuning.format_rules import format_params
 from cocktail.tuning.kernel_rules import FORMAT_KERNELS, choose_kernel
 from configs import CONFIGS, config_id

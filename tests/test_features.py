@@ -10,7 +10,7 @@ import pytest
 import scipy.sparse as sp
 
 from cocktail.formats import CSR
-from cocktail.tuning import features as F
+from cocktail.auto import features as F
 
 
 def csr_from_dense(dense):

@@ -17,8 +17,8 @@ import scipy.sparse as sp
 import cocktail
 from cocktail import SparseMatrix, kernels
 from cocktail.bench.problems.generators import laplacian
-from cocktail.tuning import planner, profile
-from cocktail.tuning.features import compute
+from cocktail.auto import planner, profile
+from cocktail.auto.features import compute
 from oracle import assert_within_gamma, exact_product, few_values, unbounded, value_limited
 from test_planner import csr_of, model_profile
 

@@ -10,7 +10,7 @@ import pytest
 
 import cocktail
 from cocktail.formats import CSR
-from cocktail.tuning import features
+from cocktail.auto import features
 from zoo import ZOO
 
 pytestmark = pytest.mark.gpu

@@ -12,8 +12,9 @@ import pytest
 import scipy.sparse as sp
 
 import cocktail
-from cocktail import DeviceMemoryError, SparseMatrix, _memory, planning
-from cocktail.tuning import profile
+from cocktail import DeviceMemoryError, SparseMatrix, _memory
+from cocktail.auto import planning
+from cocktail.auto import profile
 from test_planner import model_profile
 
 pytestmark = pytest.mark.gpu

@@ -12,7 +12,7 @@ import scipy.sparse as sp
 
 import cocktail
 from cocktail import SparseMatrix
-from cocktail.tuning import profile, variants
+from cocktail.auto import profile, variants
 from test_planner import model_profile
 
 pytestmark = pytest.mark.gpu

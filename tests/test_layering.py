@@ -1,4 +1,5 @@
-"""The layering rule, read off the source: formats and reference never import the tuning layer."""
+"""The layering rule, read off the source: formats and reference never import the tuning layer or
+``format="auto"``, and no layer imports one above it."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import pytest
 
 SRC = Path(__file__).resolve().parent.parent / "src"
 LOWEST_LAYERS = ("cocktail/formats", "cocktail/reference")
-FORBIDDEN = "cocktail.tuning"
+FORBIDDEN = ("cocktail.tuning", "cocktail.auto")
 
 
 def module_name(path: Path) -> str:
@@ -41,7 +42,7 @@ def imported_modules(source: str, module: str, is_package: bool) -> set[str]:
 
 
 def imports_tuning(names: set[str]) -> list[str]:
-    return sorted(n for n in names if n == FORBIDDEN or n.startswith(FORBIDDEN + "."))
+    return sorted(n for n in names for top in FORBIDDEN if n == top or n.startswith(top + "."))
 
 
 def lowest_layer_files():
@@ -53,7 +54,7 @@ def lowest_layer_files():
     ("from .. import tuning", "cocktail.formats.hyb", True),
     ("from ..tuning import pkt as rules", "cocktail.formats.pkt", True),
     ("def f():\n    from ...tuning import hyb\n", "cocktail.formats.sub.x", True),
-    ("import cocktail.tuning.auto", "cocktail.reference.csr", True),
+    ("import cocktail.auto.fixed_rule", "cocktail.reference.csr", True),
     ("from cocktail import tuning", "cocktail.reference.csr", True),
     ("from .._xp import get_xp", "cocktail.formats.hyb", False),
     ("from . import register", "cocktail.reference.csr", False),
@@ -79,7 +80,7 @@ def test_formats_and_reference_do_not_import_tuning():
 
 
 #: Each package (or module) and the packages above it that it must never import (lowest layers first).
-_MATRIX_AND_UP = ("cocktail.describe", "cocktail.matrix", "cocktail.planning", "cocktail.bound", "cocktail.bench",
+_MATRIX_AND_UP = ("cocktail.auto", "cocktail.describe", "cocktail.matrix", "cocktail.bound", "cocktail.bench",
                   "cocktail.cli")
 ABOVE = {
     "cocktail/_memory.py": ("cocktail.formats", "cocktail.reference", "cocktail.kernels", "cocktail.tuning",
@@ -95,7 +96,8 @@ ABOVE = {
     "cocktail/kernels": ("cocktail.tuning", "cocktail.executors", "cocktail.io", *_MATRIX_AND_UP),
     "cocktail/tuning": ("cocktail.executors", "cocktail.io", *_MATRIX_AND_UP),
     "cocktail/executors": ("cocktail.io", *_MATRIX_AND_UP),
-    "cocktail/describe.py": ("cocktail.executors", "cocktail.io", *_MATRIX_AND_UP[1:]),
+    "cocktail/auto": ("cocktail.io", *_MATRIX_AND_UP[1:]),
+    "cocktail/describe.py": ("cocktail.executors", "cocktail.io", *_MATRIX_AND_UP[2:]),
 }
 
 

@@ -10,7 +10,7 @@ import scipy.sparse as sp
 
 import cocktail
 from cocktail import CPUFallbackWarning, SparseMatrix, matrix
-from cocktail.tuning import auto
+from cocktail.auto import fixed_rule as auto
 from oracle import unbounded
 from zoo import ZOO_BY_NAME
 

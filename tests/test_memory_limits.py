@@ -234,7 +234,7 @@ def _too_big(needed, available=1_000):
 
 
 def test_auto_falls_back_to_the_next_plan_that_fits():
-    from cocktail import planning
+    from cocktail.auto import planning
 
     plans = [_Plan("ell"), _Plan("sell_t4"), _Plan("csr_vector")]
     tried = []
@@ -253,7 +253,7 @@ def test_auto_falls_back_to_the_next_plan_that_fits():
 
 
 def test_auto_ends_with_plain_csr_when_no_plan_fits():
-    from cocktail import planning
+    from cocktail.auto import planning
 
     plans = [_Plan(f"p{i}") for i in range(5)]
 
@@ -268,7 +268,7 @@ def test_auto_ends_with_plain_csr_when_no_plan_fits():
 
 
 def test_auto_propagates_when_even_csr_does_not_fit():
-    from cocktail import planning
+    from cocktail.auto import planning
 
     def last_resort():
         raise _too_big(10**12)
@@ -278,7 +278,7 @@ def test_auto_propagates_when_even_csr_does_not_fit():
 
 
 def test_other_errors_are_not_taken_for_a_plan_that_does_not_fit():
-    from cocktail import planning
+    from cocktail.auto import planning
 
     def build(plan):
         raise ValueError("a real bug")

@@ -11,8 +11,8 @@ import pytest
 import scipy.sparse as sp
 
 from cocktail.formats.csr import CSR
-from cocktail.tuning import decisions, planner, profile, variants
-from cocktail.tuning.features import compute
+from cocktail.auto import decisions, planner, profile, variants
+from cocktail.auto.features import compute
 
 DEVICE = {"name": "Model GPU", "compute_capability": [9, 0], "cuda": 13000, "sm_count": 132}
 LAUNCH_US = 2.0
@@ -481,7 +481,7 @@ def test_calibration_check_points_lie_off_the_grid():
 
 
 def test_the_race_keeps_the_fastest_and_gives_ties_to_the_vendor(monkeypatch):
-    from cocktail import planning
+    from cocktail.auto import planning
 
     def single(variant, us):
         return planner.Plan((planner.Part(variant, ("rest",), 10, 10, us),), us)
@@ -513,7 +513,7 @@ def test_the_race_keeps_the_fastest_and_gives_ties_to_the_vendor(monkeypatch):
 
 
 def test_a_plan_measured_slower_than_predicted_widens_the_race(monkeypatch):
-    from cocktail import planning
+    from cocktail.auto import planning
 
     def single(variant, us):
         return planner.Plan((planner.Part(variant, ("rest",), 10, 10, us),), us)

@@ -10,7 +10,7 @@ import scipy.sparse as sp
 
 from cocktail import formats
 from cocktail.formats import CSR
-from cocktail.tuning import auto
+from cocktail.auto import fixed_rule as auto
 from cocktail.tuning.format_rules import format_params
 from cocktail.tuning.hyb import bell_garland_ell_width
 from cocktail.tuning.pkt import default_packet_rows, default_threads_per_packet

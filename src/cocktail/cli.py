@@ -417,8 +417,8 @@ def _calibrate(args) -> int:
     from .arrays import cuda_available
     from .bench import calibrate
     from .bench.output.progress import counter
-    from .tuning import profile as profiles
-    from .tuning import variants
+    from .auto import profile as profiles
+    from .auto import variants
 
     if not cuda_available():
         print("cocktail: error: calibrate measures a GPU, and CuPy sees none", file=sys.stderr)
@@ -459,7 +459,7 @@ def _calibrate_check(args, only) -> int:
 
     from .bench import calibrate
     from .bench.output.progress import counter
-    from .tuning import profile as profiles
+    from .auto import profile as profiles
 
     prof = profiles.Profile.load(args.profile) if args.profile else profiles.for_device(profiles.current_device())
     if prof is None:

@@ -150,7 +150,7 @@ def _kernel_lines(name: str) -> list[str]:
 
 def format_details(name: str, width: int = WIDTH) -> str:
     """``cocktail formats NAME``: the sentence, parameters, kernels, byte model and layout of a format."""
-    from .tuning.auto import CPU_FORMATS
+    from .auto.fixed_rule import CPU_FORMATS
 
     cls = formats.get(name)
     wrap = (lambda text, first="  ", rest="  ": textwrap.wrap(text, width, initial_indent=first,
@@ -185,7 +185,7 @@ def _gflops(nnz: int, us) -> str:
 
 
 def feature_lines(f) -> list[str]:
-    """A matrix's features (:class:`cocktail.tuning.features.Features`), wrapped to WIDTH."""
+    """A matrix's features (:class:`cocktail.auto.features.Features`), wrapped to WIDTH."""
     dense = len(f.dense_diagonals(0.9))
     facts = [f"{f.shape[0]:,} x {f.shape[1]:,}", f"{f.nnz:,} entries", f"mean row {f.mean_row:.1f}",
              f"longest row {f.max_row:,}", f"{f.distinct_values:,} distinct values",
@@ -267,9 +267,9 @@ def auto_lines(report, nnz: int) -> list[str]:
                      f"conversion {report.convert_s * 1e3:.1f} ms)")
         return lines
     if report.planning is None:
-        from .tuning.auto import DIA_MAX_FILL, ELL_MAX_FILL, HYB_MAX_FILL
+        from .auto.fixed_rule import DIA_MAX_FILL, ELL_MAX_FILL, HYB_MAX_FILL
 
-        lines.append(f"  why: no device profile to plan with, so the fixed rule of cocktail.tuning.auto "
+        lines.append(f"  why: no device profile to plan with, so the fixed rule of cocktail.auto.fixed_rule "
                      f"(dia, ell or hyb when they store at most {DIA_MAX_FILL}, {ELL_MAX_FILL} or {HYB_MAX_FILL} "
                      f"slots per entry, else csr)")
         return lines
@@ -290,7 +290,7 @@ def auto_lines(report, nnz: int) -> list[str]:
 
 def shipped_profile(name: str):
     """The shipped device profile whose file is ``NAME.json`` (``h100``, ``h200``), or None when none ships."""
-    from .tuning import profile as profiles
+    from .auto import profile as profiles
 
     shipped = profiles.shipped()
     if not shipped:
@@ -305,9 +305,9 @@ def shipped_profile(name: str):
 def gpu_preview(csr, profile=None) -> str:
     """What ``format="auto"`` would plan on a GPU for the host CSR ``csr``: the planner run on
     features computed here with ``profile`` (default: the shipped H100 profile, else the first shipped)."""
-    from .tuning import features, planner
-    from .tuning import profile as profiles
-    from .tuning.auto import choice_reason
+    from .auto import features, planner
+    from .auto import profile as profiles
+    from .auto.fixed_rule import choice_reason
 
     head = "On a GPU (not run here), format='auto' would"
     if csr.dtype.kind != "f" or csr.nnz == 0:

@@ -143,9 +143,9 @@ class SparseMatrix:
     S : scipy.sparse matrix or array, cupyx.scipy.sparse matrix, ``(data, indices, indptr)``
         tuple (with ``shape=``), or another ``SparseMatrix``.  Never modified.
     format : ``"auto"`` (default) or a name from :func:`cocktail.formats.names`.  On the GPU,
-        ``"auto"`` runs the planner (:mod:`cocktail.planning`): it measures the matrix's
+        ``"auto"`` runs the planner (:mod:`cocktail.auto.planning`): it measures the matrix's
         features, costs candidate plans with the device profile and returns a single format
-        or a Cocktail of several; on the CPU it picks ``csr`` (:mod:`cocktail.tuning.auto`).
+        or a Cocktail of several; on the CPU it picks ``csr`` (:mod:`cocktail.auto.fixed_rule`).
     tune : with ``format="auto"`` on the GPU, ``"model"`` (default: the profile's predictions)
         or ``"measure"`` (also time the best few candidates on this matrix and keep the
         fastest; the decision is cached on disk by structure, device and dtype).
@@ -238,11 +238,11 @@ class SparseMatrix:
                                 "name a format to pass them")
             unplanned = _why_not_planned(csr, executor, self.device)
             if unplanned is None:
-                from . import planning
+                from .auto import planning
 
                 self.storage, self._executor, self.auto = planning.choose(csr, tune, deterministic, vendor)
                 return
-            from .tuning.auto import choose_with_reason
+            from .auto.fixed_rule import choose_with_reason
 
             format, why = choose_with_reason(csr, device=self.device)
             self._auto_reason = unplanned + why

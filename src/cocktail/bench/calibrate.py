@@ -1,6 +1,6 @@
 """``cocktail calibrate``: the offline benchmarking stage (clSpMV §3.2) that writes the device profile.
 
-Every kernel variant of :mod:`cocktail.tuning.variants` is timed on synthetic matrices (its
+Every kernel variant of :mod:`cocktail.auto.variants` is timed on synthetic matrices (its
 pattern: rows of ``k`` adjacent entries, ``k`` adjacent dense diagonals, or ``k / c`` dense
 blocks per super-row; the flat variants also on ``scattered`` rows, ``k`` columns per row, one
 drawn uniformly in each ``k``-th of the columns, so that every gather of ``x`` is far from the
@@ -26,10 +26,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._cache import write_json
-from ..tuning import profile as _profile
-from ..tuning import variants as _variants
-from ..tuning.features import compute
-from ..tuning.planner import work
+from ..auto import profile as _profile
+from ..auto import variants as _variants
+from ..auto.features import compute
+from ..auto.planner import work
 from .measuring.timing import _spin
 
 #: Grid of each mode: rows, entries per row, longer rows for lane-shared variants, largest slot count.
@@ -355,7 +355,7 @@ def _check(prof, mode, dtypes, only, progress) -> list[CheckRow]:
     import cupy
 
     from .. import SparseMatrix, kernels
-    from ..tuning.planner import _Costing
+    from ..auto.planner import _Costing
 
     chosen = [v for v in _variants.VARIANTS if (only is None or v.key in only) and v.kernel in kernels.names()
               and all(prof.has(v.key, dt) for dt in dtypes)]

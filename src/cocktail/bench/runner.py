@@ -14,7 +14,7 @@ from .measuring.methods import AutoMethod, Inputs, KernelMethod, Unavailable
 from .measuring.timing import time_cpu, time_gpu
 from .records import metrics
 from .records.record import Record, fastest_per_problem
-from ..tuning import decisions
+from ..auto import decisions
 
 #: Relative error above which a record is flagged: far beyond rounding for the dtype.
 ERROR_FLAG = {"float32": 1e-3, "float64": 1e-9}

@@ -1,7 +1,7 @@
 // length_buckets: the row-length histogram of a CSR from its row pointers, in one pass.
 //
 // Bucket 0 holds the empty rows and bucket b >= 1 the lengths L with 2^(b-2) < L <= 2^(b-1)
-// (1, 2, 3-4, 5-8, ...): the layout of cocktail.tuning.features.length_buckets.  Each block counts
+// (1, 2, 3-4, 5-8, ...): the layout of cocktail.auto.features.length_buckets.  Each block counts
 // in shared memory and adds its counts to the global ones once per bucket.
 #define LENGTH_BUCKETS 66
 

@@ -181,7 +181,7 @@ class AutoMethod:
         import cupy
 
         from ...errors import DeviceMemoryError
-        from ...tuning import decisions
+        from ...auto import decisions
 
         with tempfile.TemporaryDirectory() as where, decisions.using(Path(where) / decisions.FILE_NAME):
             try:

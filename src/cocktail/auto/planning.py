@@ -3,21 +3,21 @@
 :func:`choose` runs once at construction of a ``SparseMatrix``:
 
 1. ``tune="model"`` (default): compute the matrix's features on the GPU, cost the candidate
-   plans with the device profile (:mod:`cocktail.tuning.planner`) and build the fastest.  When
+   plans with the device profile (:mod:`cocktail.auto.planner`) and build the fastest.  When
    up to two of the vendor's kernels (cuSPARSE's CSR and COO algorithms) are predicted within
-   2x of it (:meth:`~cocktail.tuning.planner.Planning.vendor_rivals`), or the fastest plans of
+   2x of it (:meth:`~cocktail.auto.planner.Planning.vendor_rivals`), or the fastest plans of
    our own of each other family and of another kind of its own within 1.5x
-   (:meth:`~cocktail.tuning.planner.Planning.own_rivals`), the plan and they are timed on the
+   (:meth:`~cocktail.auto.planner.Planning.own_rivals`), the plan and they are timed on the
    matrix, a few products each from one CUDA graph, and the fastest is kept: the profile's
    mistakes within that range no longer leave the product slower than the vendor's, or than our
    family it mis-ranked.  The plan is timed first; when it measures slower than predicted, the
    ranges are taken from its measured time.  Where cuSPARSE refuses a plan (an error of the
    library), the matrix is planned again with Cocktail's own kernels.
 2. ``tune="measure"``: the same, then build the best candidates
-   (:meth:`~cocktail.tuning.planner.Planning.to_measure`), time each on the matrix (CUDA graph replays, as the benchmark does) and
+   (:meth:`~cocktail.auto.planner.Planning.to_measure`), time each on the matrix (CUDA graph replays, as the benchmark does) and
    keep the fastest.
 
-Either decision is cached on disk (:mod:`cocktail.tuning.decisions`): a matrix of the same
+Either decision is cached on disk (:mod:`cocktail.auto.decisions`): a matrix of the same
 structure, dtype and device reuses it without features, planning or timing (``tune="model"`` also
 reuses a measured decision, never the other way round).
 
@@ -33,9 +33,9 @@ import time
 import warnings
 from dataclasses import dataclass, field
 
-from . import _memory, executors, formats, kernels
-from .tuning import variants
-from .errors import DeviceMemoryError, FormatFillError, FormatValuesError
+from .. import _memory, executors, formats, kernels
+from . import variants
+from ..errors import DeviceMemoryError, FormatFillError, FormatValuesError
 
 TUNE = ("model", "measure")
 #: Products per timed graph and timed replays of ``tune="measure"``.
@@ -54,7 +54,7 @@ class AutoReport:
 
     plan: object
     tune: str
-    planning: object = None  # tuning.planner.Planning, None when the decision came from the cache
+    planning: object = None  # auto.planner.Planning, None when the decision came from the cache
     cached: bool = False
     analysis_s: float = 0.0  # features and planning (and the cache's fingerprint and lookup)
     features_s: float = 0.0  # of which the features
@@ -73,8 +73,8 @@ def build(plan, csr, device: str = "cuda", guard: bool = False):
     format raises :class:`~cocktail.errors.FormatFillError` before allocating (and a part with a
     value table refuses more distinct values than it holds: :class:`~cocktail.errors.FormatValuesError`).
     """
-    from .formats.cocktail import Cocktail
-    from .tuning.format_rules import format_params
+    from ..formats.cocktail import Cocktail
+    from ..tuning.format_rules import format_params
 
     def params(p):
         given = p.params()
@@ -134,8 +134,8 @@ def _join(*notices: str) -> str:
 def _single(csr, name: str, deterministic: bool = False):
     """``(plan, (storage, executor))``: format ``name`` with its default parameters and kernel, for a
     decision not made by the planner (its plan describes it as one part)."""
-    from .tuning import planner
-    from .tuning.format_rules import format_params
+    from . import planner
+    from ..tuning.format_rules import format_params
 
     storage = formats.get(name).from_csr(csr, **format_params(name, csr.dtype, {}))
     executor = executors.create(None, storage, "cuda", deterministic=deterministic)
@@ -150,9 +150,9 @@ def _plain_csr(csr, deterministic: bool = False):
 
 
 def _fallback(csr, notice: str, deterministic: bool = False):
-    """The rule of :mod:`cocktail.tuning.auto` when there is no profile to plan with."""
-    from .tuning import planner
-    from .tuning.auto import choose_format
+    """The rule of :mod:`cocktail.auto.fixed_rule` when there is no profile to plan with."""
+    from . import planner
+    from .fixed_rule import choose_format
 
     plan, (storage, executor) = _single(csr, choose_format(csr, device="cuda"), deterministic)
     warnings.warn(notice, planner.PlannerNotice, stacklevel=4)
@@ -213,7 +213,7 @@ def _race(planning, plan, built, csr, report):
     one at a time, each kept only while it leads (between a vendor single and a plan of ours a tie
     goes to the vendor: :func:`_beats`).  A rival that does not fit in GPU memory (``crowded``: the
     outcome depends on free memory), or that the library refuses, loses."""
-    from .kernels.cusparse import CusparseError
+    from ..kernels.cusparse import CusparseError
 
     t0 = time.perf_counter()
     plan.measured_us = _time_us(built[1], csr.shape, csr.dtype, RACE_CALLS, RACE_REPLAYS)
@@ -241,8 +241,8 @@ def _race(planning, plan, built, csr, report):
 def _cached(csr, keys):
     """``(plan, (storage, executor), convert_s)`` of the first of ``keys`` the decision cache holds and
     whose plan builds for ``csr`` (:func:`build`'s guard), else None."""
-    from .kernels.cusparse import CusparseError
-    from .tuning import decisions
+    from ..kernels.cusparse import CusparseError
+    from . import decisions
 
     for k in keys:
         plan = decisions.lookup(k)
@@ -261,8 +261,8 @@ def choose(csr, tune: str = "model", deterministic: bool = False, vendor: bool =
     """``(storage, executor, AutoReport)`` for a real-valued canonical CSR on the current GPU;
     ``deterministic``: from plans whose every kernel is declared deterministic; ``vendor``: cuSPARSE's
     kernels are candidates too (where the library loads)."""
-    from .tuning import decisions, planner, profile
-    from .tuning.features import compute, structure_fingerprint
+    from . import decisions, planner, profile
+    from .features import compute, structure_fingerprint
 
     if tune not in TUNE:
         raise ValueError(f"tune must be one of {TUNE}, got {tune!r}")
@@ -294,7 +294,7 @@ def choose(csr, tune: str = "model", deterministic: bool = False, vendor: bool =
         return first_that_fits(plans, lambda p: fitting_build(p, csr), lambda: _plain_csr(csr, deterministic))
 
     if tune == "model":
-        from .kernels.cusparse import CusparseError
+        from ..kernels.cusparse import CusparseError
 
         t0 = time.perf_counter()
         try:

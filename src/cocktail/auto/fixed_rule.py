@@ -17,7 +17,7 @@ CSR product is its fastest general routine.
 from __future__ import annotations
 
 from ..formats.padding import fill_estimates
-from .hyb import bell_garland_ell_width
+from ..tuning.hyb import bell_garland_ell_width
 
 DIA_MAX_FILL = 1.5
 ELL_MAX_FILL = 1.5

@@ -4,7 +4,7 @@
 :mod:`.variants` on synthetic matrices over rows and entries per row, and measures the fixed
 cost of one launch.  It writes the profile as JSON, keyed by GPU name, compute capability and
 CUDA version, in the user cache directory.  Measured profiles of the H100 and the H200 ship in
-the package (``tuning/profiles/``); on another GPU the nearest shipped one is used, with a
+the package (``auto/profiles/``); on another GPU the nearest shipped one is used, with a
 notice.
 
 A profile answers one question: the predicted time of a variant on ``rows`` rows reading

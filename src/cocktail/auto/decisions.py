@@ -1,7 +1,7 @@
 """The decision cache of ``format="auto"``: plans kept on disk, keyed by structure, device and dtype.
 
 A key is the structure fingerprint (shape, entries, row-length histogram:
-:func:`~cocktail.tuning.features.structure_fingerprint`), the device key of the profile
+:func:`~cocktail.auto.features.structure_fingerprint`), the device key of the profile
 module, the value and index dtypes, whether only deterministic kernels and the vendor's were
 allowed, how the plan was decided (``tune``), the profile's digest (a recalibrated profile
 decides afresh) and the planner's version.  A second matrix with the
@@ -47,7 +47,7 @@ def key(fingerprint: str, device_key: str, dtype, index_dtype, deterministic: bo
         vendor: bool = True, tune: str = "measure", profile_digest: str = "") -> str:
     """The cache key of one structure on one device in one pair of dtypes, with or without ``deterministic=True``
     and the vendor's kernels, for plans decided by ``tune`` from the profile of ``profile_digest``
-    (:attr:`~cocktail.tuning.profile.Profile.digest`: a recalibrated profile decides afresh)."""
+    (:attr:`~cocktail.auto.profile.Profile.digest`: a recalibrated profile decides afresh)."""
     import numpy as np
 
     order = "deterministic" if deterministic else "any-order"

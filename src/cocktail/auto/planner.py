@@ -55,7 +55,7 @@ from .. import formats
 from ..formats.bdia import bands as bdia_bands
 from . import variants as _variants
 from .features import Features, row_groups
-from .hyb import ELL_SPEEDUP_OVER_COO
+from ..tuning.hyb import ELL_SPEEDUP_OVER_COO
 
 #: The padded formats are costed only while storing at most this many value slots per entry.
 MAX_SLOTS_PER_ENTRY = 3.0
