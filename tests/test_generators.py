@@ -31,3 +31,13 @@ def test_names():
     assert by_name("powerlaw") is None
     with pytest.raises(ValueError, match="no 4-point Laplacian"):
         laplacian(4, 3)
+
+
+def test_power_law_rows_are_zipf_long_and_fixed_by_the_seed():
+    from cocktail.bench.problems.generators import power_law
+
+    S = power_law(2000)
+    lengths = np.diff(S.indptr)
+    assert S.shape == (2000, 2000) and S.has_canonical_format
+    assert lengths.max() > 20 * np.median(lengths)  # a heavy tail
+    assert (power_law(2000) != S).nnz == 0 and (power_law(2000, seed=8) != S).nnz > 0

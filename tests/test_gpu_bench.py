@@ -10,8 +10,7 @@ import pytest
 from cocktail.bench import runner
 from cocktail.bench.measuring import baselines, methods, overhead, timing
 from cocktail.bench.measuring import overhead_ways as ways
-from cocktail.bench.problems.builtin import power_law
-from cocktail.bench.problems.generators import laplacian
+from cocktail.bench.problems.generators import laplacian, power_law
 from cocktail.bench.runner import Problem, Settings
 
 pytestmark = pytest.mark.gpu

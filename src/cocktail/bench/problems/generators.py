@@ -1,9 +1,11 @@
-"""Structured test matrices: Bell & Garland's Laplacians (their Table 3), generated with fixed values."""
+"""Generated test matrices: Bell & Garland's Laplacians (their Table 3), with fixed values, and a
+matrix of Zipf-distributed row lengths (fixed seed)."""
 
 from __future__ import annotations
 
 import re
 
+import numpy as np
 import scipy.sparse as sp
 
 #: stencil points -> (dimensions, "star" or "box")
@@ -49,3 +51,14 @@ def by_name(name: str):
     if not match:
         return None
     return laplacian(int(match.group(1)), int(match.group(2)))
+
+
+def power_law(n: int, exponent: float = 2.0, seed: int = 7) -> sp.csr_array:
+    """An n x n matrix with Zipf-distributed row lengths (the unstructured, uneven class)."""
+    rng = np.random.default_rng(seed)
+    lengths = np.minimum(rng.zipf(exponent, size=n), n)
+    rows = np.repeat(np.arange(n), lengths)
+    cols = rng.integers(0, n, size=rows.shape[0])
+    S = sp.csr_array((rng.standard_normal(rows.shape[0]), (rows, cols)), shape=(n, n))
+    S.sum_duplicates()
+    return S
