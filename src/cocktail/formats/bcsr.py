@@ -16,10 +16,9 @@ Layout, for an ``m x n`` matrix with block shape ``r x c``, ``superrows = ceil(m
 from __future__ import annotations
 
 from . import block_grid, padding
-from .base import SparseFormat
 
 
-class BCSR(SparseFormat):
+class BCSR(block_grid.BlockedFormat):
     """Blocked CSR: ``row_ptr``, ``col`` and ``data`` (r, nblocks, c), see the module docstring.
 
     Parameters: ``block`` (default (1, 4)): the block shape ``(r, c)``, r and c in
@@ -46,11 +45,6 @@ class BCSR(SparseFormat):
                    data=data.reshape(r, nb, c), **padding.explicit_zeros(csr))
 
     @property
-    def block(self) -> tuple[int, int]:
-        """The block shape ``(r, c)``."""
-        return self.params["block"]
-
-    @property
     def nblocks(self) -> int:
         """Number of stored blocks."""
         return int(self.col.shape[0])
@@ -68,10 +62,6 @@ class BCSR(SparseFormat):
         rank = xp.arange(self.nblocks, dtype=xp.int64) - self.row_ptr.astype(xp.int64)[superrow]
         return block_grid.slots_to_csr(self, superrow, rank, self.col, self.data.transpose(1, 0, 2))
 
-    @property
-    def stored_slots(self) -> int:
-        return int(self.data.size)
-
     def spmv_bytes(self, dtype=None) -> int:
         """``(superrows+1)*idx`` (row_ptr) + ``nblocks*idx`` (col) + ``nblocks*r*c*val`` (data)
         + ``nblocks*c*val`` (x: one segment per block, reused by its r rows) + ``rows*val`` (y)."""
@@ -81,15 +71,13 @@ class BCSR(SparseFormat):
         return (int(self.row_ptr.shape[0]) * idx + nb * idx + nb * r * c * val + nb * c * val
                 + self.shape[0] * val)
 
-    def x_reads(self) -> int:
-        """One ``x`` segment of c values per block, reused by its r rows."""
-        return self.nblocks * self.block[1]
+    def real_blocks(self) -> int:
+        """Number of stored blocks: BCSR stores no padding slot."""
+        return self.nblocks
 
     def describe(self) -> dict:
-        r, c = self.block
         counts = self.xp.diff(self.row_ptr)
-        out = {"block": f"{r}x{c}", "blocks": self.nblocks,
-               "fill inside blocks": block_grid.block_fill(self.nnz, self.nblocks, r, c)}
+        out = super().describe()
         if counts.shape[0]:
             out["blocks per superrow max"] = int(counts.max())
             out["blocks per superrow mean"] = round(self.nblocks / int(counts.shape[0]), 2)

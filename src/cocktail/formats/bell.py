@@ -20,10 +20,9 @@ from __future__ import annotations
 from ..arrays import get_xp
 from . import block_grid, padding
 from ._params import int_param
-from .base import SparseFormat
 
 
-class BELL(SparseFormat):
+class BELL(block_grid.PaddedBlocks):
     """Blocked ELL: ``col`` (K, stride) and ``data`` (K, r, stride, c), see the module docstring.
 
     Parameters: ``block`` (default (1, 4)): the block shape ``(r, c)``, r and c in
@@ -56,11 +55,6 @@ class BELL(SparseFormat):
                    col=col, data=data.reshape(K, r, stride, c), **padding.explicit_zeros(csr))
 
     @property
-    def block(self) -> tuple[int, int]:
-        """The block shape ``(r, c)``."""
-        return self.params["block"]
-
-    @property
     def width(self) -> int:
         """K: block slots per superrow."""
         return int(self.col.shape[0])
@@ -70,20 +64,11 @@ class BELL(SparseFormat):
         """Distance in superrows between consecutive k in ``col`` (and units in ``data``)."""
         return int(self.col.shape[1])
 
-    @property
-    def superrows(self) -> int:
-        """``ceil(rows / r)``."""
-        return block_grid.ceil_div(self.shape[0], self.block[0])
-
     def to_csr(self):
         """The canonical CSR: nonzero block cells plus the recorded explicit zeros."""
         xp = get_xp(self.col)
         s, k = xp.nonzero(self.col.T != -1)  # real slots, superrow-major: blocks packed left
         return block_grid.slots_to_csr(self, s, k, self.col[k, s], self.data.transpose(0, 2, 1, 3)[k, s])
-
-    @property
-    def stored_slots(self) -> int:
-        return int(self.data.size)
 
     def spmv_bytes(self, dtype=None) -> int:
         """``S*idx`` (col) + ``S*r*c*val`` (data) + ``nblocks*c*val`` (x) + ``rows*val`` (y).
@@ -97,19 +82,8 @@ class BELL(SparseFormat):
         slots = self.width * self.superrows
         return slots * idx + slots * r * c * val + self.real_blocks() * c * val + self.shape[0] * val
 
-    def real_blocks(self) -> int:
-        """Number of slots holding a block (col != -1)."""
-        return int((self.col != -1).sum())
-
-    def x_reads(self) -> int:
-        """One ``x`` segment of c values per real block, reused by its r rows."""
-        return self.real_blocks() * self.block[1]
-
     def describe(self) -> dict:
-        r, c = self.block
-        nb = self.real_blocks()
-        return {"block": f"{r}x{c}", "blocks": nb, "K (blocks per superrow)": self.width,
-                "stride": self.stride, "fill inside blocks": block_grid.block_fill(self.nnz, nb, r, c)}
+        return {**super().describe(), "K (blocks per superrow)": self.width, "stride": self.stride}
 
 
 FORMAT = BELL

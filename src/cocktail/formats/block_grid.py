@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from ..arrays import get_xp, pointers_from_ids, scatter_add, stable_argsort
 from . import padding
 from ._params import is_int, max_fill_param
+from .base import SparseFormat
 
 BLOCK_SIZES = (1, 2, 3, 4, 8)
 DEFAULT_BLOCK = (1, 4)
@@ -181,3 +182,44 @@ def block_product(X, superrow, col, vals, shape, dtype):
     Y = xp.zeros((ceil_div(m, r), r, k), dtype=dtype)
     scatter_add(Y, superrow.astype(xp.int64), contrib)
     return Y.reshape(-1, k)[:m]
+
+
+class BlockedFormat(SparseFormat):
+    """What the blocked formats (BCSR, BELL, SBELL) share: the block shape, the superrows, one ``x``
+    segment of ``c`` values read per stored block, and the words of :meth:`describe`.  A subclass says
+    how many blocks it stores (:meth:`real_blocks`)."""
+
+    @property
+    def block(self) -> tuple[int, int]:
+        """The block shape ``(r, c)``."""
+        return self.params["block"]
+
+    @property
+    def superrows(self) -> int:
+        """``ceil(rows / r)``."""
+        return ceil_div(self.shape[0], self.block[0])
+
+    @property
+    def stored_slots(self) -> int:
+        return int(self.data.size)
+
+    def real_blocks(self) -> int:
+        """Number of stored blocks (padding slots excluded)."""
+        raise NotImplementedError
+
+    def x_reads(self) -> int:
+        """One ``x`` segment of c values per stored block, reused by its r rows."""
+        return self.real_blocks() * self.block[1]
+
+    def describe(self) -> dict:
+        r, c = self.block
+        nb = self.real_blocks()
+        return {"block": f"{r}x{c}", "blocks": nb, "fill inside blocks": block_fill(self.nnz, nb, r, c)}
+
+
+class PaddedBlocks(BlockedFormat):
+    """BELL and SBELL: block slots in ELL order, a slot whose ``col`` is -1 a padding slot."""
+
+    def real_blocks(self) -> int:
+        """Number of slots holding a block (col != -1)."""
+        return int((self.col != -1).sum())

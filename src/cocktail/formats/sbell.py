@@ -23,7 +23,6 @@ from __future__ import annotations
 from ..arrays import get_xp
 from . import block_grid, padding
 from ._params import int_param, pointer_dtype
-from .base import SparseFormat
 
 
 def slot_coordinates(slice_ptr, slots, h: int):
@@ -35,7 +34,7 @@ def slot_coordinates(slice_ptr, slots, h: int):
     return s, local // h, local % h
 
 
-class SBELL(SparseFormat):
+class SBELL(block_grid.PaddedBlocks):
     """Sliced blocked ELL: ``slice_ptr``, ``col`` and ``data``, see the module docstring.
 
     Parameters: ``block`` (default (1, 4)): the block shape ``(r, c)``, r and c in
@@ -75,19 +74,9 @@ class SBELL(SparseFormat):
                    **padding.explicit_zeros(csr))
 
     @property
-    def block(self) -> tuple[int, int]:
-        """The block shape ``(r, c)``."""
-        return self.params["block"]
-
-    @property
     def slice_height(self) -> int:
         """Superrows per slice."""
         return self.params["slice_height"]
-
-    @property
-    def superrows(self) -> int:
-        """``ceil(rows / r)``."""
-        return block_grid.ceil_div(self.shape[0], self.block[0])
 
     def slice_widths(self):
         """``K_s``: block slots per superrow of each slice (nslices,)."""
@@ -112,10 +101,6 @@ class SBELL(SparseFormat):
         superrow, k, vals = self.slot_values(slots)
         return block_grid.slots_to_csr(self, superrow, k, self.col[slots], vals)
 
-    @property
-    def stored_slots(self) -> int:
-        return int(self.data.size)
-
     def spmv_bytes(self, dtype=None) -> int:
         """``(nslices+1)*pidx`` (slice_ptr) + ``S*idx`` (col) + ``S*r*c*val`` (data)
         + ``nblocks*c*val`` (x) + ``rows*val`` (y).
@@ -135,20 +120,9 @@ class SBELL(SparseFormat):
         return (int(self.slice_ptr.nbytes) + slots * idx + slots * r * c * val + self.real_blocks() * c * val
                 + self.shape[0] * val)
 
-    def real_blocks(self) -> int:
-        """Number of slots holding a block (col != -1)."""
-        return int((self.col != -1).sum())
-
-    def x_reads(self) -> int:
-        """One ``x`` segment of c values per real block, reused by its r rows."""
-        return self.real_blocks() * self.block[1]
-
     def describe(self) -> dict:
-        r, c = self.block
-        nb = self.real_blocks()
         widths = self.slice_widths()
-        out = {"block": f"{r}x{c}", "blocks": nb, "slice height": self.slice_height,
-               "slices": int(widths.shape[0]), "fill inside blocks": block_grid.block_fill(self.nnz, nb, r, c)}
+        out = {**super().describe(), "slice height": self.slice_height, "slices": int(widths.shape[0])}
         if widths.shape[0]:
             out["slice width (K_s) min/mean/max"] = (
                 f"{int(widths.min())}/{float(widths.mean()):.2f}/{int(widths.max())}")
