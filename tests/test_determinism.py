@@ -13,7 +13,7 @@ from cocktail.executors.composed import Composed
 from cocktail.auto import decisions, planner, profile, variants
 from cocktail.auto.features import compute
 from cocktail.tuning.format_rules import format_params
-from cocktail.tuning.kernel_rules import FORMAT_KERNELS, choose_kernel
+from cocktail.tuning.kernel_rules import choose_kernel, format_kernels
 from configs import CONFIGS, config_id
 from oracle import assert_within_gamma, exact_product, few_values, gamma, unbounded, value_limited
 from test_planner import csr_of, model_profile
@@ -87,7 +87,7 @@ def _stored(name: str):
     return formats.get(name).from_csr(csr, **format_params(name, csr.dtype, unbounded(name, {})))
 
 
-@pytest.mark.parametrize("name", ["csr", *FORMAT_KERNELS])
+@pytest.mark.parametrize("name", ["csr", *format_kernels()])
 def test_the_kernel_rule_picks_a_deterministic_kernel_when_asked(name):
     storage = _stored(name)
     usual, chosen = choose_kernel(storage), choose_kernel(storage, deterministic=True)

@@ -60,7 +60,7 @@ def test_registered_with_every_instantiation():
 
 def test_default_kernel():
     fmt = _bdia(_banded(40, 40, [-1, 0, 1]))
-    assert rules.FORMAT_KERNELS["bdia"] == "bdia"
+    assert rules.format_kernels()["bdia"] == "bdia"
     assert rules.choose_kernel(fmt) == "bdia"
     complex_fmt = _bdia(_banded(40, 40, [0]).astype(np.complex128))
     assert rules.choose_kernel(complex_fmt) is None

@@ -51,7 +51,7 @@ def test_parameters():
 
 @pytest.mark.parametrize("name", NAMES)
 def test_default_kernel_of_each_blocked_format(name):
-    assert rules.FORMAT_KERNELS[name] == name
+    assert rules.format_kernels()[name] == name
     assert rules.choose_kernel(_storage(name, block=(2, 4))) == name
     complex_storage = _storage(name, sp.random_array((20, 20), density=0.2, format="csr", random_state=1,
                                                      dtype=np.complex128))

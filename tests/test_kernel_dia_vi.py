@@ -61,7 +61,7 @@ def test_registered_with_every_instantiation():
 
 def test_default_kernel():
     fmt = _dia_vi(_banded(40, 40, [-1, 0, 1]))
-    assert rules.FORMAT_KERNELS["dia_vi"] == "dia_vi" and rules.choose_kernel(fmt) == "dia_vi"
+    assert rules.format_kernels()["dia_vi"] == "dia_vi" and rules.choose_kernel(fmt) == "dia_vi"
     assert rules.choose_kernel(_dia_vi(_banded(40, 40, [0]).astype(np.complex128))) is None
 
 

@@ -29,12 +29,25 @@ def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
     return [Launch(fn, grid_for(superrows * t, block, props), block, args, fmt.dtype)]
 
 
+def configure(spec, fmt, p, props, rules) -> dict:
+    """Lanes per superrow: given, else the rule's for the mean blocks per superrow."""
+    t = p["threads_per_superrow"]
+    if t is None:
+        superrows = int(fmt.row_ptr.shape[0]) - 1
+        t = rules.bcsr_threads(fmt.nblocks / superrows if superrows else 0.0)
+    if isinstance(t, bool) or t not in THREADS_PER_SUPERROW:
+        raise ValueError(f"bcsr: threads_per_superrow must be one of {THREADS_PER_SUPERROW} or None, got {t!r}")
+    return {**blocks.block_config(spec, fmt, p, props, rules), "threads_per_superrow": int(t)}
+
+
 SPEC = KernelSpec(
     name="bcsr",
     formats=("bcsr",),
+    default_for=("bcsr",),
     source="bcsr",
     expressions=_expressions,
     bind=bind,
+    configure=configure,
     defaults={"threads_per_superrow": None, "ldg": True, "block_threads": None},
     description="a group of 1-32 lanes per superrow of r x c blocks, shuffle reduction",
 )

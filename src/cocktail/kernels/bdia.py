@@ -3,10 +3,13 @@
 
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 
 from .device import grid_for
 from .launch import ALPHA, X, Y, Launch, beta_arg
+from .config import row_kernel
 from .spec import KernelSpec, type_names
 
 
@@ -53,12 +56,31 @@ def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
                    shared_mem=shared_bytes(block, piece, fmt.dtype.itemsize))]
 
 
+def configure(spec, fmt, p, props, rules) -> dict:
+    """Diagonals per staged piece: given, else the rule's; the staged slice of x must fit in shared memory."""
+    config = row_kernel(spec, fmt, p, props, rules)
+    block, itemsize = config["block_threads"], fmt.dtype.itemsize
+    piece = p["piece_width"]
+    if piece is None:
+        piece = rules.bdia_piece_width(widest_band(fmt.band_ptr), block, itemsize)
+    if isinstance(piece, bool) or not isinstance(piece, numbers.Integral) or piece < 1:
+        raise ValueError(f"bdia: piece_width must be a positive integer or None, got {piece!r}")
+    need = shared_bytes(block, piece, itemsize)
+    if need > props.shared_memory_per_block:
+        raise ValueError(f"bdia: piece_width={int(piece)} with block_threads={block} stages {block + int(piece) - 1} "
+                         f"values of x ({need} bytes), more than the {props.shared_memory_per_block} bytes of shared "
+                         f"memory a block may use; choose a smaller piece_width")
+    return {**config, "piece_width": int(piece)}
+
+
 SPEC = KernelSpec(
     name="bdia",
     formats=("bdia",),
+    default_for=("bdia",),
     source="bdia",
     expressions=_expressions,
     bind=bind,
+    configure=configure,
     defaults={"ldg": True, "block_threads": None, "piece_width": None},
     description="one thread per row, each band's slice of x staged in shared memory, piece_width diagonals at a time",
 )

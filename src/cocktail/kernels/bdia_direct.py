@@ -5,6 +5,7 @@ from __future__ import annotations
 from .bdia import band_args, band_ptr64
 from .device import grid_for
 from .launch import ALPHA, X, Y, Launch, beta_arg
+from .config import row_kernel
 from .spec import KernelSpec, type_names
 
 
@@ -27,6 +28,7 @@ SPEC = KernelSpec(
     source="bdia_direct",
     expressions=_expressions,
     bind=bind,
+    configure=row_kernel,
     defaults={"ldg": True, "block_threads": None},
     description="one thread per row over the bands, x read directly (no staging)",
 )

@@ -29,9 +29,11 @@ def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
 SPEC = KernelSpec(
     name="bell",
     formats=("bell",),
+    default_for=("bell",),
     source="bell",
     expressions=_expressions,
     bind=bind,
+    configure=blocks.block_config,
     defaults={"ldg": True, "block_threads": None},
     description="one thread per superrow of r x c blocks, column-major block slots",
 )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..formats.block_grid import BLOCK_SIZES
+from .config import row_kernel
 from .spec import type_names
 
 #: Block shapes ``(r, c)`` every blocked kernel is instantiated for: all that the formats accept
@@ -40,3 +41,12 @@ def compiled(spec, fmt, ldg: bool, device_id: int):
 
     expr = expression(spec.name, *type_names(fmt), fmt.block)
     return source.function(spec.source, (expr,), expr, ldg, device_id)
+
+
+def block_config(spec, fmt, p, props, rules) -> dict:
+    """``ldg`` and ``block_threads`` of a blocked-format kernel, after checking its block shape is instantiated
+    (``configure`` of bell and sbell; bcsr adds its lanes per superrow)."""
+    if tuple(fmt.block) not in BLOCK_SHAPES:
+        shapes = ", ".join(f"{r}x{c}" for r, c in BLOCK_SHAPES)
+        raise ValueError(f"{spec.name}: no instantiation for block {fmt.block!r}; supported block shapes: {shapes}")
+    return row_kernel(spec, fmt, p, props, rules)

@@ -12,6 +12,7 @@ import numpy as np
 from . import scale_y
 from .device import WARP_SIZE
 from .launch import ALPHA, X, Y, Launch
+from .config import row_kernel
 from .spec import KernelSpec, type_names
 
 
@@ -35,12 +36,23 @@ def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
     return launches
 
 
+def configure(spec, fmt, p, props, rules) -> dict:
+    """Warps from the oversubscription omega: given, else the rule's for the nonzero count (Flegar & Anzt)."""
+    config = row_kernel(spec, fmt, p, props, rules)
+    nnz = int(fmt.row.shape[0])
+    omega = rules.coo_omega(nnz) if p["omega"] is None else p["omega"]
+    warps = rules.coo.atomic_warps(nnz, omega, props.sm_count, rules.cores_per_sm(props.compute_capability))
+    return {**config, "omega": rules.coo.check_omega(omega), "warps": warps, "scale_block": rules.scale_block(props)}
+
+
 SPEC = KernelSpec(
     name="coo_atomic",
     formats=("coo",),
+    default_for=("coo",),
     source="coo_atomic",
     expressions=_expressions,
     bind=bind,
+    configure=configure,
     defaults={"omega": None, "ldg": True, "block_threads": None},
     deterministic=False,
     description="equal warp chunks, segmented scan, one atomicAdd per row segment",

@@ -12,6 +12,7 @@ import numpy as np
 from . import scale_y
 from .device import WARP_SIZE, blocks_per_sm
 from .launch import ALPHA, X, Y, Launch
+from .config import row_kernel
 from .spec import KernelSpec, type_names
 
 
@@ -49,12 +50,25 @@ def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
     return launches
 
 
+def configure(spec, fmt, p, props, rules) -> dict:
+    """The partition into equal intervals, one per resident warp (Flegar & Anzt's segmented COO)."""
+    config = row_kernel(spec, fmt, p, props, rules)
+    nnz = int(fmt.row.shape[0])
+    interval, warps = 0, 0
+    if nnz:
+        per_sm = occupancy(fmt, config["block_threads"], config["ldg"], props)
+        resident = rules.coo.resident_warps(props.sm_count, per_sm, config["block_threads"])
+        interval, warps = rules.coo.segmented_partition(nnz, resident)
+    return {**config, "interval": interval, "warps": warps, "scale_block": rules.scale_block(props)}
+
+
 SPEC = KernelSpec(
     name="coo_segmented",
     formats=("coo",),
     source="coo_segmented",
     expressions=_expressions,
     bind=bind,
+    configure=configure,
     defaults={"ldg": True, "block_threads": None},
     description="warp segmented reduction over intervals, carries fixed up in warp order",
 )

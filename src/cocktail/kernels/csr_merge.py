@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 from .device import capped_grid, grid_for
 from .launch import ALPHA, X, Y, Launch, beta_arg
+from .config import row_kernel
 from .spec import KernelSpec, type_names
 
 
@@ -44,12 +47,29 @@ def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
     return [main, fixup]
 
 
+def configure(spec, fmt, p, props, rules) -> dict:
+    """Merge items per thread: given, else the rule's."""
+    k = p["items_per_thread"]
+    if k is None:
+        k = rules.MERGE_ITEMS_PER_THREAD
+    try:
+        if isinstance(k, bool):
+            raise TypeError
+        k = operator.index(k)
+    except TypeError:
+        k = None
+    if k is None or k < 1:
+        raise ValueError(f"csr_merge: items_per_thread must be a positive integer or None, got {p['items_per_thread']!r}")
+    return {**row_kernel(spec, fmt, p, props, rules), "items_per_thread": k}
+
+
 SPEC = KernelSpec(
     name="csr_merge",
     formats=("csr",),
     source="csr_merge",
     expressions=_expressions,
     bind=bind,
+    configure=configure,
     defaults={"items_per_thread": None, "block_threads": None, "ldg": True},
     description="merge-path load balancing over row ends and nonzeros, deterministic carry fix-up",
     deterministic=True,

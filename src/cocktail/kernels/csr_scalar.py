@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from .device import grid_for
 from .launch import ALPHA, X, Y, Launch, beta_arg
+from .config import row_kernel
 from .spec import KernelSpec, type_names
 
 
@@ -26,6 +27,7 @@ SPEC = KernelSpec(
     source="csr_scalar",
     expressions=_expressions,
     bind=bind,
+    configure=row_kernel,
     defaults={"ldg": True, "block_threads": None},
     description="one thread per row",
 )

@@ -14,6 +14,7 @@ import numpy as np
 
 from .device import WARP_SIZE, capped_grid
 from .launch import ALPHA, X, Y, Launch, beta_arg
+from .config import flag, row_kernel
 from .spec import KernelSpec, type_names
 
 #: Nonzeros per lane of an item that the source is instantiated for.
@@ -87,12 +88,30 @@ def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
                    shared_mem=warps * capacity * fmt.dtype.itemsize)]
 
 
+def configure(spec, fmt, p, props, rules) -> dict:
+    """Nonzeros per lane of an item: given, else the rule's; the staged products must fit in shared memory."""
+    k = rules.STREAM_ITEMS_PER_LANE if p["items_per_lane"] is None else p["items_per_lane"]
+    if isinstance(k, bool) or k not in ITEMS_PER_LANE:
+        raise ValueError(f"csr_stream: items_per_lane must be one of {ITEMS_PER_LANE} or None, "
+                         f"got {p['items_per_lane']!r}")
+    config = {**row_kernel(spec, fmt, p, props, rules), "items_per_lane": int(k),
+              "stream": flag(spec.name, "stream", p["stream"])}
+    shared = config["block_threads"] * int(k) * fmt.dtype.itemsize
+    if shared > props.shared_memory_per_block:
+        raise ValueError(f"csr_stream: block_threads={config['block_threads']} with items_per_lane={k} stages "
+                         f"{shared} bytes of products, more than the {props.shared_memory_per_block} bytes of shared "
+                         "memory a block may use; choose fewer threads or items")
+    own_row, rows_per_item = rules.csr_stream_shape(k)
+    return {**config, "own_row": own_row, "rows_per_item": rows_per_item}
+
+
 SPEC = KernelSpec(
     name="csr_stream",
     formats=("csr",),
     source="csr_stream",
     expressions=_expressions,
     bind=bind,
+    configure=configure,
     defaults={"items_per_lane": None, "stream": True, "ldg": True, "block_threads": None},
     description="balanced warp items of up to 32*items_per_lane nonzeros, products staged in shared memory",
     deterministic=True,

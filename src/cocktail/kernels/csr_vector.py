@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from .device import grid_for
 from .launch import ALPHA, X, Y, Launch, beta_arg
+from .config import flag, row_kernel
 from .spec import KernelSpec, type_names
 
 #: Threads per row the source is instantiated for.
@@ -28,12 +29,25 @@ def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
     return [Launch(fn, grid_for(m * t, block, props), block, args, fmt.dtype)]
 
 
+def configure(spec, fmt, p, props, rules) -> dict:
+    """Threads per row: given, else the rule's for the mean row length; and whether rows start aligned."""
+    t = p["threads_per_row"]
+    if t is None:
+        m = fmt.shape[0]
+        t = rules.csr_vector_threads(fmt.nnz / m if m else 0.0)
+    if isinstance(t, bool) or t not in THREADS_PER_ROW:
+        raise ValueError(f"csr_vector: threads_per_row must be one of {THREADS_PER_ROW} or None, got {t!r}")
+    return {**row_kernel(spec, fmt, p, props, rules), "threads_per_row": int(t),
+            "aligned": flag(spec.name, "aligned", p["aligned"])}
+
+
 SPEC = KernelSpec(
     name="csr_vector",
     formats=("csr",),
     source="csr_vector",
     expressions=_expressions,
     bind=bind,
+    configure=configure,
     defaults={"threads_per_row": None, "aligned": True, "ldg": True, "block_threads": None},
     description="a group of 2-32 threads per row, shuffle reduction, optionally aligned to the group width",
 )

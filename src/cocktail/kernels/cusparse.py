@@ -275,6 +275,14 @@ def deterministic_alg(config: dict) -> bool:
     return config.get("alg") == 2
 
 
+def configure(spec, fmt, p, props, rules) -> dict:
+    """The algorithm: given, else the rule's; and the block of the ``scale_y`` pass ahead of the call."""
+    alg = rules.CUSPARSE_ALG if p["alg"] is None else p["alg"]
+    if isinstance(alg, bool) or alg not in ALGS:
+        raise ValueError(f"{spec.name}: alg must be one of {ALGS} or None, got {p['alg']!r}")
+    return {"alg": int(alg), "scale_block": rules.scale_block(props)}
+
+
 def spec(storage: str):
     """The :class:`~cocktail.kernels.spec.KernelSpec` of ``cusparse_<storage>`` (``csr`` or ``coo``)."""
     from .spec import KernelSpec
@@ -290,6 +298,7 @@ def spec(storage: str):
         source=None,
         expressions=lambda v, i: [],
         bind=bind,
+        configure=configure,
         defaults={"alg": None},
         deterministic=False,
         deterministic_when=deterministic_alg,

@@ -6,6 +6,7 @@ import numpy as np
 
 from .device import grid_for
 from .launch import ALPHA, X, Y, Launch, beta_arg
+from .config import row_kernel
 from .spec import KernelSpec, type_names
 
 
@@ -27,9 +28,11 @@ def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
 SPEC = KernelSpec(
     name="dia",
     formats=("dia",),
+    default_for=("dia",),
     source="dia",
     expressions=_expressions,
     bind=bind,
+    configure=row_kernel,
     defaults={"ldg": True, "block_threads": None},
     description="one thread per row, diagonal offsets staged in shared memory",
 )

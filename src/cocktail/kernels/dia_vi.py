@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 
 from .device import grid_for
 from .launch import ALPHA, X, Y, Launch, beta_arg
+from .config import row_kernel
 from .spec import KernelSpec, type_names
 
 #: Rows per thread the kernel is instantiated for (4: the rows' codes of a diagonal in one load).
@@ -46,12 +49,32 @@ def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
                    shared_mem=shared_bytes(fmt, block))]
 
 
+def configure(spec, fmt, p, props, rules) -> dict:
+    """Rows per thread: given, else the rule's; the codes of that many rows must load as one word."""
+    config = row_kernel(spec, fmt, p, props, rules)
+    rows = p["rows_per_thread"]
+    if rows is None:
+        rows = rules.dia_vi_rows_per_thread(lambda r: codes_aligned(fmt, r))
+    if isinstance(rows, bool) or not isinstance(rows, numbers.Integral) or rows not in ROWS_PER_THREAD:
+        raise ValueError(f"dia_vi: rows_per_thread must be one of {ROWS_PER_THREAD} or None, got {rows!r}")
+    if not codes_aligned(fmt, int(rows)):
+        why = (f"got stride {fmt.stride} (build with an align that is a multiple of {int(rows)}, or "
+               f"rows_per_thread=1)" if fmt.stride % int(rows) else
+               f"the stride is, but the codes array does not start at a multiple of {int(rows)} bytes "
+               f"(use rows_per_thread=1)")
+        raise ValueError(f"dia_vi: rows_per_thread={int(rows)} loads {int(rows)} codes as one word and needs a row "
+                         f"stride and a codes address that are multiples of {int(rows)}: {why}")
+    return {**config, "rows_per_thread": int(rows)}
+
+
 SPEC = KernelSpec(
     name="dia_vi",
     formats=("dia_vi",),
+    default_for=("dia_vi",),
     source="dia_vi",
     expressions=_expressions,
     bind=bind,
+    configure=configure,
     defaults={"ldg": True, "block_threads": None, "rows_per_thread": None},
     description="one thread per 1 or 4 rows over one-byte value codes, the value table and offsets in shared memory",
 )

@@ -7,6 +7,7 @@ says so, and :func:`cocktail.kernels.nondeterministic` also looks at the COO ker
 
 from __future__ import annotations
 
+from .config import flag
 from .spec import KernelSpec
 
 
@@ -26,12 +27,22 @@ def bind(fmt, config: dict, props, accumulate: bool = False) -> list:
     return launches
 
 
+def configure(spec, fmt, p, props, rules) -> dict:
+    """The configurations of the ELL part (ell) and the COO part (``coo_kernel``), with hyb's ``ldg``."""
+    ldg = flag(spec.name, "ldg", p["ldg"])
+    return {"ldg": ldg, "coo_kernel": p["coo_kernel"],
+            "parts": {"ell": rules.part("ell", fmt.ell, ldg, props, "hyb's ELL kernel"),
+                      "coo": rules.part(p["coo_kernel"], fmt.coo, ldg, props, "hyb: coo_kernel")}}
+
+
 SPEC = KernelSpec(
     name="hyb",
     formats=("hyb",),
+    default_for=("hyb",),
     source=None,
     expressions=_expressions,
     bind=bind,
+    configure=configure,
     defaults={"coo_kernel": "coo_segmented", "ldg": True},
     description="ell kernel on the ELL part, then a COO kernel on the rest",
 )

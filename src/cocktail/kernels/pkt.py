@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .launch import ALPHA, X, Y, Launch, beta_arg
+from .config import flag
 from .spec import KernelSpec, type_names
 
 
@@ -82,12 +83,25 @@ def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
     return launches
 
 
+def configure(spec, fmt, p, props, rules) -> dict:
+    """One block per packet (its lanes within the device limit) and the COO kernel of the rest."""
+    ldg = flag(spec.name, "ldg", p["ldg"])
+    lanes = int(fmt.params["threads_per_packet"])  # one block of threads per packet
+    if lanes > props.max_threads_per_block:
+        raise ValueError(f"pkt: threads_per_packet={lanes} exceeds this device's {props.max_threads_per_block} "
+                         f"threads per block")
+    rest = rules.part(p["coo_kernel"], fmt.rest, ldg, props, "pkt: coo_kernel")
+    return {"ldg": ldg, "coo_kernel": p["coo_kernel"], "rest": rest if fmt.rest.nnz else None}
+
+
 SPEC = KernelSpec(
     name="pkt",
     formats=("pkt",),
+    default_for=("pkt",),
     source="pkt",
     expressions=_expressions,
     bind=bind,
+    configure=configure,
     defaults={"ldg": True, "coo_kernel": "coo_segmented"},
     description="one block per packet, x and y slices in shared memory, COO remainder",
 )

@@ -33,9 +33,11 @@ def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
 SPEC = KernelSpec(
     name="sbell",
     formats=("sbell",),
+    default_for=("sbell",),
     source="sbell",
     expressions=_expressions,
     bind=bind,
+    configure=blocks.block_config,
     defaults={"ldg": True, "block_threads": None},
     description="one thread per superrow of r x c blocks, slices of slice_height superrows",
 )

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 
 from .device import grid_for
 from .launch import ALPHA, X, Y, Launch, beta_arg
+from .config import row_kernel
 from .spec import KernelSpec, type_names
 
 #: Threads per row the source is instantiated for (at most 8: a warp step then still reads
@@ -41,12 +44,25 @@ def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
     return [Launch(fn, grid_for(m * t, block, props), block, args, fmt.dtype)]
 
 
+def configure(spec, fmt, p, props, rules) -> dict:
+    """Threads per row: given, else the rule's for the mean slice width."""
+    t = p["threads_per_row"]
+    if t is None:
+        rows = fmt.nslices * fmt.slice_height  # padded rows: every slice is slice_height rows
+        t = rules.sell_threads(fmt.stored_slots / rows if rows else 0.0)
+    if isinstance(t, bool) or not isinstance(t, numbers.Integral) or t not in THREADS_PER_ROW:
+        raise ValueError(f"sell: threads_per_row must be one of {THREADS_PER_ROW} or None, got {t!r}")
+    return {**row_kernel(spec, fmt, p, props, rules), "threads_per_row": int(t)}
+
+
 SPEC = KernelSpec(
     name="sell",
     formats=("sell",),
+    default_for=("sell",),
     source="sell",
     expressions=_expressions,
     bind=bind,
+    configure=configure,
     defaults={"threads_per_row": None, "ldg": True, "block_threads": None},
     description="a group of 1-8 threads per row over column-major slices, shuffle reduction, "
                 "the row permutation applied to y",

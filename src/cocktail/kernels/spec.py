@@ -38,16 +38,21 @@ class KernelSpec:
     accumulate)`` returns the :class:`~cocktail.kernels.launch.Launch` sequence of one product
     ``y = alpha*A@x + beta*y`` (with ``accumulate``: ``y += alpha*A@x``, beta fixed at 1) for a
     matrix with at least one row; ``config`` holds every kernel parameter resolved to a
-    concrete value (``cocktail.tuning.launch_rules`` resolves them).  ``defaults`` are the
-    parameters a user may pass as ``SparseMatrix(..., kernel=name, **params)``; ``None``
-    means "chosen by the rule in ``cocktail.tuning``".
+    concrete value by ``configure(spec, storage, params, props, rules)``, which checks the
+    user's ``params`` (the defaults merged in) and fills every ``None`` from ``rules``, the
+    tuning layer's rule book passed in (:data:`cocktail.tuning.launch_rules.RULES`: the kernel
+    never imports a rule).  ``defaults`` are the parameters a user may pass as
+    ``SparseMatrix(..., kernel=name, **params)``; ``None`` means "chosen by the rule".
+    ``default_for``: the formats whose matrices run this kernel unless the caller names one.
     """
 
     name: str
     formats: tuple[str, ...]
     expressions: Callable[[str, str], list[str]]
     bind: Callable
+    configure: Callable
     defaults: dict = field(default_factory=dict)
+    default_for: tuple[str, ...] = ()
     source: str | None = None          # .cu file stem; None for composed kernels (hyb) and vendor calls
     deterministic: bool = True
     description: str = ""

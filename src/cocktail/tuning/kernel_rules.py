@@ -130,10 +130,10 @@ def csr_kernel(row_lengths) -> str:
     return "csr_scalar"
 
 
-#: The kernel each format uses unless the caller names one.
-FORMAT_KERNELS = {"coo": "coo_atomic", "dia": "dia", "ell": "ell", "hyb": "hyb", "pkt": "pkt",
-                  "bdia": "bdia", "sell": "sell", "bcsr": "bcsr", "bell": "bell", "sbell": "sbell",
-                  "dia_vi": "dia_vi"}
+def format_kernels() -> dict[str, str]:
+    """The kernel each format uses unless the caller names one: the kernel that declares itself the
+    format's default (``KernelSpec.default_for``).  CSR has a rule instead (:func:`csr_kernel`)."""
+    return {fmt: name for name in kernels.names() for fmt in kernels.get(name).default_for}
 
 
 def choose_kernel(storage, deterministic: bool = False) -> str | None:
@@ -144,7 +144,7 @@ def choose_kernel(storage, deterministic: bool = False) -> str | None:
     """
     if storage.dtype.kind == "c":
         return None
-    name = csr_kernel(storage.row_lengths()) if storage.name == "csr" else FORMAT_KERNELS.get(storage.name)
+    name = csr_kernel(storage.row_lengths()) if storage.name == "csr" else format_kernels().get(storage.name)
     if name is None or not deterministic or kernels.get(name).deterministic:
         return name
     return next((spec.name for spec in kernels.for_format(storage.name) if spec.deterministic), None)

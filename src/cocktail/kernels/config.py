@@ -1,0 +1,37 @@
+"""Checks shared by the kernels' ``configure`` functions: each kernel module declares how its launch is
+configured (``KernelSpec.configure``), and the values it may choose come from the tuning layer's rules,
+passed in (``rules``: :data:`cocktail.tuning.launch_rules.RULES`), so that no kernel imports a rule."""
+
+from __future__ import annotations
+
+import operator
+
+from .device import WARP_SIZE
+
+
+def flag(kernel: str, name: str, value) -> bool:
+    """``value`` when it is True or False; ``ValueError`` naming the parameter otherwise."""
+    if not isinstance(value, bool):
+        raise ValueError(f"{kernel}: {name} must be True or False, got {value!r}")
+    return value
+
+
+def block_threads(kernel: str, given, props, default: int) -> int:
+    """Threads per block: ``given`` or ``default``; a positive multiple of the warp size within the device limit."""
+    block = default if given is None else given
+    try:
+        if isinstance(block, bool):
+            raise TypeError
+        block = operator.index(block)
+    except TypeError:
+        raise ValueError(f"{kernel}: block_threads must be an integer, got {block!r}") from None
+    if block <= 0 or block % WARP_SIZE or block > props.max_threads_per_block:
+        raise ValueError(f"{kernel}: block_threads must be a positive multiple of {WARP_SIZE} "
+                         f"up to {props.max_threads_per_block}, got {block}")
+    return block
+
+
+def row_kernel(spec, fmt, p, props, rules) -> dict:
+    """``ldg`` and ``block_threads`` (the configuration of a kernel with no other parameter)."""
+    return {"ldg": flag(spec.name, "ldg", p["ldg"]),
+            "block_threads": block_threads(spec.name, p["block_threads"], props, rules.BLOCK_THREADS)}
