@@ -1,8 +1,10 @@
 """GPU kernels: CUDA C++ sources in this package, compiled at run time through CuPy.
 
 One name per kernel: ``<name>.cu`` holds ``__global__ <name>`` (and its helper kernels,
-prefixed ``<name>_``), ``<name>.py`` holds its :class:`KernelSpec` and binder, the
-registry key is ``<name>`` and benchmarks label it ``<name>``.  The ``cusparse_*`` kernels have
+prefixed ``<name>_``), ``<name>.py`` declares the rest of it: its :class:`KernelSpec` (most
+through :func:`~.spec.own_kernel`) with its binder, its launch configuration (``configure``, the
+rule values passed in) and the formats it is the default of; the registry key is ``<name>`` and
+benchmarks label it ``<name>``.  The ``cusparse_*`` kernels have
 no source: they call the vendor library (:mod:`.cusparse`), and their specs say ``vendor``.
 """
 

@@ -7,7 +7,7 @@ import numpy as np
 from . import blocks
 from .device import grid_for
 from .launch import ALPHA, X, Y, Launch, beta_arg
-from .spec import KernelSpec
+from .spec import own_kernel
 
 #: Lanes per superrow the kernel accepts (powers of two dividing the warp; 32 is clSpMV's warp).
 THREADS_PER_SUPERROW = (1, 2, 4, 8, 16, 32)
@@ -40,14 +40,6 @@ def configure(spec, fmt, p, props, rules) -> dict:
     return {**blocks.block_config(spec, fmt, p, props, rules), "threads_per_superrow": int(t)}
 
 
-SPEC = KernelSpec(
-    name="bcsr",
-    formats=("bcsr",),
-    default_for=("bcsr",),
-    source="bcsr",
-    expressions=_expressions,
-    bind=bind,
-    configure=configure,
-    defaults={"threads_per_superrow": None, "ldg": True, "block_threads": None},
-    description="a group of 1-32 lanes per superrow of r x c blocks, shuffle reduction",
-)
+SPEC = own_kernel("bcsr", ("bcsr",),
+                  "a group of 1-32 lanes per superrow of r x c blocks, shuffle reduction",
+                  _expressions, bind, configure, params={"threads_per_superrow": None}, default=True)

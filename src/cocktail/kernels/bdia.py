@@ -10,7 +10,7 @@ import numpy as np
 from .device import grid_for
 from .launch import ALPHA, X, Y, Launch, beta_arg
 from .config import row_kernel
-from .spec import KernelSpec, type_names
+from .spec import own_kernel, type_names
 
 
 def _expressions(v: str, i: str) -> list[str]:
@@ -73,14 +73,6 @@ def configure(spec, fmt, p, props, rules) -> dict:
     return {**config, "piece_width": int(piece)}
 
 
-SPEC = KernelSpec(
-    name="bdia",
-    formats=("bdia",),
-    default_for=("bdia",),
-    source="bdia",
-    expressions=_expressions,
-    bind=bind,
-    configure=configure,
-    defaults={"ldg": True, "block_threads": None, "piece_width": None},
-    description="one thread per row, each band's slice of x staged in shared memory, piece_width diagonals at a time",
-)
+SPEC = own_kernel("bdia", ("bdia",),
+                  "one thread per row, each band's slice of x staged in shared memory, piece_width diagonals at a time",
+                  _expressions, bind, configure, params={"piece_width": None}, default=True)

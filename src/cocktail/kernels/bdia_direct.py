@@ -6,7 +6,7 @@ from .bdia import band_args, band_ptr64
 from .device import grid_for
 from .launch import ALPHA, X, Y, Launch, beta_arg
 from .config import row_kernel
-from .spec import KernelSpec, type_names
+from .spec import own_kernel, type_names
 
 
 def _expressions(v: str, i: str) -> list[str]:
@@ -22,13 +22,6 @@ def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
                    grid_for(m, block, props), block, args, fmt.dtype)]
 
 
-SPEC = KernelSpec(
-    name="bdia_direct",
-    formats=("bdia",),
-    source="bdia_direct",
-    expressions=_expressions,
-    bind=bind,
-    configure=row_kernel,
-    defaults={"ldg": True, "block_threads": None},
-    description="one thread per row over the bands, x read directly (no staging)",
-)
+SPEC = own_kernel("bdia_direct", ("bdia",),
+                  "one thread per row over the bands, x read directly (no staging)",
+                  _expressions, bind, row_kernel)

@@ -7,7 +7,7 @@ import numpy as np
 from . import blocks
 from .device import grid_for
 from .launch import ALPHA, X, Y, Launch, beta_arg
-from .spec import KernelSpec
+from .spec import own_kernel
 
 
 def _expressions(v: str, i: str) -> list[str]:
@@ -26,14 +26,6 @@ def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
     return [Launch(fn, grid_for(superrows, block, props), block, args, fmt.dtype)]
 
 
-SPEC = KernelSpec(
-    name="bell",
-    formats=("bell",),
-    default_for=("bell",),
-    source="bell",
-    expressions=_expressions,
-    bind=bind,
-    configure=blocks.block_config,
-    defaults={"ldg": True, "block_threads": None},
-    description="one thread per superrow of r x c blocks, column-major block slots",
-)
+SPEC = own_kernel("bell", ("bell",),
+                  "one thread per superrow of r x c blocks, column-major block slots",
+                  _expressions, bind, blocks.block_config, default=True)

@@ -13,7 +13,7 @@ from . import scale_y
 from .device import WARP_SIZE
 from .launch import ALPHA, X, Y, Launch
 from .config import row_kernel
-from .spec import KernelSpec, type_names
+from .spec import own_kernel, type_names
 
 
 def _expressions(v: str, i: str) -> list[str]:
@@ -45,15 +45,6 @@ def configure(spec, fmt, p, props, rules) -> dict:
     return {**config, "omega": rules.coo.check_omega(omega), "warps": warps, "scale_block": rules.scale_block(props)}
 
 
-SPEC = KernelSpec(
-    name="coo_atomic",
-    formats=("coo",),
-    default_for=("coo",),
-    source="coo_atomic",
-    expressions=_expressions,
-    bind=bind,
-    configure=configure,
-    defaults={"omega": None, "ldg": True, "block_threads": None},
-    deterministic=False,
-    description="equal warp chunks, segmented scan, one atomicAdd per row segment",
-)
+SPEC = own_kernel("coo_atomic", ("coo",),
+                  "equal warp chunks, segmented scan, one atomicAdd per row segment",
+                  _expressions, bind, configure, params={"omega": None}, default=True, deterministic=False)

@@ -13,7 +13,7 @@ from . import scale_y
 from .device import WARP_SIZE, blocks_per_sm
 from .launch import ALPHA, X, Y, Launch
 from .config import row_kernel
-from .spec import KernelSpec, type_names
+from .spec import own_kernel, type_names
 
 
 def _expressions(v: str, i: str) -> list[str]:
@@ -62,13 +62,6 @@ def configure(spec, fmt, p, props, rules) -> dict:
     return {**config, "interval": interval, "warps": warps, "scale_block": rules.scale_block(props)}
 
 
-SPEC = KernelSpec(
-    name="coo_segmented",
-    formats=("coo",),
-    source="coo_segmented",
-    expressions=_expressions,
-    bind=bind,
-    configure=configure,
-    defaults={"ldg": True, "block_threads": None},
-    description="warp segmented reduction over intervals, carries fixed up in warp order",
-)
+SPEC = own_kernel("coo_segmented", ("coo",),
+                  "warp segmented reduction over intervals, carries fixed up in warp order",
+                  _expressions, bind, configure)

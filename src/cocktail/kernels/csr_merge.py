@@ -9,7 +9,7 @@ import numpy as np
 from .device import capped_grid, grid_for
 from .launch import ALPHA, X, Y, Launch, beta_arg
 from .config import row_kernel
-from .spec import KernelSpec, type_names
+from .spec import own_kernel, type_names
 
 
 def _expressions(v: str, i: str) -> list[str]:
@@ -59,18 +59,11 @@ def configure(spec, fmt, p, props, rules) -> dict:
     except TypeError:
         k = None
     if k is None or k < 1:
-        raise ValueError(f"csr_merge: items_per_thread must be a positive integer or None, got {p['items_per_thread']!r}")
+        raise ValueError(f"csr_merge: items_per_thread must be a positive integer or None, "
+                         f"got {p['items_per_thread']!r}")
     return {**row_kernel(spec, fmt, p, props, rules), "items_per_thread": k}
 
 
-SPEC = KernelSpec(
-    name="csr_merge",
-    formats=("csr",),
-    source="csr_merge",
-    expressions=_expressions,
-    bind=bind,
-    configure=configure,
-    defaults={"items_per_thread": None, "block_threads": None, "ldg": True},
-    description="merge-path load balancing over row ends and nonzeros, deterministic carry fix-up",
-    deterministic=True,
-)
+SPEC = own_kernel("csr_merge", ("csr",),
+                  "merge-path load balancing over row ends and nonzeros, deterministic carry fix-up",
+                  _expressions, bind, configure, params={"items_per_thread": None})

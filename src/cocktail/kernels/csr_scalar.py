@@ -5,7 +5,7 @@ from __future__ import annotations
 from .device import grid_for
 from .launch import ALPHA, X, Y, Launch, beta_arg
 from .config import row_kernel
-from .spec import KernelSpec, type_names
+from .spec import own_kernel, type_names
 
 
 def _expressions(v: str, i: str) -> list[str]:
@@ -21,13 +21,6 @@ def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
     return [Launch(fn, grid_for(m, block, props), block, args, fmt.dtype)]
 
 
-SPEC = KernelSpec(
-    name="csr_scalar",
-    formats=("csr",),
-    source="csr_scalar",
-    expressions=_expressions,
-    bind=bind,
-    configure=row_kernel,
-    defaults={"ldg": True, "block_threads": None},
-    description="one thread per row",
-)
+SPEC = own_kernel("csr_scalar", ("csr",),
+                  "one thread per row",
+                  _expressions, bind, row_kernel)

@@ -15,7 +15,7 @@ import numpy as np
 from .device import WARP_SIZE, capped_grid
 from .launch import ALPHA, X, Y, Launch, beta_arg
 from .config import flag, row_kernel
-from .spec import KernelSpec, type_names
+from .spec import own_kernel, type_names
 
 #: Nonzeros per lane of an item that the source is instantiated for.
 ITEMS_PER_LANE = (4, 8, 16)
@@ -105,14 +105,6 @@ def configure(spec, fmt, p, props, rules) -> dict:
     return {**config, "own_row": own_row, "rows_per_item": rows_per_item}
 
 
-SPEC = KernelSpec(
-    name="csr_stream",
-    formats=("csr",),
-    source="csr_stream",
-    expressions=_expressions,
-    bind=bind,
-    configure=configure,
-    defaults={"items_per_lane": None, "stream": True, "ldg": True, "block_threads": None},
-    description="balanced warp items of up to 32*items_per_lane nonzeros, products staged in shared memory",
-    deterministic=True,
-)
+SPEC = own_kernel("csr_stream", ("csr",),
+                  "balanced warp items of up to 32*items_per_lane nonzeros, products staged in shared memory",
+                  _expressions, bind, configure, params={"items_per_lane": None, "stream": True})

@@ -5,7 +5,7 @@ from __future__ import annotations
 from .device import grid_for
 from .launch import ALPHA, X, Y, Launch, beta_arg
 from .config import flag, row_kernel
-from .spec import KernelSpec, type_names
+from .spec import own_kernel, type_names
 
 #: Threads per row the source is instantiated for.
 THREADS_PER_ROW = (2, 4, 8, 16, 32)
@@ -41,13 +41,6 @@ def configure(spec, fmt, p, props, rules) -> dict:
             "aligned": flag(spec.name, "aligned", p["aligned"])}
 
 
-SPEC = KernelSpec(
-    name="csr_vector",
-    formats=("csr",),
-    source="csr_vector",
-    expressions=_expressions,
-    bind=bind,
-    configure=configure,
-    defaults={"threads_per_row": None, "aligned": True, "ldg": True, "block_threads": None},
-    description="a group of 2-32 threads per row, shuffle reduction, optionally aligned to the group width",
-)
+SPEC = own_kernel("csr_vector", ("csr",),
+                  "a group of 2-32 threads per row, shuffle reduction, optionally aligned to the group width",
+                  _expressions, bind, configure, params={"threads_per_row": None, "aligned": True})

@@ -7,7 +7,7 @@ import numpy as np
 from .device import grid_for
 from .launch import ALPHA, X, Y, Launch, beta_arg
 from .config import row_kernel
-from .spec import KernelSpec, type_names
+from .spec import own_kernel, type_names
 
 
 def _expressions(v: str, i: str) -> list[str]:
@@ -25,14 +25,6 @@ def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
                    grid_for(m, block, props), block, args, fmt.dtype, shared_mem=block * fmt.index_dtype.itemsize)]
 
 
-SPEC = KernelSpec(
-    name="dia",
-    formats=("dia",),
-    default_for=("dia",),
-    source="dia",
-    expressions=_expressions,
-    bind=bind,
-    configure=row_kernel,
-    defaults={"ldg": True, "block_threads": None},
-    description="one thread per row, diagonal offsets staged in shared memory",
-)
+SPEC = own_kernel("dia", ("dia",),
+                  "one thread per row, diagonal offsets staged in shared memory",
+                  _expressions, bind, row_kernel, default=True)

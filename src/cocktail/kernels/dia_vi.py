@@ -9,7 +9,7 @@ import numpy as np
 from .device import grid_for
 from .launch import ALPHA, X, Y, Launch, beta_arg
 from .config import row_kernel
-from .spec import KernelSpec, type_names
+from .spec import own_kernel, type_names
 
 #: Rows per thread the kernel is instantiated for (4: the rows' codes of a diagonal in one load).
 ROWS_PER_THREAD = (1, 4)
@@ -67,14 +67,6 @@ def configure(spec, fmt, p, props, rules) -> dict:
     return {**config, "rows_per_thread": int(rows)}
 
 
-SPEC = KernelSpec(
-    name="dia_vi",
-    formats=("dia_vi",),
-    default_for=("dia_vi",),
-    source="dia_vi",
-    expressions=_expressions,
-    bind=bind,
-    configure=configure,
-    defaults={"ldg": True, "block_threads": None, "rows_per_thread": None},
-    description="one thread per 1 or 4 rows over one-byte value codes, the value table and offsets in shared memory",
-)
+SPEC = own_kernel("dia_vi", ("dia_vi",),
+                  "one thread per 1 or 4 rows over one-byte value codes, the value table and offsets in shared memory",
+                  _expressions, bind, configure, params={"rows_per_thread": None}, default=True)

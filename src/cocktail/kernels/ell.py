@@ -7,7 +7,7 @@ import numpy as np
 from .device import grid_for
 from .launch import ALPHA, X, Y, Launch, beta_arg
 from .config import row_kernel
-from .spec import KernelSpec, type_names
+from .spec import own_kernel, type_names
 
 
 def _expressions(v: str, i: str) -> list[str]:
@@ -24,14 +24,6 @@ def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
                    grid_for(m, block, props), block, args, fmt.dtype)]
 
 
-SPEC = KernelSpec(
-    name="ell",
-    formats=("ell",),
-    default_for=("ell",),
-    source="ell",
-    expressions=_expressions,
-    bind=bind,
-    configure=row_kernel,
-    defaults={"ldg": True, "block_threads": None},
-    description="one thread per row, column-major slots",
-)
+SPEC = own_kernel("ell", ("ell",),
+                  "one thread per row, column-major slots",
+                  _expressions, bind, row_kernel, default=True)

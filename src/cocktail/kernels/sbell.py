@@ -7,7 +7,7 @@ import numpy as np
 from . import blocks
 from .device import grid_for
 from .launch import ALPHA, X, Y, Launch, beta_arg
-from .spec import KernelSpec
+from .spec import own_kernel
 
 
 def _expressions(v: str, i: str) -> list[str]:
@@ -30,14 +30,6 @@ def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
     return [Launch(fn, grid_for(superrows, block, props), block, args, fmt.dtype)]
 
 
-SPEC = KernelSpec(
-    name="sbell",
-    formats=("sbell",),
-    default_for=("sbell",),
-    source="sbell",
-    expressions=_expressions,
-    bind=bind,
-    configure=blocks.block_config,
-    defaults={"ldg": True, "block_threads": None},
-    description="one thread per superrow of r x c blocks, slices of slice_height superrows",
-)
+SPEC = own_kernel("sbell", ("sbell",),
+                  "one thread per superrow of r x c blocks, slices of slice_height superrows",
+                  _expressions, bind, blocks.block_config, default=True)

@@ -9,7 +9,7 @@ import numpy as np
 from .device import grid_for
 from .launch import ALPHA, X, Y, Launch, beta_arg
 from .config import row_kernel
-from .spec import KernelSpec, type_names
+from .spec import own_kernel, type_names
 
 #: Threads per row the source is instantiated for (at most 8: a warp step then still reads
 #: runs of at least 4 consecutive rows of one slot column).
@@ -55,15 +55,7 @@ def configure(spec, fmt, p, props, rules) -> dict:
     return {**row_kernel(spec, fmt, p, props, rules), "threads_per_row": int(t)}
 
 
-SPEC = KernelSpec(
-    name="sell",
-    formats=("sell",),
-    default_for=("sell",),
-    source="sell",
-    expressions=_expressions,
-    bind=bind,
-    configure=configure,
-    defaults={"threads_per_row": None, "ldg": True, "block_threads": None},
-    description="a group of 1-8 threads per row over column-major slices, shuffle reduction, "
-                "the row permutation applied to y",
-)
+SPEC = own_kernel("sell", ("sell",),
+                  "a group of 1-8 threads per row over column-major slices, shuffle reduction, "
+                  "the row permutation applied to y",
+                  _expressions, bind, configure, params={"threads_per_row": None}, default=True)

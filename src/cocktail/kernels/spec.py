@@ -92,3 +92,19 @@ class KernelSpec:
             raise TypeError(f"kernel {self.name!r} has no parameter {', '.join(map(repr, sorted(unknown)))}; "
                             f"its parameters are: {known}")
         return {**self.defaults, **given}
+
+
+#: The parameters of every kernel of our own that launches with a block of threads: whether ``x`` is
+#: read through the read-only cache, and the block size (None: the rule's).
+LAUNCH_DEFAULTS = {"ldg": True, "block_threads": None}
+
+
+def own_kernel(name: str, formats, description: str, expressions, bind, configure, *, params=None,
+               default: bool = False, **more) -> KernelSpec:
+    """The spec of a kernel of our own whose source is ``<name>.cu``: its ``params`` then
+    :data:`LAUNCH_DEFAULTS`; ``default``: the kernel of every format it multiplies unless the caller
+    names one; ``more``: any other :class:`KernelSpec` field."""
+    formats = tuple(formats)
+    return KernelSpec(name=name, formats=formats, source=name, expressions=expressions, bind=bind,
+                      configure=configure, defaults={**(params or {}), **LAUNCH_DEFAULTS},
+                      default_for=formats if default else (), description=description, **more)
