@@ -50,12 +50,17 @@ CUSPARSE_ALG = 1
 DIA_VI_ROWS_PER_THREAD = 4
 
 
-def csr_vector_threads(mean_row_length: float) -> int:
-    """Threads per row for csr_vector: the smallest power of two >= the mean row length, in [2, 32]."""
-    t = VECTOR_MIN_THREADS
-    while t < mean_row_length and t < VECTOR_MAX_THREADS:
+def _power_of_two_covering(value: float, low: int, high: int) -> int:
+    """The smallest power of two >= ``value``, within [``low``, ``high``] (both powers of two)."""
+    t = low
+    while t < value and t < high:
         t *= 2
     return t
+
+
+def csr_vector_threads(mean_row_length: float) -> int:
+    """Threads per row for csr_vector: the smallest power of two >= the mean row length, in [2, 32]."""
+    return _power_of_two_covering(mean_row_length, VECTOR_MIN_THREADS, VECTOR_MAX_THREADS)
 
 
 def sell_threads(mean_slice_width: float) -> int:
@@ -67,18 +72,12 @@ def sell_threads(mean_slice_width: float) -> int:
     single lane per row suits short rows; longer rows get more lanes so that a warp keeps more
     loads in flight and the shuffle reduction stays short next to the loads.
     """
-    t = SELL_MIN_THREADS
-    while mean_slice_width > SELL_SLOTS_PER_LANE * t and t < SELL_MAX_THREADS:
-        t *= 2
-    return t
+    return _power_of_two_covering(mean_slice_width / SELL_SLOTS_PER_LANE, SELL_MIN_THREADS, SELL_MAX_THREADS)
 
 
 def bcsr_threads(mean_blocks: float) -> int:
     """Lanes per superrow for bcsr: the smallest power of two >= the mean blocks per superrow, in [2, 32]."""
-    t = BCSR_MIN_THREADS
-    while t < mean_blocks and t < BCSR_MAX_THREADS:
-        t *= 2
-    return t
+    return _power_of_two_covering(mean_blocks, BCSR_MIN_THREADS, BCSR_MAX_THREADS)
 
 
 def coo_omega(nnz: int) -> int:
