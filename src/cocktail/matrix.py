@@ -236,16 +236,13 @@ class SparseMatrix:
             if params or kernel is not None:
                 raise TypeError("format='auto' picks its own format, kernel and parameters; "
                                 "name a format to pass them")
-            unplanned = _why_not_planned(csr, executor, self.device)
-            if unplanned is None:
-                from .auto import planning
+            from .auto import decide
 
-                self.storage, self._executor, self.auto = planning.choose(csr, tune, deterministic, vendor)
+            decision = decide(csr, self.device, executor, tune, deterministic, vendor)
+            if decision.report is not None:
+                self.storage, self._executor, self.auto = decision.storage, decision.executor, decision.report
                 return
-            from .auto.fixed_rule import choose_with_reason
-
-            format, why = choose_with_reason(csr, device=self.device)
-            self._auto_reason = unplanned + why
+            format, self._auto_reason = decision.format, decision.reason
         storage = formats.get(format).from_csr(csr, **format_params(format, csr.dtype, params))
         bound = executors.create(executor, storage, self.device, spec, kernel_params, deterministic=deterministic)
         self.storage, self._executor = storage, bound  # only now: a failed binding leaves self holding nothing
@@ -583,19 +580,3 @@ def _guard_host(x, y) -> None:
 
 def _param_text(params: dict) -> str:
     return ", ".join(f"{k}={describe.value_text(v)}" for k, v in params.items())
-
-
-def _why_not_planned(csr, executor, device: str):
-    """None when format="auto" runs the planner (real values with entries, on the GPU, GPU kernels); else
-    why it does not, as the start of explain()'s sentence (empty on the CPU, where it never does)."""
-    if device != "cuda":
-        return ""
-    if executor not in (None, "cuda"):
-        why = f"executor={executor!r} runs no GPU kernel"
-    elif csr.dtype.kind != "f":
-        why = f"it plans real values, these are {csr.dtype.name}"
-    elif csr.nnz == 0:
-        why = "it plans matrices with entries"
-    else:
-        return None
-    return f"the planner did not run ({why}); "

@@ -11,3 +11,51 @@
   race on the matrix, ``tune="measure"``, the decision cache (:mod:`.decisions`);
 - :mod:`.fixed_rule`: the rule without a profile (and on the CPU).
 """
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass
+class Decision:
+    """What ``format="auto"`` decided for one matrix: a plan built by the planner (``storage``, ``executor``,
+    ``report``), or the fixed rule's ``format`` and the ``reason`` for explain()."""
+
+    storage: object = None
+    executor: object = None
+    report: object = None  # planning.AutoReport when the planner ran
+    format: str | None = None
+    reason: str | None = None
+
+
+def decide(csr, device: str, executor=None, tune: str = "model", deterministic: bool = False,
+           vendor: bool = True) -> Decision:
+    """``format="auto"`` for the canonical CSR ``csr``: the planner on the GPU (real values with entries,
+    GPU kernels: :func:`.planning.choose`), else the fixed rule (:mod:`.fixed_rule`)."""
+    unplanned = why_not_planned(csr, executor, device)
+    if unplanned is None:
+        from .planning import choose
+
+        storage, bound, report = choose(csr, tune, deterministic, vendor)
+        return Decision(storage, bound, report)
+    from .fixed_rule import choose_with_reason
+
+    format, why = choose_with_reason(csr, device=device)
+    return Decision(format=format, reason=unplanned + why)
+
+
+def why_not_planned(csr, executor, device: str) -> str | None:
+    """None when format="auto" runs the planner (real values with entries, on the GPU, GPU kernels); else
+    why it does not, as the start of explain()'s sentence (empty on the CPU, where it never does)."""
+    if device != "cuda":
+        return ""
+    if executor not in (None, "cuda"):
+        why = f"executor={executor!r} runs no GPU kernel"
+    elif csr.dtype.kind != "f":
+        why = f"it plans real values, these are {csr.dtype.name}"
+    elif csr.nnz == 0:
+        why = "it plans matrices with entries"
+    else:
+        return None
+    return f"the planner did not run ({why}); "
