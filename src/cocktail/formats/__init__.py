@@ -1,49 +1,35 @@
 """The storage formats and their registry.
 
-One module per format; its class's ``name`` is the registry key, the reference
-executor's module name, and (later) the kernel name and benchmark label.
+One module per format, declaring ``FORMAT`` (found by :class:`cocktail.registry.Registry`); its
+class's ``name`` is the registry key, the reference product's module name and the benchmark label.
 """
 
 from __future__ import annotations
 
+from ..registry import Registry
 from .base import SparseFormat
 from .coo import COO
 from .csr import CSR
 
-_REGISTRY: dict[str, type[SparseFormat]] = {}
+#: Every module of this package that declares a ``FORMAT``; general formats first, then the padded ones.
+_REGISTRY = Registry(__name__, "FORMAT", "format", lambda module, cls: cls.name,
+                     first=("csr", "coo", "dia", "dia_vi", "bdia", "ell", "sell", "hyb", "pkt", "bcsr", "bell", "sbell",
+                            "cocktail"))
 
 
 def register(cls: type[SparseFormat]) -> type[SparseFormat]:
-    """Add a format class to the registry under ``cls.name``."""
-    _REGISTRY[cls.name] = cls
-    return cls
+    """Register a format class declared outside this package, under ``cls.name``."""
+    return _REGISTRY.add(cls)
 
 
 def names() -> list[str]:
     """Names of the registered formats, in registration order."""
-    return list(_REGISTRY)
+    return _REGISTRY.names()
 
 
 def get(name: str) -> type[SparseFormat]:
     """The format class registered as ``name``; ``ValueError`` listing the names otherwise."""
-    try:
-        return _REGISTRY[name]
-    except (KeyError, TypeError):
-        raise ValueError(f"unknown format {name!r}; registered formats: {', '.join(names())}") from None
+    return _REGISTRY.get(name)
 
-
-# Registration order is the order of names(): general formats first, then the padded ones.
-_MODULES = ("csr", "coo", "dia", "dia_vi", "bdia", "ell", "sell", "hyb", "pkt", "bcsr", "bell", "sbell", "cocktail")
-
-
-def _load_all() -> None:
-    from importlib import import_module
-
-    for mod_name in _MODULES:
-        module = import_module(f"{__name__}.{mod_name}")
-        register(module.FORMAT)
-
-
-_load_all()
 
 __all__ = ["SparseFormat", "CSR", "COO", "names", "get", "register"]

@@ -10,37 +10,29 @@ no source: they call the vendor library (:mod:`.cusparse`), and their specs say 
 
 from __future__ import annotations
 
-from importlib import import_module
-
+from ..registry import Registry
 from .spec import KernelSpec, value_type_name
 
-# Kernel modules in registry order.
-_MODULES = ("csr_scalar", "csr_vector", "csr_merge", "csr_stream", "coo_segmented", "coo_atomic", "dia", "ell", "hyb",
-            "pkt", "bdia", "bdia_direct", "sell", "bcsr", "bell", "sbell", "dia_vi", "cusparse_csr", "cusparse_coo")
-_REGISTRY: dict[str, KernelSpec] = {}
-
-
-def _load_all() -> None:
-    for mod_name in _MODULES:
-        module = import_module(f"{__name__}.{mod_name}")
-        _REGISTRY[module.SPEC.name] = module.SPEC
+#: Every module of this package that declares a ``SPEC``; these first, in this order, then any other by name.
+_REGISTRY = Registry(__name__, "SPEC", "kernel", lambda module, spec: spec.name,
+                     first=("csr_scalar", "csr_vector", "csr_merge", "csr_stream", "coo_segmented", "coo_atomic",
+                            "dia", "ell", "hyb", "pkt", "bdia", "bdia_direct", "sell", "bcsr", "bell", "sbell",
+                            "dia_vi", "cusparse_csr", "cusparse_coo"))
 
 
 def names() -> list[str]:
     """Names of the registered kernels, in registration order."""
-    if not _REGISTRY:
-        _load_all()
-    return list(_REGISTRY)
+    return _REGISTRY.names()
 
 
 def get(name: str) -> KernelSpec:
     """The kernel registered as ``name``; ``ValueError`` listing the names otherwise."""
-    if not _REGISTRY:
-        _load_all()
-    try:
-        return _REGISTRY[name]
-    except (KeyError, TypeError):
-        raise ValueError(f"unknown kernel {name!r}; registered kernels: {', '.join(names())}") from None
+    return _REGISTRY.get(name)
+
+
+def register(spec: KernelSpec) -> KernelSpec:
+    """Register a kernel declared outside this package."""
+    return _REGISTRY.add(spec)
 
 
 def for_format(format_name: str) -> list[KernelSpec]:
@@ -62,4 +54,4 @@ def nondeterministic(spec: KernelSpec, config: dict) -> tuple[str, ...]:
     return tuple(found)
 
 
-__all__ = ["KernelSpec", "names", "get", "for_format", "nondeterministic", "value_type_name"]
+__all__ = ["KernelSpec", "names", "get", "register", "for_format", "nondeterministic", "value_type_name"]

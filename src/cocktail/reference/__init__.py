@@ -1,35 +1,32 @@
 """The reference executor: a NumPy SpMV for every format, reading that format's own arrays.
 
 It is the test oracle of the GPU kernels and the CPU backend of :class:`cocktail.SparseMatrix`.
-Each module here is named after its format and registers ``product(fmt, X)``, which returns
+Each module here is named after its format and declares ``product(fmt, X)``, which returns
 ``A @ X`` for a 2-D block ``X`` of shape (n, k) already in the format's value dtype.  The
 code is written against the array module of its inputs, so it also runs on CuPy arrays.
 """
 
 from __future__ import annotations
 
-from importlib import import_module
-
+from ..registry import Registry
 from ..validate import product_operands
 
-_PRODUCTS = {}
+#: Every module of this package that declares a ``product``, keyed by the module's name (its format's).
+_PRODUCTS = Registry(__name__, "product", "reference product", lambda module, product: module)
 
 
 def register(name: str):
-    """Decorator: register ``product(fmt, X)`` as the reference product of format ``name``."""
+    """Decorator: register ``product(fmt, X)``, declared outside this package, as format ``name``'s."""
 
     def deco(fn):
-        _PRODUCTS[name] = fn
-        return fn
+        return _PRODUCTS.add(fn, module=name)
 
     return deco
 
 
 def product_for(fmt):
     """The registered reference product of ``fmt``'s format."""
-    if fmt.name not in _PRODUCTS:
-        import_module(f"{__name__}.{fmt.name}")  # each module registers its product on import
-    return _PRODUCTS[fmt.name]
+    return _PRODUCTS.get(fmt.name)
 
 
 def spmv(fmt, x, out=None, alpha=1, beta=0):

@@ -2,11 +2,9 @@
 
 from ..arrays import get_xp, row_ids
 from ..formats.block_grid import block_product
-from . import register
 from .entries import Entries, block_entries
 
 
-@register("bcsr")
 def product(fmt, X):
     """``A @ X`` from ``row_ptr``, ``col`` and ``data`` (r, nblocks, c)."""
     xp = get_xp(X)

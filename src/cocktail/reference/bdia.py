@@ -1,11 +1,9 @@
 """Reference BDIA product: walk each band's consecutive diagonals."""
 
 from ..arrays import get_xp, to_numpy
-from . import register
 from .entries import Entries, diagonal_entries
 
 
-@register("bdia")
 def product(fmt, X):
     """``A @ X`` from ``offsets``, ``band_ptr`` and ``data``.
 

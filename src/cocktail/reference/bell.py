@@ -2,11 +2,9 @@
 
 from ..arrays import get_xp
 from ..formats.block_grid import block_product
-from . import register
 from .entries import Entries, block_entries
 
 
-@register("bell")
 def product(fmt, X):
     """``A @ X`` from ``col`` (K, stride) and ``data`` (K, r, stride, c)."""
     xp = get_xp(X)

@@ -1,10 +1,9 @@
 """Reference Cocktail product: the sum of the parts' reference products."""
 
-from . import product_for, register
+from . import product_for
 from .entries import Entries, entries_of
 
 
-@register("cocktail")
 def product(fmt, X):
     """``A @ X`` as the sum over parts of ``part @ X``, each through its own reference product."""
     xp = fmt.xp

@@ -1,11 +1,9 @@
 """Reference COO product: scatter each triple's product into its row."""
 
 from ..arrays import get_xp, scatter_add
-from . import register
 from .entries import Entries, make
 
 
-@register("coo")
 def product(fmt, X):
     """``A @ X`` from ``row``, ``col`` and ``data``."""
     xp = get_xp(X)

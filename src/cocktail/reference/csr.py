@@ -1,11 +1,9 @@
 """Reference CSR product: scatter each entry's product into its row."""
 
 from ..arrays import get_xp, scatter_add
-from . import register
 from .entries import Entries, make
 
 
-@register("csr")
 def product(fmt, X):
     """``A @ X`` from ``indptr``, ``indices`` and ``data``."""
     xp = get_xp(X)

@@ -1,11 +1,9 @@
 """Reference DIA product: one shifted, bounds-checked axpy per stored diagonal."""
 
 from ..arrays import get_xp, to_numpy
-from . import register
 from .entries import Entries, diagonal_entries
 
 
-@register("dia")
 def product(fmt, X):
     """``A @ X`` from ``offsets`` and ``data``: ``Y[i] += data[d, i] * X[i + offsets[d]]``.
 

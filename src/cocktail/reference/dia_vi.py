@@ -1,11 +1,9 @@
 """Reference DIA-VI product: DIA's shifted, bounds-checked axpys with each slot's value decoded from the table."""
 
-from . import register
 from .dia import diagonal_axpys
 from .entries import Entries, diagonal_cells, flat, stored
 
 
-@register("dia_vi")
 def product(fmt, X):
     """``A @ X`` from ``offsets``, ``codes`` and ``table``: ``Y[i] += table[codes[d, i]] * X[i + offsets[d]]``.
 

@@ -1,11 +1,9 @@
 """Reference ELL product: each row sums its ``width`` slots, skipping padding (``col == -1``)."""
 
 from ..arrays import get_xp, scatter_add
-from . import register
 from .entries import Entries, make
 
 
-@register("ell")
 def product(fmt, X):
     """``A @ X`` from the ``(width, stride)`` arrays ``col`` and ``data``.
 

@@ -1,10 +1,9 @@
 """Reference HYB product: the ELL part's product plus the COO part's product."""
 
-from . import product_for, register
+from . import product_for
 from .entries import Entries, entries_of
 
 
-@register("hyb")
 def product(fmt, X):
     """``A @ X`` as ``ELL @ X + COO @ X``, each part through its own reference product."""
     Y = product_for(fmt.ell)(fmt.ell, X)

@@ -2,11 +2,10 @@
 
 from ..arrays import get_xp, row_ids, scatter_add
 from ..formats.pkt import LOCAL_BITS, LOCAL_MASK, SENTINEL
-from . import product_for, register
+from . import product_for
 from .entries import Entries, entries_of, make
 
 
-@register("pkt")
 def product(fmt, X):
     """``A @ X`` from ``perm``, ``packet_ptr``, ``packet_offset``, ``index``, ``data`` and ``rest``.
 

@@ -3,11 +3,9 @@
 from ..arrays import get_xp
 from ..formats.block_grid import block_product
 from ..formats.sbell import slot_coordinates
-from . import register
 from .entries import Entries, block_entries
 
 
-@register("sbell")
 def product(fmt, X):
     """``A @ X`` from ``slice_ptr``, ``col`` and the 1-D ``data``."""
     xp = get_xp(X)

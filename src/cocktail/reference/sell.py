@@ -1,11 +1,9 @@
 """Reference SELL product: slice by slice, each permuted row sums its slots, then y[perm[p]]."""
 
 from ..arrays import get_xp, scatter_add
-from . import register
 from .entries import Entries, make
 
 
-@register("sell")
 def product(fmt, X):
     """``A @ X`` from ``slice_ptr``, ``slice_width``, ``col``, ``data`` and ``perm``.
 

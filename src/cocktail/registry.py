@@ -1,0 +1,61 @@
+"""Registries: the entries of one package, each declared by a module of its own, found in one way.
+
+The formats (``FORMAT``, a :class:`~cocktail.formats.base.SparseFormat` subclass), the kernels
+(``SPEC``, a :class:`~cocktail.kernels.spec.KernelSpec`) and the reference products (``product``)
+are each declared by a module of their package; a :class:`Registry` imports the package's public
+modules the first time it is asked and keeps what each declares.  Adding a format or a kernel is
+adding its module: no list elsewhere names it.  :meth:`Registry.add` registers an entry declared
+outside the package (a plug-in, or a test's throwaway format).
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from typing import Callable
+
+
+class Registry:
+    """The entries that the modules of ``package`` declare as ``attribute``, keyed by ``key(module, entry)``.
+
+    ``first``: module names listed first, in that order (the order of :meth:`names`); the others follow
+    by name.  ``what`` names an entry in the error for an unknown key.
+    """
+
+    def __init__(self, package: str, attribute: str, what: str, key: Callable[[str, object], str],
+                 first: tuple[str, ...] = ()):
+        self.package, self.attribute, self.what, self.key, self.first = package, attribute, what, key, first
+        self._entries: dict | None = None
+
+    def _load(self) -> dict:
+        if self._entries is None:
+            entries = {}
+            path = importlib.import_module(self.package).__path__
+            found = {m.name for m in pkgutil.iter_modules(path) if not m.name.startswith("_")}
+            for name in [n for n in self.first if n in found] + sorted(found - set(self.first)):
+                entry = getattr(importlib.import_module(f"{self.package}.{name}"), self.attribute, None)
+                if entry is not None:
+                    entries[self.key(name, entry)] = entry
+            self._entries = entries
+        return self._entries
+
+    def add(self, entry, module: str = ""):
+        """Register ``entry`` (declared outside the package; ``module`` its module's name, for the key)."""
+        self._load()[self.key(module, entry)] = entry
+        return entry
+
+    def remove(self, name: str) -> None:
+        """Forget the entry ``name`` (a plug-in withdrawn)."""
+        self._load().pop(name, None)
+
+    def names(self) -> list[str]:
+        """The keys, in registration order."""
+        return list(self._load())
+
+    def get(self, name: str):
+        """The entry registered as ``name``; ``ValueError`` listing the names otherwise."""
+        try:
+            return self._load()[name]
+        except (KeyError, TypeError):
+            raise ValueError(f"unknown {self.what} {name!r}; registered {self.what}s: {', '.join(self.names())}") \
+                from None
