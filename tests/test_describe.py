@@ -42,14 +42,14 @@ def test_formats_table_fits_80_columns_one_row_per_format(capsys):
     assert "ell_width=auto (rule)" in text and "threads_per_packet=auto (rule)" in text
 
 
-def test_every_format_has_a_sentence_and_its_parameters_meanings():
+def test_every_format_has_its_words_on_its_class():
     for name in formats.names():
         sentence = about.summary(name)
         assert sentence.endswith(".") and 20 < len(sentence) <= 90, name
         assert not [m for m in MARKUP if m in sentence]
         for key in formats.get(name).defaults:
             assert about.meaning(name, key), (name, key)
-        assert about.TRAFFIC.get(name), name
+        assert about.traffic(name), name
 
 
 def test_format_details(capsys):

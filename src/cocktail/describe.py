@@ -122,7 +122,7 @@ def formats_table(width: int = WIDTH) -> str:
     lines = [f"{'FORMAT':<{_NAME_W}}{'WHEN IT WINS':<{_SENTENCE_W + _GAP}}PARAMETERS (default)"]
     for name in formats.names():
         sentence = textwrap.wrap(about.summary(name), _SENTENCE_W, break_on_hyphens=False)
-        params = [p for key, text in default_params(name).items() if (name, key) not in about.TABLE_HIDDEN
+        params = [p for key, text in default_params(name).items() if not about.hidden_in_table(name, key)
                   for p in textwrap.wrap(f"{key}={text}", param_w, subsequent_indent="  ")] or ["none"]
         lines.append("")
         for i in range(max(len(sentence), len(params))):
@@ -165,8 +165,8 @@ def format_details(name: str, width: int = WIDTH) -> str:
     cpu = ("each part's own CPU product" if name == "cocktail" else
            "SciPy's compiled product" if name in CPU_FORMATS else "the reference product (NumPy)")
     lines += ["", "On the CPU:", f"  {cpu}"]
-    if about.TRAFFIC.get(name):
-        lines += ["", "Bytes moved by one product (the byte model):", *wrap(about.TRAFFIC[name])]
+    if about.traffic(name):
+        lines += ["", "Bytes moved by one product (the byte model):", *wrap(about.traffic(name))]
     lines += ["", "Layout:", clean_doc(_layout_doc(cls), width, "  ")]
     return "\n".join(lines)
 

@@ -39,6 +39,17 @@ class SparseFormat:
     standalone: ClassVar[bool] = True
     #: The most distinct values the format can store (its padding zero included); None: any number.
     max_values: ClassVar[int | None] = None
+    # --- the format's words, for ``cocktail formats`` and ``explain()`` (plain text, no markup) ---
+    #: When the format wins, in one sentence.
+    summary: ClassVar[str] = ""
+    #: The bytes one product moves (the ``spmv_bytes`` model), in words.
+    traffic: ClassVar[str] = ""
+    #: What a parameter of this format means, where it differs from the shared meaning (:mod:`.about`).
+    parameter_words: ClassVar[dict] = {}
+    #: The word shown for a parameter of this format left unset, where it differs from the shared one.
+    unset_words: ClassVar[dict] = {}
+    #: Parameters the one-line-per-format table leaves out (its "auto (rule)" stands for them).
+    table_hidden: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, shape, dtype, index_dtype, nnz, params, **fields):
         self.shape = (int(shape[0]), int(shape[1]))

@@ -27,6 +27,9 @@ class BCSR(block_grid.BlockedFormat):
     """
 
     name = "bcsr"
+    summary = "Entries in small dense blocks (several unknowns per mesh node): one index per block."
+    traffic = ("the block-row pointers, one column index per block, every value slot of each block "
+               "(fill included), one x segment per block (reused by its rows) and one write of y")
     array_fields = ("row_ptr", "col", "data") + padding.ZERO_FIELDS
     unread_fields = padding.ZERO_FIELDS
     defaults = {"block": block_grid.DEFAULT_BLOCK, "max_fill": padding.DEFAULT_MAX_FILL}

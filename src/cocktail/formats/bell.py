@@ -32,6 +32,9 @@ class BELL(block_grid.PaddedBlocks):
     """
 
     name = "bell"
+    summary = "Small dense blocks with about the same number of blocks in every block row."
+    traffic = ("one column index and r x c value slots per block slot (padding blocks included), one "
+               "x segment per real block and one write of y")
     array_fields = ("col", "data") + padding.ZERO_FIELDS
     unread_fields = padding.ZERO_FIELDS
     defaults = {"block": block_grid.DEFAULT_BLOCK, "align": 32, "max_fill": padding.DEFAULT_MAX_FILL}

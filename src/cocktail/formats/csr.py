@@ -54,6 +54,9 @@ class CSR(SparseFormat):
     """Compressed sparse row storage: ``data``, ``indices``, ``indptr`` (Bell & Garland §3.4)."""
 
     name = "csr"
+    summary = "The safe default: any matrix, best when row lengths vary with no pattern to exploit."
+    traffic = ("the row pointers, each entry's value and column index, one read of x per entry and "
+               "one write of y")
     array_fields = ("data", "indices", "indptr")
     defaults = {}
 

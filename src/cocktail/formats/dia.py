@@ -86,6 +86,9 @@ class DIA(SparseFormat):
     """
 
     name = "dia"
+    summary = "A few full diagonals, as in stencils and banded matrices: no column indices at all."
+    traffic = ("the diagonal offsets, every slot of each stored diagonal that lies inside the matrix "
+               "(zero fill included) with one read of x each, and one write of y")
     array_fields = ("offsets", "data") + padding.ZERO_FIELDS
     unread_fields = padding.ZERO_FIELDS
     defaults = {"align": 32, "max_fill": padding.DEFAULT_MAX_FILL}

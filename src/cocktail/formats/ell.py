@@ -41,6 +41,12 @@ class ELL(SparseFormat):
     """ELLPACK storage: ``col`` and ``data`` of shape ``(width, stride)`` (see the module docstring)."""
 
     name = "ell"
+    summary = "Rows of nearly equal length: fixed-width rows give perfectly regular memory access."
+    traffic = ("every slot of the real rows (value and column index, padding included), one read of x"
+               " per entry and one write of y")
+    parameter_words = {"width": "slots per row; by default the longest row (a smaller width is refused: "
+                                "use hyb)"}
+    unset_words = {"width": "longest row"}
     array_fields = ("col", "data")
     defaults = {"align": 32, "width": None, "max_fill": DEFAULT_MAX_FILL}
 

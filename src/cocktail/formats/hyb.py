@@ -22,6 +22,10 @@ class HYB(SparseFormat):
     """Hybrid ELL + COO: parts ``ell`` (an :class:`ELL` of width K) and ``coo`` (row-sorted)."""
 
     name = "hyb"
+    summary = "Mostly even rows with a few long ones: ell holds the usual width, coo the overflow."
+    traffic = ("the ell part's bytes plus the coo part's, which reads and writes again only the rows "
+               "it adds into")
+    table_hidden = ("width_rule",)
     part_fields = ("ell", "coo")
     defaults = {"ell_width": None, "width_rule": None, "align": 32}
 

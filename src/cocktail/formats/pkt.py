@@ -140,6 +140,10 @@ class PKT(SparseFormat):
     """
 
     name = "pkt"
+    summary = "Meshes and other local structure: each packet of rows keeps its x in shared memory."
+    traffic = ("the row permutation and packet pointers, a packed 4-byte index and a value per packet"
+               " slot (empty slots included), x read once into shared memory, y written once, plus "
+               "the coo remainder")
     array_fields = ("perm", "packet_ptr", "packet_offset", "index", "data")
     part_fields = ("rest",)
     defaults = {"packet_rows": None, "threads_per_packet": None, "partitioner": "auto",

@@ -44,6 +44,11 @@ class SBELL(block_grid.PaddedBlocks):
     """
 
     name = "sbell"
+    summary = "Small dense blocks whose count per block row varies from one slice to the next."
+    traffic = ("the slice pointers, then as bell slice by slice (each slice padded to its widest "
+               "block row)")
+    parameter_words = {"slice_height": "block rows per slice; each slice is padded to its own longest "
+                                       "block row"}
     array_fields = ("slice_ptr", "col", "data") + padding.ZERO_FIELDS
     unread_fields = padding.ZERO_FIELDS
     defaults = {"block": block_grid.DEFAULT_BLOCK, "slice_height": 32, "max_fill": padding.DEFAULT_MAX_FILL}

@@ -33,6 +33,9 @@ class SELL(SparseFormat):
     """Sliced ELL: ``slice_ptr``, ``slice_width``, ``col``, ``data``, ``perm`` (see the module docstring)."""
 
     name = "sell"
+    summary = "Rows of similar length within each slice of rows, where ell would pad too much."
+    traffic = ("the slice pointers, every slot of the real rows (value and column index, padding "
+               "included), the row permutation, one read of x per entry and one write of y")
     array_fields = ("slice_ptr", "slice_width", "col", "data", "perm")
     unread_fields = ("slice_width",)  # the kernel finds a slice's width from slice_ptr
     defaults = {"slice_height": 32, "sort_window": 1, "width_multiple": 1, "max_fill": DEFAULT_MAX_FILL}
