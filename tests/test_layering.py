@@ -21,6 +21,15 @@ def module_name(path: Path) -> str:
     return ".".join(parts)
 
 
+def import_target(node: ast.ImportFrom, package: str) -> str:
+    """The absolute module a ``from ... import`` statement in ``package`` names (relative imports resolved)."""
+    if not node.level:
+        return node.module or ""
+    base = package.split(".")
+    base = base[:len(base) - (node.level - 1)]
+    return ".".join(base + ([node.module] if node.module else []))
+
+
 def imported_modules(source: str, module: str, is_package: bool) -> set[str]:
     """Absolute names of every module imported anywhere in ``source`` (relative imports resolved;
     ``from X import y`` yields both ``X`` and ``X.y``, since ``y`` may be a submodule)."""
@@ -30,12 +39,7 @@ def imported_modules(source: str, module: str, is_package: bool) -> set[str]:
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.split(".")
-                base = base[:len(base) - (node.level - 1)]
-                target = ".".join(base + ([node.module] if node.module else []))
-            else:
-                target = node.module
+            target = import_target(node, package)
             found.add(target)
             found.update(f"{target}.{alias.name}" for alias in node.names)
     return found
@@ -122,12 +126,7 @@ def cocktail_imports(path: Path):
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.split(".")
-                base = base[:len(base) - (node.level - 1)]
-                target = ".".join(base + ([node.module] if node.module else []))
-            else:
-                target = node.module or ""
+            target = import_target(node, package)
             if target == "cocktail" or target.startswith("cocktail."):
                 for alias in node.names:
                     yield node.lineno, target, alias.name
