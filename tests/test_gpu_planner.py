@@ -12,6 +12,7 @@ import scipy.sparse as sp
 
 import cocktail
 from cocktail import SparseMatrix
+from cocktail.auto import planning as auto_planning
 from cocktail.auto import profile, variants
 from test_planner import model_profile
 
@@ -75,7 +76,9 @@ def test_auto_builds_and_runs_its_plan(modelled, which, dtype):
         assert modelled_choice.single and variants.get(modelled_choice.parts[0].variant).category == "diagonal"
     if which == "cocktail":
         assert not modelled_choice.single and modelled_choice.parts[0].selector[0] == "diagonals"
-    assert plan is modelled_choice or (A.auto.raced and plan.measured_us <= modelled_choice.measured_us)
+    # a plan overruling the modelled choice measured faster (a vendor single: within the race's tie margin)
+    assert plan is modelled_choice or (A.auto.raced and plan.measured_us
+                                       <= modelled_choice.measured_us * (1 + auto_planning.RACE_TIE))
     _check_product(A, S, dtype)
     text = A.explain()
     assert "candidates" in text and plan.label(A.nnz) in text

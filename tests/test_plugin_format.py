@@ -102,8 +102,11 @@ def test_a_registered_format_and_kernel_work_everywhere(plugin):
         "ldg": True, "block_threads": kernel_rules.BLOCK_THREADS}
 
 
-def test_the_registrations_are_withdrawn(plugin):
-    assert "rows_first" in formats.names()
+def test_a_plugin_may_not_shadow_a_registered_name(plugin):
+    with pytest.raises(ValueError, match="format 'rows_first' is registered already"):
+        formats.register(plugin.FORMAT)
+    with pytest.raises(ValueError, match="kernel 'csr_scalar' is registered already"):
+        kernels.register(kernels.get("csr_scalar"))
 
 
 def test_nothing_is_left_registered_after_the_plugin():

@@ -183,7 +183,7 @@ def _overhead(args, problems, dtypes) -> list:
 
 
 def _journal(args):
-    """The run's journal (:mod:`.bench.journal`) when it writes ``--json``, else None; says what it resumes or
+    """The run's journal (:mod:`.bench.records.journal`) when it writes ``--json``, else None; says what it resumes or
     keeps aside."""
     if not args.json:
         if args.resume:

@@ -226,7 +226,7 @@ def _why(report, nnz: int) -> str:
         return (f"fastest measured of the {timed} candidates timed on this matrix "
                 f"({_gflops(nnz, plan.measured_us)} GFLOP/s)")
     if report.raced and plan is not cands[0]:
-        whose = "the vendor's kernel" if plan.single and plan.delegates else "a rival of another family"
+        whose = "the vendor's kernel" if plan.single and plan.delegates else "a rival plan"
         return (f"{whose}, measured faster on this matrix than the fastest predicted plan "
                 f"{cands[0].label(nnz)} ({_gflops(nnz, plan.measured_us)} against "
                 f"{_gflops(nnz, cands[0].measured_us)} GFLOP/s)")

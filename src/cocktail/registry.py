@@ -40,8 +40,12 @@ class Registry:
         return self._entries
 
     def add(self, entry, module: str = ""):
-        """Register ``entry`` (declared outside the package; ``module`` its module's name, for the key)."""
-        self._load()[self.key(module, entry)] = entry
+        """Register ``entry`` (declared outside the package; ``module`` its module's name, for the key);
+        ``ValueError`` when its name is taken (a plug-in may not shadow a built-in)."""
+        name = self.key(module, entry)
+        if name in self._load():
+            raise ValueError(f"{self.what} {name!r} is registered already")
+        self._entries[name] = entry
         return entry
 
     def remove(self, name: str) -> None:

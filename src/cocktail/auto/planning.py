@@ -59,10 +59,10 @@ class AutoReport:
     analysis_s: float = 0.0  # features and planning (and the cache's fingerprint and lookup)
     features_s: float = 0.0  # of which the features
     convert_s: float = 0.0  # building the chosen plan (storage and bound executor)
-    measure_s: float = 0.0  # tune="measure": building and timing the candidates
+    measure_s: float = 0.0  # timing on the matrix: tune="model" its plan and rivals, "measure" the candidates
     measured: dict = field(default_factory=dict)  # candidate label -> measured µs
     notice: str = ""
-    raced: bool = False  # tune="model" timed its plan against the vendor's (measure_s holds the time)
+    raced: bool = False  # tune="model" timed rivals against its plan (measure_s: the plan's timing and theirs)
 
 
 def build(plan, csr, device: str = "cuda", guard: bool = False):
@@ -155,7 +155,7 @@ def _fallback(csr, notice: str, deterministic: bool = False):
     from .fixed_rule import choose_format
 
     plan, (storage, executor) = _single(csr, choose_format(csr, device="cuda"), deterministic)
-    warnings.warn(notice, planner.PlannerNotice, stacklevel=4)
+    warnings.warn(notice, planner.PlannerNotice, stacklevel=5)  # _fallback, choose, decide, SparseMatrix, caller
     return storage, executor, AutoReport(plan, "model", notice=notice)
 
 
