@@ -11,8 +11,6 @@ before anything is launched.
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 from .. import kernels
 from ..kernels import config as checks
 from . import coo as coo_rules
@@ -38,12 +36,23 @@ def _part(kernel_name: str, fmt, ldg, props, what: str):
     return spec, configure(spec, fmt, {"ldg": ldg} if "ldg" in spec.defaults else {}, props)
 
 
-#: What a kernel's ``configure`` may ask of the tuning layer: every public name of :mod:`.kernel_rules`
-#: (thresholds and rule functions), the COO partition rules (``coo``), the block of the ``scale_y`` pass
-#: (``scale_block(props)``) and the configuration of a composed kernel's part (``part(kernel, storage, ldg,
-#: props, what)``).
-RULES = SimpleNamespace(**{name: getattr(rules, name) for name in dir(rules) if not name.startswith("_")},
-                        coo=coo_rules, scale_block=_scale_block, part=_part)
+class _RuleBook:
+    """What a kernel's ``configure`` may ask of the tuning layer: every public name of :mod:`.kernel_rules`
+    (thresholds and rule functions, read when asked), the COO partition rules (``coo``), the block of the
+    ``scale_y`` pass (``scale_block(props)``) and the configuration of a composed kernel's part
+    (``part(kernel, storage, ldg, props, what)``)."""
+
+    coo = coo_rules
+    scale_block = staticmethod(_scale_block)
+    part = staticmethod(_part)
+
+    def __getattr__(self, name: str):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return getattr(rules, name)
+
+
+RULES = _RuleBook()
 
 
 def configure(spec, storage, params: dict, props) -> dict:
