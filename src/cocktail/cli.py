@@ -10,8 +10,6 @@ import sys
 
 from .errors import CocktailError
 
-
-
 #: Width of the messages the commands print on stderr.
 MESSAGE_COLUMNS = 100
 
@@ -22,6 +20,7 @@ def _say(text: str) -> None:
 
     print(textwrap.fill(text, MESSAGE_COLUMNS, subsequent_indent="  ", break_on_hyphens=False,
                         break_long_words=False), file=sys.stderr, flush=True)
+
 
 def _load_matrices(specs):
     """Problems named on the command line: files (.mtx, .npz), generated names such as laplace7_100, or
@@ -183,8 +182,8 @@ def _overhead(args, problems, dtypes) -> list:
 
 
 def _journal(args):
-    """The run's journal (:mod:`.bench.records.journal`) when it writes ``--json``, else None; says what it resumes or
-    keeps aside."""
+    """The run's journal (:mod:`.bench.records.journal`) when it writes ``--json``, else None; says what it
+    resumes or keeps aside."""
     if not args.json:
         if args.resume:
             raise ValueError("--resume continues the run that writes --json PATH: give the same --json")
@@ -203,8 +202,8 @@ def _journal(args):
 
 def _bench(args) -> int:
     from .arrays import cuda_available
-    from .bench.output import console
     from .bench import runner
+    from .bench.output import console
     from .bench.output.progress import reporter
     from .bench.records.provenance import provenance
 
@@ -228,8 +227,8 @@ def _bench(args) -> int:
 
             dev = current()
             _say(f"cocktail bench: {dev.name}; copy bandwidth {settings.copy_gbps:.0f} GB/s, L2 "
-                  f"{dev.l2_bytes >> 20} MiB; kernel time: CUDA graph replay (back to back where capture is "
-                  f"refused), call time: one synchronous call; medians of at least {settings.repeat}")
+                 f"{dev.l2_bytes >> 20} MiB; kernel time: CUDA graph replay (back to back where capture is "
+                 f"refused), call time: one synchronous call; medians of at least {settings.repeat}")
         kept = _journal(args)
         try:
             with reporter(len(problems) * len(dtypes) * len(methods), args.verbose, len(methods)) as progress:
@@ -240,14 +239,10 @@ def _bench(args) -> int:
                 raise
             kept.close(finished=False)
             _say(f"cocktail bench: interrupted; the records measured are kept in {kept.path}: run the same "
-                  f"command with --resume to finish")
+                 f"command with --resume to finish")
             return 130
     if args.overhead or (on_gpu and _default_suite_run(args) and not args.no_overhead):
-        overhead_records = _overhead(args, problems, dtypes)
-        for r in overhead_records:
-            for key, value in info.items():
-                setattr(r, key, value)
-        records += overhead_records
+        records += [r.stamp(info) for r in _overhead(args, problems, dtypes)]
     rows = [r.as_dict() for r in records]
     _write_outputs(args, rows)  # first: nothing measured is lost if a summary fails
     if kept is not None:
@@ -342,7 +337,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="with --json PATH: continue the run that PATH.partial.jsonl kept, measuring only what "
                             "it lacks")
     bench.add_argument("--csv", metavar="PATH", help="also write the records as CSV")
-    bench.add_argument("--plot", metavar="DIR", help="write PNG plots (speedup over the baseline per suite, performance profile, bandwidth)")
+    bench.add_argument("--plot", metavar="DIR",
+                       help="write PNG plots (speedup over the baseline per suite, performance profile, bandwidth)")
     section = bench.add_mutually_exclusive_group()
     section.add_argument("--overhead", action="store_true",
                          help="run only the call-overhead section (GPU): per-call time of A.matvec(x, out=y), A @ x, "

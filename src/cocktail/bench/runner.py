@@ -111,12 +111,11 @@ def run(problems, methods, dtypes, settings: Settings, on_gpu: bool, progress=No
     done = journal.done if journal is not None else {}
     # Every record pays its own decision: no plan from an earlier run or method.
     with stream_for(on_gpu), decisions.using(decisions.OFF):
-        if on_gpu and any((p.suite, p.name, np.dtype(d).name, m.name) not in done
-                          for p in problems for d in dtypes for m in methods):
+        if on_gpu and any(_key(p, d, m) not in done for p in problems for d in dtypes for m in methods):
             warm_up(methods, dtypes)
         for p in problems:
             for dtype in dtypes:
-                keys = [(p.suite, p.name, np.dtype(dtype).name, method.name) for method in methods]
+                keys = [_key(p, dtype, method) for method in methods]
                 inputs = None if all(k in done for k in keys) else Inputs.create(p.S, dtype, on_gpu)
                 for method, key in zip(methods, keys):
                     rec = done.get(key) or _record(p, dtype, method, inputs, settings, stamp)
@@ -138,6 +137,11 @@ def run(problems, methods, dtypes, settings: Settings, on_gpu: bool, progress=No
     return records
 
 
+def _key(p: Problem, dtype, method) -> tuple:
+    """A measurement's key in the journal: suite, matrix, dtype and method."""
+    return p.suite, p.name, np.dtype(dtype).name, method.name
+
+
 def _record(p: Problem, dtype, method, inputs: Inputs, settings: Settings, stamp) -> Record:
     """The record of ``method`` on ``p`` in ``dtype``, measured now, or saying why it did not run."""
     rec = Record(p.suite, p.name, p.S.shape[0], p.S.shape[1], int(p.S.nnz), np.dtype(dtype).name,
@@ -148,9 +152,7 @@ def _record(p: Problem, dtype, method, inputs: Inputs, settings: Settings, stamp
         rec.note = str(exc)
     except Exception as exc:  # noqa: BLE001 - recorded, shown in the table and JSON
         rec.note = f"error: {type(exc).__name__}: {exc}"
-    for field_name, value in (stamp or {}).items():
-        setattr(rec, field_name, value)
-    return rec
+    return rec.stamp(stamp or {})
 
 
 def warm_up(methods, dtypes) -> None:

@@ -1,5 +1,5 @@
 """Tables of call time: ``cocktail-auto`` against cupyx, torch and SciPy, the call-overhead
-section, and the target verdicts of :mod:`.targets` (issues 8 and 9, then issue 10); each table
+section, the planner's table and the target verdicts of :mod:`.targets`; each table
 is (title, header, rows) of text.
 
 Records are dictionaries as written to JSON.

@@ -9,7 +9,6 @@ back and measures only what it lacks; a run without ``--resume`` keeps an earlie
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 from pathlib import Path
@@ -23,12 +22,6 @@ def companion(json_path) -> Path:
     """The journal of the run that writes ``json_path``."""
     path = Path(json_path)
     return path.with_name(path.name + SUFFIX)
-
-
-def record_from_dict(d: dict) -> Record:
-    """A :class:`Record` from its dictionary (``as_dict``); keys it does not know are ignored."""
-    known = {f.name for f in dataclasses.fields(Record)}
-    return Record(**{k: v for k, v in d.items() if k in known})
 
 
 class Journal:
@@ -53,7 +46,7 @@ class Journal:
             for line in fh:
                 try:
                     entry = json.loads(line)
-                    done[tuple(entry["key"])] = record_from_dict(entry["record"])
+                    done[tuple(entry["key"])] = Record.from_dict(entry["record"])
                 except (ValueError, KeyError, TypeError):
                     continue  # the line a kill cut short
         return done

@@ -7,7 +7,7 @@ Both kinds share this class, so a run's records are one JSON list with one set o
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 
 #: The sections a record belongs to.
 SPMV, OVERHEAD = "spmv", "overhead"
@@ -79,6 +79,18 @@ class Record:
     def as_dict(self) -> dict:
         """The record as a JSON-ready dictionary."""
         return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> Record:
+        """The record :meth:`as_dict` gave (keys it does not know are ignored)."""
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in d.items() if k in known})
+
+    def stamp(self, provenance: dict) -> Record:
+        """Set the provenance fields (``gpu``, ``cuda``, ``cupy``, ``commit``, ``date``) of the measurement."""
+        for key, value in provenance.items():
+            setattr(self, key, value)
+        return self
 
 
 def fastest_per_problem(records, label: str, extra_params) -> list:
