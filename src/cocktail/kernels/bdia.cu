@@ -10,7 +10,7 @@
 // thread of the block reaches each __syncthreads; a piece whose columns all fall outside the
 // matrix is skipped by the whole block. Each thread reads only the diagonals whose column lies
 // inside the matrix (no reads of data slots outside it).
-#include "common.cuh"
+#include "diagonals.cuh"
 
 template <typename T, typename I>
 __global__ void bdia(const I m,
@@ -21,10 +21,7 @@ __global__ void bdia(const I m,
                      const I* __restrict__ offsets,
                      const long long* __restrict__ band_ptr,
                      const T* __restrict__ data,
-                     const T* __restrict__ x,
-                     T* __restrict__ y,
-                     const T alpha,
-                     const T beta) {
+                     COCKTAIL_PRODUCT_ARGS(T)) {
     extern __shared__ __align__(16) unsigned char bdia_shared[];
     T* xs = reinterpret_cast<T*>(bdia_shared);  // blockDim.x + piece - 1 values
     const int tid = threadIdx.x;
@@ -53,12 +50,11 @@ __global__ void bdia(const I m,
                 __syncthreads();
                 if (active) {
                     // Diagonal k of the piece reads column c0 + tid + k: keep k with it in [0, n).
-                    const long long c = c0 + tid;
-                    const int lo = c >= 0 ? 0 : (-c < w ? (int)(-c) : w);
-                    const int hi = (long long)n - c >= w ? w : ((long long)n - c > lo ? (int)((long long)n - c) : lo);
+                    long long lo, hi;
+                    band_window(c0 + tid, w, n, lo, hi);
                     const T* d = data + (first + k0 + lo) * stride + row;
 #pragma unroll 4
-                    for (int k = lo; k < hi; ++k, d += stride) {
+                    for (int k = (int)lo; k < (int)hi; ++k, d += stride) {
                         sum += *d * xs[tid + k];
                     }
                 }

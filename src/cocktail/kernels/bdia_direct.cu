@@ -4,7 +4,7 @@
 // Grid-stride loop over rows. For each band the thread computes the first column once
 // (row + offset of the band's first diagonal) and walks the band's consecutive diagonals,
 // keeping only those whose column lies inside the matrix: no per-diagonal offsets are read.
-#include "common.cuh"
+#include "diagonals.cuh"
 
 template <typename T, typename I>
 __global__ void bdia_direct(const I m,
@@ -14,20 +14,16 @@ __global__ void bdia_direct(const I m,
                             const I* __restrict__ offsets,
                             const long long* __restrict__ band_ptr,
                             const T* __restrict__ data,
-                            const T* __restrict__ x,
-                            T* __restrict__ y,
-                            const T alpha,
-                            const T beta) {
-    const long long grid_stride = (long long)gridDim.x * blockDim.x;
-    for (long long row = (long long)blockIdx.x * blockDim.x + threadIdx.x; row < m; row += grid_stride) {
+                            COCKTAIL_PRODUCT_ARGS(T)) {
+    for (long long row = grid_thread(); row < m; row += grid_threads()) {
         T sum = T(0);
         for (long long b = 0; b < nbands; ++b) {
             const long long first = band_ptr[b];
             const long long width = band_ptr[b + 1] - first;
             const long long c = row + (long long)offsets[b];  // column of the band's first diagonal
             // Diagonal k of the band reads column c + k: keep k with it in [0, n).
-            const long long lo = c >= 0 ? 0 : (-c < width ? -c : width);
-            const long long hi = (long long)n - c >= width ? width : ((long long)n - c > lo ? (long long)n - c : lo);
+            long long lo, hi;
+            band_window(c, width, n, lo, hi);
             const T* d = data + (first + lo) * stride + row;
             for (long long k = lo; k < hi; ++k, d += stride) {
                 sum += *d * load_x(x, c + k);

@@ -15,13 +15,9 @@ __global__ void bell(const I superrows,
                      const int vec,           // data starts on a 16-byte boundary: vector loads allowed
                      const I* __restrict__ col,
                      const T* __restrict__ data,
-                     const T* __restrict__ x,
-                     T* __restrict__ y,
-                     const T alpha,
-                     const T beta) {
+                     COCKTAIL_PRODUCT_ARGS(T)) {
     const long long unit_stride = stride * C;  // from unit ri of a block to unit ri+1
-    const long long grid_stride = (long long)gridDim.x * blockDim.x;
-    for (long long s = (long long)blockIdx.x * blockDim.x + threadIdx.x; s < superrows; s += grid_stride) {
+    for (long long s = grid_thread(); s < superrows; s += grid_threads()) {
         T sum[R];
 #pragma unroll
         for (int ri = 0; ri < R; ++ri) sum[ri] = T(0);

@@ -1,4 +1,5 @@
-// Shared device helpers for Cocktail's SpMV kernels.
+// Shared device helpers for Cocktail's SpMV kernels: operand loads and stores, the argument
+// lists every kernel shares, and the grid-stride loop over one item per thread.
 //
 // COCKTAIL_LDG (0 or 1, set at compile time) routes reads of x through the read-only
 // data path (__ldg): the modern form of the texture-cached x of Bell & Garland §4.7.
@@ -9,6 +10,17 @@
 #endif
 
 #define COCKTAIL_FULL_MASK 0xffffffffu
+
+// The operands of y = alpha * A x + beta * y, the last arguments of every kernel that applies beta itself.
+#define COCKTAIL_PRODUCT_ARGS(T) const T* __restrict__ x, T* __restrict__ y, const T alpha, const T beta
+// The same for kernels that add into a y already scaled by beta (the COO kernels).
+#define COCKTAIL_SCALED_PRODUCT_ARGS(T) const T* __restrict__ x, T* __restrict__ y, const T alpha
+// The three arrays of a CSR matrix.
+#define COCKTAIL_CSR_ARGS(T, I) \
+    const I* __restrict__ indptr, const I* __restrict__ indices, const T* __restrict__ data
+// The three arrays of a row-sorted COO matrix.
+#define COCKTAIL_COO_ARGS(T, I) \
+    const I* __restrict__ row, const I* __restrict__ col, const T* __restrict__ data
 
 template <typename T>
 __device__ __forceinline__ T load_x(const T* __restrict__ x, long long i) {
@@ -25,12 +37,12 @@ __device__ __forceinline__ void store_y(T* y, long long row, T sum, T alpha, T b
     y[row] = (beta == T(0)) ? alpha * sum : alpha * sum + beta * y[row];
 }
 
-// Sum over groups of `width` consecutive lanes; lane 0 of each group ends with the total.
-// Every lane of the warp must call it (explicit full mask).
-template <typename T>
-__device__ __forceinline__ T group_sum(T v, int width) {
-    for (int offset = width / 2; offset > 0; offset /= 2) {
-        v += __shfl_down_sync(COCKTAIL_FULL_MASK, v, offset, width);
-    }
-    return v;
+// This thread's index in the grid: its first item in a grid-stride loop.
+__device__ __forceinline__ long long grid_thread() {
+    return (long long)blockIdx.x * blockDim.x + threadIdx.x;
+}
+
+// Threads in the grid: the step of a grid-stride loop.
+__device__ __forceinline__ long long grid_threads() {
+    return (long long)gridDim.x * blockDim.x;
 }

@@ -5,19 +5,15 @@
 // partial sum of the warp's current row; when a step of 32 entries reaches another row
 // (warp vote), the warp runs a segmented scan and the lowest lane of each finished row
 // segment adds it to y with one atomicAdd.  y has been scaled by beta beforehand.
-#include "common.cuh"
+#include "coo.cuh"
 
 template <typename T, typename I>
 __global__ void coo_atomic(const long long nnz,
                            const long long warps,
-                           const I* __restrict__ row,
-                           const I* __restrict__ col,
-                           const T* __restrict__ data,
-                           const T* __restrict__ x,
-                           T* __restrict__ y,
-                           const T alpha) {
-    const int lane = threadIdx.x & 31;
-    const long long warp = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+                           COCKTAIL_COO_ARGS(T, I),
+                           COCKTAIL_SCALED_PRODUCT_ARGS(T)) {
+    const int lane = warp_lane();
+    const long long warp = grid_warp();
     if (warp >= warps) {
         return;  // whole warp: the launch rounds the warp count up to whole blocks
     }
@@ -32,11 +28,8 @@ __global__ void coo_atomic(const long long nnz,
     I current = row[begin];  // warp-uniform running row
     T partial = T(0);        // this lane's share of the running row's sum
     for (long long base = begin; base < end; base += 32) {  // warp-uniform trip count
-        const long long j = base + lane;
-        const bool valid = j < end;
-        // Lanes past the end repeat the last row with a zero value, keeping the keys sorted.
-        const I r = row[valid ? j : end - 1];
-        T v = valid ? data[j] * load_x(x, col[j]) : T(0);
+        I r;
+        T v = coo_product(row, col, data, x, base + lane, end, r);
         if (!__any_sync(COCKTAIL_FULL_MASK, r != current)) {
             partial += v;  // the whole step is in the running row
             continue;
@@ -54,13 +47,7 @@ __global__ void coo_atomic(const long long nnz,
                 atomicAdd(y + current, alpha * running);  // the running row ended before this step
             }
         }
-        // Segmented scan towards lower lanes: the first lane of each segment gets its total.
-        for (int d = 1; d < 32; d <<= 1) {
-            const T other = __shfl_down_sync(COCKTAIL_FULL_MASK, v, d);
-            if (lane + d <= seg_end) {
-                v += other;
-            }
-        }
+        v = segmented_scan_down(v, lane, seg_end);  // the first lane of each segment gets its total
         // Every segment but the last is a finished row; the last one becomes the running row.
         if (((heads >> lane) & 1u) && lane != last_head) {
             atomicAdd(y + r, alpha * v);

@@ -5,21 +5,17 @@
 // one thread of this kernel, except the sum of a row that continues past the end of a warp's
 // interval: that partial goes to carry_row/carry_val[w], and coo_segmented_fixup adds the
 // carries afterwards in warp order.  No atomics: the result is bit-identical from run to run.
-#include "common.cuh"
+#include "coo.cuh"
 
 template <typename T, typename I>
 __global__ void coo_segmented(const long long nnz,
                               const long long interval,
-                              const I* __restrict__ row,
-                              const I* __restrict__ col,
-                              const T* __restrict__ data,
-                              const T* __restrict__ x,
-                              T* __restrict__ y,
-                              const T alpha,
+                              COCKTAIL_COO_ARGS(T, I),
+                              COCKTAIL_SCALED_PRODUCT_ARGS(T),
                               I* __restrict__ carry_row,
                               T* __restrict__ carry_val) {
-    const int lane = threadIdx.x & 31;
-    const long long warp = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    const int lane = warp_lane();
+    const long long warp = grid_warp();
     const long long begin = warp * interval;
     if (begin >= nnz) {
         return;  // whole warp: the launch rounds the warp count up to whole blocks
@@ -32,11 +28,8 @@ __global__ void coo_segmented(const long long nnz,
     I carry_r = row[begin];
     T carry_v = T(0);
     for (long long base = begin; base < end; base += 32) {  // warp-uniform trip count
-        const long long j = base + lane;
-        const bool valid = j < end;
-        // Lanes past the end repeat the last row with a zero value, keeping the keys sorted.
-        const I r = row[valid ? j : end - 1];
-        T v = valid ? data[j] * load_x(x, col[j]) : T(0);
+        I r;
+        T v = coo_product(row, col, data, x, base + lane, end, r);
 
         const I r_prev = __shfl_up_sync(COCKTAIL_FULL_MASK, r, 1);
         const unsigned heads = __ballot_sync(COCKTAIL_FULL_MASK, lane == 0 || r != r_prev);
@@ -49,14 +42,7 @@ __global__ void coo_segmented(const long long nnz,
                 y[carry_r] += alpha * carry_v;  // the carried row ended with the previous step
             }
         }
-        // Inclusive segmented scan (Fig. 24 with shuffles): rows are sorted, so lane - d is in
-        // my segment exactly when lane - d >= start.
-        for (int d = 1; d < 32; d <<= 1) {
-            const T other = __shfl_up_sync(COCKTAIL_FULL_MASK, v, d);
-            if (lane - d >= start) {
-                v += other;
-            }
-        }
+        v = segmented_scan_up(v, lane, start);  // Fig. 24 with shuffles
         // A segment ending before lane 31 is a finished row: its last lane holds the total.
         if (lane < 31 && ((heads >> (lane + 1)) & 1u)) {
             y[r] += alpha * v;
@@ -85,8 +71,8 @@ __global__ void coo_segmented_fixup(const long long warps,
                                     const T* __restrict__ carry_val,
                                     T* __restrict__ y,
                                     const T alpha) {
-    const int lane = threadIdx.x & 31;
-    const long long first = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    const int lane = warp_lane();
+    const long long first = grid_warp();
     if (first >= warps) {
         return;
     }

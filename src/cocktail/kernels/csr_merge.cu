@@ -40,13 +40,8 @@ template <typename T, typename I>
 __global__ void csr_merge(const I m,
                           const I nnz,
                           const long long items_per_thread,
-                          const I* __restrict__ indptr,
-                          const I* __restrict__ indices,
-                          const T* __restrict__ data,
-                          const T* __restrict__ x,
-                          T* __restrict__ y,
-                          const T alpha,
-                          const T beta,
+                          COCKTAIL_CSR_ARGS(T, I),
+                          COCKTAIL_PRODUCT_ARGS(T),
                           I* __restrict__ carry_row,
                           T* __restrict__ carry_val) {
     constexpr int WARP = 32;
@@ -143,8 +138,7 @@ __global__ void csr_merge_fixup(const long long carries,
                                 const T* __restrict__ carry_val,
                                 T* __restrict__ y,
                                 const T alpha) {
-    const long long stride = (long long)gridDim.x * blockDim.x;
-    for (long long b = (long long)blockIdx.x * blockDim.x + threadIdx.x; b < carries; b += stride) {
+    for (long long b = grid_thread(); b < carries; b += grid_threads()) {
         const I row = carry_row[b];
         if (row < m && (b == 0 || carry_row[b - 1] != row)) {
             T sum = T(0);

@@ -13,7 +13,7 @@
 //    the pieces in a fixed order (lane-strided, then a shuffle tree) and stores the row, so the
 //    result is deterministic.
 // Rows are stored through store_y, so beta is applied once per row and y is never read when beta == 0.
-#include "common.cuh"
+#include "warp.cuh"
 
 // Matrix streams are read once per product: STREAM asks for evict-first loads so that x keeps
 // its place in L2.
@@ -29,13 +29,8 @@ template <typename T, typename I, int ITEMS, bool STREAM>
 __global__ void csr_stream(const long long n_items,
                            const I* __restrict__ item_row,
                            const I* __restrict__ item_nz,
-                           const I* __restrict__ indptr,
-                           const I* __restrict__ indices,
-                           const T* __restrict__ data,
-                           const T* __restrict__ x,
-                           T* __restrict__ y,
-                           const T alpha,
-                           const T beta,
+                           COCKTAIL_CSR_ARGS(T, I),
+                           COCKTAIL_PRODUCT_ARGS(T),
                            T* __restrict__ partial,
                            unsigned int* __restrict__ ticket) {
     constexpr int WARP = 32;

@@ -10,12 +10,8 @@ __global__ void ell(const I m,
                     const long long stride,
                     const I* __restrict__ col,
                     const T* __restrict__ data,
-                    const T* __restrict__ x,
-                    T* __restrict__ y,
-                    const T alpha,
-                    const T beta) {
-    const long long grid_stride = (long long)gridDim.x * blockDim.x;
-    for (long long row = (long long)blockIdx.x * blockDim.x + threadIdx.x; row < m; row += grid_stride) {
+                    COCKTAIL_PRODUCT_ARGS(T)) {
+    for (long long row = grid_thread(); row < m; row += grid_threads()) {
         T sum = T(0);
         for (long long k = 0; k < width; ++k) {
             const long long slot = k * stride + row;

@@ -22,10 +22,7 @@ __global__ void pkt(const I m,
                     const long long* __restrict__ packet_offset,
                     const unsigned int* __restrict__ index,
                     const T* __restrict__ data,
-                    const T* __restrict__ x,
-                    T* __restrict__ y,
-                    const T alpha,
-                    const T beta) {
+                    COCKTAIL_PRODUCT_ARGS(T)) {
     extern __shared__ __align__(16) unsigned char pkt_shared[];
     T* x_local = reinterpret_cast<T*>(pkt_shared);
     T* y_local = x_local + max_vertices;

@@ -16,16 +16,12 @@ __global__ void sbell(const I superrows,
                       const long long* __restrict__ slice_ptr,
                       const I* __restrict__ col,
                       const T* __restrict__ data,
-                      const T* __restrict__ x,
-                      T* __restrict__ y,
-                      const T alpha,
-                      const T beta) {
+                      COCKTAIL_PRODUCT_ARGS(T)) {
     // Dividing by min(h, superrows) gives the same slice and u for every sr < superrows (one
     // slice when h >= superrows) and keeps the division in I, which is 32-bit for int indices.
     const I hdiv = (I)(h < (long long)superrows ? h : (long long)superrows);
     const long long unit_stride = h * C;  // from unit ri of a block to unit ri+1
-    const long long grid_stride = (long long)gridDim.x * blockDim.x;
-    for (long long sr = (long long)blockIdx.x * blockDim.x + threadIdx.x; sr < superrows; sr += grid_stride) {
+    for (long long sr = grid_thread(); sr < superrows; sr += grid_threads()) {
         const I s = (I)sr / hdiv;
         const long long u = sr - (long long)s * hdiv;
         const long long start = slice_ptr[s];

@@ -7,9 +7,9 @@
 // entries are packed left, so a lane's first padding slot (col == -1) ends its share of the row.
 // Lane 0 writes y[perm[p]] (y[p] when the rows are not permuted).
 //
-// A warp holds 32 / THREADS row groups. Rows are dealt out with a warp-uniform base so every
-// lane of a warp runs the same number of iterations and group_sum always sees all 32 lanes.
-#include "common.cuh"
+// A warp holds 32 / THREADS row groups (see RowGroups): every lane of a warp runs the same
+// number of iterations, so group_sum always sees all 32 lanes.
+#include "warp.cuh"
 
 // p / c: the 32-bit division when both fit (always, in practice), else the 64-bit one.
 __device__ __forceinline__ long long sell_slice(long long p, long long c) {
@@ -27,35 +27,25 @@ __global__ void sell(const I m,
                      const I* __restrict__ col,
                      const T* __restrict__ data,
                      const I* __restrict__ perm,
-                     const T* __restrict__ x,
-                     T* __restrict__ y,
-                     const T alpha,
-                     const T beta) {
-    constexpr int WARP = 32;
-    static_assert(THREADS >= 1 && THREADS <= WARP && (THREADS & (THREADS - 1)) == 0,
-                  "THREADS must be a power of two dividing the warp");
-    const int lane = threadIdx.x % THREADS;                 // position in the row group
-    const int group_in_warp = (threadIdx.x % WARP) / THREADS;
-    const long long first_group = ((long long)blockIdx.x * blockDim.x + threadIdx.x) / THREADS - group_in_warp;
-    const long long groups = (long long)gridDim.x * blockDim.x / THREADS;
-    const long long step = slice_height * THREADS;          // slots between a lane's entries
-
-    for (long long base = first_group; base < m; base += groups) {  // base is the same on all lanes
-        const long long p = base + group_in_warp;
+                     COCKTAIL_PRODUCT_ARGS(T)) {
+    const RowGroups g = row_groups<THREADS>();
+    const long long step = slice_height * THREADS;  // slots between a lane's entries
+    for (long long base = g.first; base < m; base += g.stride) {
+        const long long p = base + g.group_in_warp;
         T sum = T(0);
         if (p < m) {
             const long long s = sell_slice(p, slice_height);
             const long long r = p - s * slice_height;
             const long long end = slice_ptr[s + 1];
             // slot < end  <=>  k < slice_width[s], since r < C.
-            for (long long slot = slice_ptr[s] + lane * slice_height + r; slot < end; slot += step) {
+            for (long long slot = slice_ptr[s] + g.lane * slice_height + r; slot < end; slot += step) {
                 const I c = col[slot];
                 if (c < 0) break;
                 sum += data[slot] * load_x(x, c);
             }
         }
         sum = group_sum(sum, THREADS);
-        if (lane == 0 && p < m) {
+        if (g.lane == 0 && p < m) {
             store_y(y, permuted ? (long long)perm[p] : p, sum, alpha, beta);
         }
     }

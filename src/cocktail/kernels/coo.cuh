@@ -1,0 +1,16 @@
+// Device helpers of the COO kernels (coo_atomic, coo_segmented): a warp walks a run of
+// row-sorted entries 32 at a time.
+#pragma once
+
+#include "warp.cuh"
+
+// Entry j of a warp's step over the entries before `end`: sets r to its row and returns
+// data[j] * x[col[j]]. Lanes past the end repeat the last row with a zero product, keeping the
+// keys sorted.
+template <typename T, typename I>
+__device__ __forceinline__ T coo_product(COCKTAIL_COO_ARGS(T, I), const T* __restrict__ x, long long j,
+                                         long long end, I& r) {
+    const bool valid = j < end;
+    r = row[valid ? j : end - 1];
+    return valid ? data[j] * load_x(x, col[j]) : T(0);
+}
