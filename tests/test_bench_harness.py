@@ -7,7 +7,8 @@ import json
 import numpy as np
 import pytest
 
-from cocktail.bench.measuring import baselines, methods, timing
+from cocktail import timing
+from cocktail.bench.measuring import baselines, methods
 from cocktail.bench import runner
 from cocktail.bench.problems.generators import laplacian
 from cocktail.bench.records.record import REQUIRED_KEYS, Record

@@ -284,7 +284,7 @@ def fake_gpu(monkeypatch):
     import cocktail.arrays
     import cocktail.cli
     import cocktail.kernels.device
-    from cocktail.bench.records import provenance
+    from cocktail import provenance
     from cocktail.bench import runner
     from cocktail.bench.problems import suites
 

@@ -8,7 +8,8 @@ import os
 import pytest
 
 from cocktail.bench import runner
-from cocktail.bench.measuring import baselines, methods, overhead, timing
+from cocktail import timing
+from cocktail.bench.measuring import baselines, methods, overhead
 from cocktail.bench.measuring import overhead_ways as ways
 from cocktail.bench.problems.generators import laplacian, power_law
 from cocktail.bench.runner import Problem, Settings

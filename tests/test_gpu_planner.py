@@ -137,7 +137,7 @@ def test_tune_needs_auto_and_a_known_value(modelled):
 
 
 def test_calibrate_writes_a_profile_the_planner_reads(tmp_path, monkeypatch):
-    from cocktail.bench import calibrate
+    from cocktail.auto import calibration as calibrate
 
     monkeypatch.setenv("COCKTAIL_CACHE", str(tmp_path))
     monkeypatch.setitem(calibrate.GRIDS, "quick", ((1 << 10, 1 << 14), (1, 8), (64,), 1 << 20))
@@ -165,7 +165,7 @@ def test_calibrate_writes_a_profile_the_planner_reads(tmp_path, monkeypatch):
 @pytest.mark.parametrize("values", [None, 8])
 @pytest.mark.parametrize("pattern", ["rows", "band", "blocks"])
 def test_synthetic_patterns(pattern, values):
-    from cocktail.bench import calibrate
+    from cocktail.auto import calibration as calibrate
 
     point = calibrate.Point(pattern, 1000, 8, (2, 4) if pattern == "blocks" else None, values)
     data, indices, indptr = calibrate.synthetic(point, np.float64)

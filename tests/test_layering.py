@@ -96,6 +96,8 @@ ABOVE = {
                             "cocktail.io", *_MATRIX_AND_UP),
     "cocktail/io.py": ("cocktail.formats", "cocktail.kernels", "cocktail.tuning", "cocktail.executors",
                        *_MATRIX_AND_UP),
+    "cocktail/timing.py": ("cocktail.tuning", "cocktail.executors", "cocktail.io", *_MATRIX_AND_UP),
+    "cocktail/provenance.py": ("cocktail.tuning", "cocktail.executors", "cocktail.io", *_MATRIX_AND_UP),
     "cocktail/formats": ("cocktail.kernels", "cocktail.tuning", "cocktail.executors", "cocktail.io", *_MATRIX_AND_UP),
     "cocktail/reference": ("cocktail.kernels", "cocktail.tuning", "cocktail.executors", "cocktail.io",
                            *_MATRIX_AND_UP),

@@ -321,7 +321,7 @@ def test_a_dia_vi_diagonal_part_builds_as_a_cocktail():
 
 
 def test_calibration_draws_dia_vi_matrices_from_few_values():
-    from cocktail.bench import calibrate
+    from cocktail.auto import calibration as calibrate
 
     for key in ("dia_vi", "dia", "csr_scalar", "bcsr(2x4)"):
         points = calibrate.points(variants.get(key), "quick")
@@ -379,7 +379,7 @@ def test_merged_profile_takes_the_new_samples_of_the_named_variants():
 
 
 def test_calibration_samples_flat_variants_on_scattered_columns_too():
-    from cocktail.bench import calibrate
+    from cocktail.auto import calibration as calibrate
 
     flat, band = variants.get("csr_stream(k=8)"), variants.get("dia")
     assert {p.pattern for p in calibrate.points(flat, "quick")} == {"rows", "scattered"}
@@ -468,7 +468,7 @@ def test_own_rivals_are_the_fastest_close_plans_of_other_families_and_kinds():
 
 
 def test_calibration_check_points_lie_off_the_grid():
-    from cocktail.bench import calibrate
+    from cocktail.auto import calibration as calibrate
 
     for key in ("csr_stream(k=8)", "dia", "bcsr(2x4)", "sell(C=64,t=2)"):
         v = variants.get(key)

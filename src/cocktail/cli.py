@@ -141,7 +141,7 @@ def _settings(args, on_gpu: bool):
 
     if not on_gpu:
         return Settings(repeat=args.repeat or 20)
-    from .bench.measuring.timing import copy_bandwidth
+    from .timing import copy_bandwidth
     from .kernels.device import current
 
     return Settings(repeat=args.repeat or 100, copy_gbps=copy_bandwidth(), l2_bytes=current().l2_bytes)
@@ -205,7 +205,7 @@ def _bench(args) -> int:
     from .bench import runner
     from .bench.output import console
     from .bench.output.progress import reporter
-    from .bench.records.provenance import provenance
+    from .provenance import provenance
 
     dtypes = _check_options(args)
     on_gpu = cuda_available() and not args.cpu
@@ -411,7 +411,7 @@ def _calibrate(args) -> int:
     from pathlib import Path
 
     from .arrays import cuda_available
-    from .bench import calibrate
+    from .auto import calibration
     from .bench.output.progress import counter
     from .auto import profile as profiles
     from .auto import variants
@@ -437,7 +437,7 @@ def _calibrate(args) -> int:
 
         out = Path(tempfile.mkdtemp(prefix="cocktail-calibrate-")) / "samples.json"
     with counter("calibrate") as progress:
-        prof = calibrate.run("quick" if args.quick else "full", tuple(_split(args.dtype)), only, args.restart,
+        prof = calibration.run("quick" if args.quick else "full", tuple(_split(args.dtype)), only, args.restart,
                              progress, out, args.patterns)
     count = sum(len(v) for d in prof.samples.values() for v in d.values())
     print(f"profile of {prof.device['name']}: {count} samples, launch cost "
@@ -453,7 +453,7 @@ def _calibrate_check(args, only) -> int:
     """``cocktail calibrate --check``: each variant's prediction error off the calibration grid."""
     from pathlib import Path
 
-    from .bench import calibrate
+    from .auto import calibration
     from .bench.output.progress import counter
     from .auto import profile as profiles
 
@@ -462,7 +462,7 @@ def _calibrate_check(args, only) -> int:
         print("cocktail: error: no device profile to check; run cocktail calibrate first", file=sys.stderr)
         return 2
     with counter("calibrate --check") as progress:
-        rows = calibrate.check(prof, "quick" if args.quick else "full", tuple(_split(args.dtype)), only, progress)
+        rows = calibration.check(prof, "quick" if args.quick else "full", tuple(_split(args.dtype)), only, progress)
     print(f"prediction error of {prof.source} on {len(rows)} variant and dtype pairs, off the calibration grid "
           "(|predicted / measured - 1|)")
     print(f"{'dtype':8} {'variant':24} {'points':>6} {'median':>7} {'worst':>7}  worst at")

@@ -160,9 +160,11 @@ def _fallback(csr, notice: str, deterministic: bool = False):
 
 
 def _time_us(executor, shape, dtype, calls: int = MEASURE_CALLS, replays: int = MEASURE_REPLAYS) -> float:
-    """Median µs of one product, from ``replays`` timed CUDA graph replays of ``calls`` products (after a
-    first product and one untimed replay)."""
+    """Median µs of one product, from ``replays`` timed CUDA graph replays of ``calls`` products
+    (:func:`cocktail.timing.replay_us`) on a stream of its own."""
     import cupy
+
+    from ..timing import replay_us
 
     m, n = shape
     x = cupy.random.default_rng(0).standard_normal(n).astype(dtype)
@@ -174,23 +176,7 @@ def _time_us(executor, shape, dtype, calls: int = MEASURE_CALLS, replays: int = 
     built.record(cupy.cuda.get_current_stream())
     stream.wait_event(built)
     with stream:
-        executor.run(x, y, 1, 0)  # first run: lazy work outside the timing
-        stream.begin_capture()
-        try:
-            for _ in range(calls):
-                executor.run(x, y, 1, 0)
-        finally:
-            graph = stream.end_capture()
-        graph.launch(stream)
-        samples = []
-        for _ in range(replays):
-            start, end = cupy.cuda.Event(), cupy.cuda.Event()
-            start.record(stream)
-            graph.launch(stream)
-            end.record(stream)
-            end.synchronize()
-            samples.append(cupy.cuda.get_elapsed_time(start, end) * 1e3 / calls)
-    return sorted(samples)[len(samples) // 2]
+        return replay_us(lambda: executor.run(x, y, 1, 0), calls, replays)
 
 
 def _beats(rival, plan) -> bool:

@@ -1,6 +1,6 @@
 """The device profile: sampled kernel times that the planner interpolates (clSpMV §3.2).
 
-``cocktail calibrate`` (:mod:`cocktail.bench.calibrate`) times every kernel variant of
+``cocktail calibrate`` (:mod:`cocktail.auto.calibration`) times every kernel variant of
 :mod:`.variants` on synthetic matrices over rows and entries per row, and measures the fixed
 cost of one launch.  It writes the profile as JSON, keyed by GPU name, compute capability and
 CUDA version, in the user cache directory.  Measured profiles of the H100 and the H200 ship in

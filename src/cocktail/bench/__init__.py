@@ -1,12 +1,12 @@
-"""The benchmark harness behind ``cocktail bench``, ``cocktail report`` and ``cocktail calibrate``.
+"""The benchmark harness behind ``cocktail bench`` and ``cocktail report``.
 
 - :mod:`.problems`: the suites and the matrices they hold (generators, the papers' matrices, the
   holdout classes, families);
 - :mod:`.measuring`: the methods a run times (our formats and kernels, ``format="auto"``, the
-  vendor's and other libraries' baselines, the call-overhead ways) and the timers;
-- :mod:`.records`: one record per measurement, its provenance, the journal that keeps records as
+  vendor's and other libraries' baselines, the call-overhead ways);
+- :mod:`.records`: one record per measurement, the journal that keeps records as
   they are measured, and the metrics computed from them;
 - :mod:`.output`: the terminal tables, the Markdown report, the plots, the target verdicts and the
   progress shown during a run;
-- :mod:`.runner` runs methods over problems; :mod:`.calibrate` writes the device profile.
+- :mod:`.runner` runs methods over problems (timed by :mod:`cocktail.timing`).
 """

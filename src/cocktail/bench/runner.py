@@ -11,7 +11,7 @@ import scipy.sparse as sp
 
 from .measuring.baselines import CUPYX, CUSPARSE_BEST, best_of_cusparse
 from .measuring.methods import AutoMethod, Inputs, KernelMethod, Unavailable
-from .measuring.timing import time_cpu, time_gpu
+from ..timing import time_cpu, time_gpu
 from .records import metrics
 from .records.record import Record, fastest_per_problem
 from ..auto import decisions

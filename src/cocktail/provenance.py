@@ -27,7 +27,7 @@ def provenance(gpu: bool) -> dict:
     if gpu:
         import cupy
 
-        from ...kernels.device import current
+        from .kernels.device import current
 
         v = cupy.cuda.runtime.runtimeGetVersion()
         info.update(gpu=current().name, cuda=f"{v // 1000}.{v % 1000 // 10}", cupy=cupy.__version__)

@@ -6,7 +6,7 @@ blocks per super-row; the flat variants also on ``scattered`` rows, ``k`` column
 drawn uniformly in each ``k``-th of the columns, so that every gather of ``x`` is far from the
 last) over rows ``2^10 .. 2^21`` and entries per row ``1 .. 64`` (up to
 thousands for the variants that share a row among lanes), in float32 and float64, with the
-benchmark's kernel timing (CUDA graph replays, :func:`~.timing.time_gpu`).  The fixed cost of
+benchmark's kernel timing (CUDA graph replays, :func:`cocktail.timing.time_gpu`).  The fixed cost of
 one launch is the time of a product of a 1 x 1 matrix.  A format that stores a table of few
 distinct values (DIA-VI) is sampled on the same patterns with values drawn from
 :data:`TABLE_VALUES` distinct ones (it refuses the others' matrices); every other variant's
@@ -26,11 +26,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._cache import write_json
-from ..auto import profile as _profile
-from ..auto import variants as _variants
-from ..auto.features import compute
-from ..auto.planner import work
-from .measuring.timing import _spin
+from . import profile as _profile
+from . import variants as _variants
+from .features import compute
+from .planner import work
+from ..timing import spin, time_gpu
 
 #: Grid of each mode: rows, entries per row, longer rows for lane-shared variants, largest slot count.
 GRIDS = {
@@ -150,16 +150,14 @@ def synthetic(point: Point, dtype):
     return data, cols.astype(cupy.int32), indptr.astype(cupy.int32)
 
 
-def _time(A, dtype, mode: str) -> float:
-    """Kernel µs of one product of ``A`` (graph replay over 4 input vectors, as the benchmark)."""
+def _time(executor, shape, dtype, mode: str) -> float:
+    """Kernel µs of one product of ``executor`` (graph replay over 4 input vectors, as the benchmark)."""
     import cupy
 
-    from .measuring.timing import time_gpu
-
-    m, n = A.shape
+    m, n = shape
     xs = [cupy.random.default_rng(i).standard_normal(n).astype(dtype) for i in range(4)]
     y = cupy.zeros(m, dtype=dtype)
-    run = A._executor.run
+    run = executor.run
     calls = [(lambda x=x: run(x, y, 1, 0)) for x in xs]
     repeat, seconds = TIMING[mode]
     return time_gpu(calls, repeat=repeat, min_seconds=seconds).kernel_us
@@ -174,17 +172,29 @@ def _by_point(jobs) -> dict:
     return out
 
 
+def _built(csr, fmt: str, kernel: str, format_params=None, kernel_params=None):
+    """The executor of ``kernel`` on ``csr`` stored in ``fmt`` on the GPU (as ``SparseMatrix`` builds it)."""
+    from .. import executors, formats, kernels
+    from ..tuning.format_rules import format_params as resolved
+
+    storage = formats.get(fmt).from_csr(csr, **resolved(fmt, csr.dtype, dict(format_params or {})))
+    return executors.create(None, storage, "cuda", kernels.get(kernel), dict(kernel_params or {}))
+
+
+def _base_csr(arrays, rows: int):
+    """The canonical CSR on the GPU of ``(data, indices, indptr)``, a ``rows`` x ``rows`` matrix."""
+    from ..formats.csr import CSR
+
+    return CSR.from_arrays(*arrays, (rows, rows))
+
+
 def _time_variant(csr, v, dtype, mode: str) -> float | None:
     """Kernel µs of variant ``v`` on the stored CSR ``csr`` (built in its format), or None when it does
     not fit in GPU memory."""
     import cupy
 
-    from .. import SparseMatrix
-
     try:
-        A = SparseMatrix(csr_arrays(csr), format=v.format, shape=csr.shape, device="cuda", kernel=v.kernel,
-                         **v.format_params, **v.kernel_params)
-        return _time(A, dtype, mode)
+        return _time(_built(csr, v.format, v.kernel, v.format_params, v.kernel_params), csr.shape, dtype, mode)
     except (MemoryError, cupy.cuda.memory.OutOfMemoryError):
         return None
 
@@ -198,11 +208,8 @@ def launch_cost(dtype, mode: str) -> float:
     """Kernel µs of one product of a 1 x 1 matrix: the fixed cost of one launch."""
     import cupy
 
-    from .. import SparseMatrix
-
     one = (cupy.ones(1, dtype=dtype), cupy.zeros(1, dtype=cupy.int32), cupy.asarray([0, 1], dtype=cupy.int32))
-    A = SparseMatrix(one, format="csr", shape=(1, 1), device="cuda", kernel="csr_scalar")
-    return _time(A, dtype, mode)
+    return _time(_built(_base_csr(one, 1), "csr", "csr_scalar"), (1, 1), dtype, mode)
 
 
 def run(mode: str = "quick", dtypes=("float32", "float64"), only=None, restart: bool = False, progress=None,
@@ -220,8 +227,8 @@ def run(mode: str = "quick", dtypes=("float32", "float64"), only=None, restart: 
 def _run(mode, dtypes, only, restart, progress, out, patterns) -> _profile.Profile:
     import cupy
 
-    from .. import SparseMatrix, kernels
-    from .records.provenance import commit
+    from .. import kernels
+    from ..provenance import commit
 
     if mode not in GRIDS:
         raise ValueError(f"calibrate: mode must be one of {', '.join(GRIDS)}, got {mode!r}")
@@ -237,7 +244,7 @@ def _run(mode, dtypes, only, restart, progress, out, patterns) -> _profile.Profi
     if progress:
         progress(done, len(jobs), "resuming" if done else "starting")
     last_write = time.monotonic()
-    _spin(WARM_UP_SECONDS, cupy.cuda.get_current_stream())  # clocks up before the first sample
+    spin(WARM_UP_SECONDS, cupy.cuda.get_current_stream())  # clocks up before the first sample
     for dt in dtypes:
         if dt not in launch:
             launch[dt] = launch_cost(dt, mode)
@@ -247,8 +254,7 @@ def _run(mode, dtypes, only, restart, progress, out, patterns) -> _profile.Profi
         if not todo:
             continue
         arrays = synthetic(point, dt)
-        base = SparseMatrix(arrays, format="csr", shape=(rows, rows), device="cuda", kernel="csr_scalar")
-        csr = base.storage
+        csr = _base_csr(arrays, rows)
         feats = compute(csr)
         for v in todo:
             measured = _time_variant(csr, v, dt, mode)
@@ -257,7 +263,7 @@ def _run(mode, dtypes, only, restart, progress, out, patterns) -> _profile.Profi
             done += 1
             if progress:
                 progress(done, len(jobs), f"{dt} {v.key} {point.pattern} rows={rows} k={per_row}")
-        del base, csr, arrays
+        del csr, arrays
         cupy.get_default_memory_pool().free_all_blocks()
         if time.monotonic() - last_write > 10:
             state["mode"] = mode
@@ -273,11 +279,6 @@ def _run(mode, dtypes, only, restart, progress, out, patterns) -> _profile.Profi
     _profile.forget()
     prof.source = str(final)
     return prof
-
-
-def csr_arrays(csr):
-    """``(data, indices, indptr)`` of a stored CSR: another ``SparseMatrix`` input without a host copy."""
-    return csr.data, csr.indices, csr.indptr
 
 
 def _grouped(samples: dict) -> tuple[dict, dict]:
@@ -354,24 +355,24 @@ def check(prof, mode: str = "quick", dtypes=("float32", "float64"), only=None, p
 def _check(prof, mode, dtypes, only, progress) -> list[CheckRow]:
     import cupy
 
-    from .. import SparseMatrix, kernels
-    from ..auto.planner import _Costing
+    from .. import kernels
+    from .planner import _Costing
 
     chosen = [v for v in _variants.VARIANTS if (only is None or v.key in only) and v.kernel in kernels.names()
               and all(prof.has(v.key, dt) for dt in dtypes)]
     jobs = [(dt, v, p) for dt in dtypes for v in chosen for p in check_points(v, mode)]
     timed = {}  # (dtype, variant) -> [(predicted, measured, point text)]
     done = 0
-    _spin(WARM_UP_SECONDS, cupy.cuda.get_current_stream())
+    spin(WARM_UP_SECONDS, cupy.cuda.get_current_stream())
     for (dt, point), group in _by_point(jobs).items():
         arrays = synthetic(point, dt)
         rows = point.rows
-        base = SparseMatrix(arrays, format="csr", shape=(rows, rows), device="cuda", kernel="csr_scalar")
-        feats = compute(base.storage)
+        base = _base_csr(arrays, rows)
+        feats = compute(base)
         costing = _Costing(feats, prof, dt)
         for v in group:
             got = work(v, feats)
-            measured = _time_variant(base.storage, v, dt, mode)
+            measured = _time_variant(base, v, dt, mode)
             predicted = costing.time(v.key, got[0], got[1]) if got is not None else None
             if measured and predicted:
                 timed.setdefault((dt, v.key), []).append(

@@ -1,11 +1,12 @@
-"""How methods are timed: kernel time, call time, CPU time and the device's copy bandwidth.
+"""The one GPU timer, below both the planner and the benchmark: kernel time, call time, CPU time and
+the device's copy bandwidth.
 
 *Kernel time* amortises the host: the calls (one per input buffer, so consecutive calls read
 different ``x`` vectors) are captured once in a CUDA graph and the graph is replayed, with a
 pair of CUDA events around each replay.  A method whose calls cannot be captured (cupyx
 refuses stream capture) has its calls issued back to back from Python behind a queued busy
-wait, so that the GPU, not the host, sets the pace between the events.  *Call time* is one synchronous call as a user makes it: host clock around the call
-and a stream synchronisation.  Both are medians over at least ``repeat`` samples; a sample of a
+wait, so that the GPU, not the host, sets the pace between the events.  *Call time* is one
+synchronous call as a user makes it: host clock around the call and a stream synchronisation.  Both are medians over at least ``repeat`` samples; a sample of a
 tiny matrix is short, so its count grows until the samples add up to ``min_seconds``.
 """
 
@@ -38,23 +39,51 @@ def sample_count(estimate_s: float, repeat: int, min_seconds: float) -> int:
     return max(repeat, min(repeat * MAX_REPEAT_FACTOR, int(min_seconds / estimate_s) + 1))
 
 
-def _capture(calls, stream):
-    """A CUDA graph of ``calls`` on ``stream``, or None when the calls cannot be captured."""
+def capture(calls, stream, strict: bool = False):
+    """A CUDA graph of ``calls`` on ``stream``, or None when the calls cannot be captured (``strict``:
+    their exception propagates, the capture ended)."""
     stream.begin_capture()
     try:
         for call in calls:
             call()
         captured = True
     except Exception:  # the method refused capture (cupyx does); it is timed uncaptured
+        if strict:
+            _end_capture(stream)
+            raise
         captured = False
-    try:
-        graph = stream.end_capture()
-    except Exception:  # an invalidated capture
-        return None
+    graph = _end_capture(stream)
     return graph if captured else None
 
 
-def _event_samples(enqueue, count: int, stream) -> list[float]:
+def _end_capture(stream):
+    """The graph of the capture under way on ``stream``, or None when the capture was invalidated."""
+    try:
+        return stream.end_capture()
+    except Exception:
+        return None
+
+
+def replay_us(call, calls: int, replays: int) -> float:
+    """Median µs of one ``call`` (which enqueues one product on the current stream) from ``replays``
+    timed replays of a CUDA graph of ``calls`` calls: the planner's timing, shorter than :func:`time_gpu`.
+
+    The current stream must not be the default one (capture needs its own). One call runs first (lazy
+    work outside the timing) and one replay untimed. ``RuntimeError`` when the calls refuse capture.
+    """
+    import cupy
+
+    stream = cupy.cuda.get_current_stream()
+    call()
+    graph = capture([call] * calls, stream, strict=True)
+    if graph is None:
+        raise RuntimeError("the product's capture was invalidated: it cannot be timed as a CUDA graph")
+    graph.launch(stream)
+    ms = event_samples(lambda: graph.launch(stream), replays, stream)
+    return statistics.median(ms) * 1e3 / calls
+
+
+def event_samples(enqueue, count: int, stream) -> list[float]:
     """Milliseconds between CUDA events around ``count`` calls of ``enqueue``."""
     import cupy
 
@@ -67,12 +96,12 @@ def _event_samples(enqueue, count: int, stream) -> list[float]:
     return [cupy.cuda.get_elapsed_time(start, end) for start, end in pairs]
 
 
-def _spin(seconds: float, stream) -> None:
+def spin(seconds: float, stream) -> None:
     """Queue a busy wait of about ``seconds`` (at most one second) on ``stream``."""
     import cupy
     import numpy as np
 
-    from ...kernels import source
+    from .kernels import source
 
     khz = cupy.cuda.Device().attributes["ClockRate"]
     cycles = int(min(seconds, 1.0) * khz * 1e3)
@@ -99,7 +128,7 @@ def time_gpu(calls, repeat: int = 100, warmup: int = 3, min_seconds: float = 0.0
     stream.synchronize()
     estimate = (time.perf_counter() - t0) / len(calls)
 
-    graph = _capture(calls, stream) if use_graph else None
+    graph = capture(calls, stream) if use_graph else None
     if graph is not None:
         graph.launch(stream)  # first replay outside the timing
         enqueue, mode = (lambda: graph.launch(stream)), "graph"
@@ -115,10 +144,10 @@ def time_gpu(calls, repeat: int = 100, warmup: int = 3, min_seconds: float = 0.0
         ms = []
         for start in range(0, count, BATCH):
             batch = min(BATCH, count - start)
-            _spin(2.0 * batch * estimate * len(calls), stream)
-            ms += _event_samples(enqueue, batch, stream)
+            spin(2.0 * batch * estimate * len(calls), stream)
+            ms += event_samples(enqueue, batch, stream)
     else:
-        ms = _event_samples(enqueue, count, stream)
+        ms = event_samples(enqueue, count, stream)
     per_call_ms = [t / len(calls) for t in ms]
 
     call_s = []
@@ -164,5 +193,5 @@ def copy_bandwidth(nbytes: int = 1 << 30, repeat: int = 20) -> float:
         cupy.cuda.runtime.memcpyAsync(dst.data.ptr, src.data.ptr, src.nbytes, kind, stream.ptr)
 
     copy()
-    ms = statistics.median(_event_samples(copy, repeat, stream))
+    ms = statistics.median(event_samples(copy, repeat, stream))
     return 2 * src.nbytes / (ms * 1e-3) / 1e9
