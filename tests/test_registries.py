@@ -36,3 +36,20 @@ def test_the_rule_book_holds_every_rule_a_kernel_asks_for():
                  "cores_per_sm", "bdia_piece_width", "csr_stream_shape", "dia_vi_rows_per_thread",
                  "MERGE_ITEMS_PER_THREAD", "STREAM_ITEMS_PER_LANE", "CUSPARSE_ALG", "coo", "scale_block", "part"):
         assert hasattr(launch_rules.RULES, name), name
+
+
+def test_every_sampled_setting_is_one_its_kernel_and_format_take():
+    from cocktail.auto import variants
+
+    keys = [v.key for v in variants.VARIANTS]
+    assert len(keys) == len(set(keys)), "two kernels sample a setting under one key"
+    for v in variants.VARIANTS:
+        spec = kernels.get(v.kernel)
+        assert v.format in spec.formats, v.key
+        spec.resolve_params(dict(v.kernel_params))  # TypeError names a parameter the kernel lacks
+        formats.get(v.format).resolve_params(dict(v.format_params))
+    # the profile's variants are what the kernels declare, in the registry's order
+    expanded = [f"{s.key}({r}x{c})" if s.per_block else s.key
+                for name in kernels.names() for s in kernels.get(name).profile
+                for r, c in (variants.BLOCK_SIZES if s.per_block else [(None, None)])]
+    assert keys == expanded

@@ -27,6 +27,7 @@ from types import MappingProxyType
 import numpy as np
 
 from ..arrays import bit_keys, get_xp, stable_argsort, to_numpy
+from ..kernels.sbell import SAMPLED_HEIGHT as SAMPLED_SBELL_HEIGHT
 
 #: Candidate block shapes ``(r, c)``: ``r`` rows by ``c`` columns, on the aligned block grid.  The
 #: heights of one width rise, each dividing the next (:func:`compute` leaves out a taller shape by it).
@@ -37,8 +38,9 @@ BLOCK_SIZES = ((1, 4), (2, 4), (4, 4), (8, 4), (1, 8), (2, 8), (4, 8), (8, 8), (
 GROUP_SIZES = (1, 2, 4, 8, 16, 32, 64, 128, 256)
 #: Widths above this are counted together (their sum kept): the count arrays stay small.
 WIDTH_CAP = 4096
-#: Super-rows per slice of SBELL, the layout whose block slots :class:`BlockStats` counts.
-SBELL_HEIGHT = 32
+#: Super-rows per slice of SBELL, the layout whose block slots :class:`BlockStats` counts: the slice
+#: height the sbell kernel's profile samples are taken with.
+SBELL_HEIGHT = SAMPLED_SBELL_HEIGHT
 
 #: Rows of a group whose gathers of ``x`` :func:`x_scatter` counts together (the rows one warp of
 #: csr_scalar covers), the most groups it samples, and the bytes of one memory sector.

@@ -78,11 +78,9 @@ VENDOR_RIVALS = 2
 #: kind (:func:`_kind`) of the plan's own family, since formats of one family still differ.
 OWN_RACE_WITHIN = 1.5
 #: The CSR kernels and COO kernels the remainder of a Cocktail may use.
-CSR_VARIANTS = (("csr_scalar",) + tuple(f"csr_vector(t={t})" for t in _variants.VECTOR_THREADS)
-                + ("csr_merge",) + tuple(f"csr_stream(k={k})" for k in _variants.STREAM_ITEMS)
-                + tuple(f"cusparse_csr(alg={a})" for a in _variants.CUSPARSE_ALGS))
-COO_VARIANTS = ("coo_atomic", "coo_segmented") + tuple(f"cusparse_coo(alg={a})" for a in _variants.CUSPARSE_ALGS)
-DIAGONAL_VARIANTS = ("dia", "bdia", "bdia_direct", "dia_vi")
+CSR_VARIANTS = _variants.of_format("csr")
+COO_VARIANTS = _variants.of_format("coo")
+DIAGONAL_VARIANTS = _variants.on_pattern("band")
 #: Formats with a rows-prefix selector part.
 PREFIX_FORMATS = ("ell", "sell")
 #: Row-prefix parts are costed for ELL and for this many SELL variants (the best as singles).

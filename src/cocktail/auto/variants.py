@@ -2,7 +2,8 @@
 
 A variant is one kernel with its parameters fixed (``csr_vector(t=8)``, ``sell(C=64,t=2)``,
 ``bell(2x4)``), the format it multiplies with that format's parameters, and the synthetic
-pattern it is sampled on:
+pattern it is sampled on. Each kernel declares its own (``profile`` on its spec: the
+:class:`~cocktail.kernels.spec.Sampled` settings); this module gathers them. The patterns:
 
 - ``rows``: every row holds ``k`` entries in adjacent columns (wrapping at the last column);
   the flat formats (CSR, COO, ELL, SELL).
@@ -18,20 +19,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..kernels.cusparse import ALGS
+from .. import kernels
 from .features import BLOCK_SIZES
-
-#: Lanes per row of csr_vector and of sell that the profile samples.
-VECTOR_THREADS = (2, 4, 8, 16, 32)
-SELL_THREADS = (1, 2, 4, 8)
-#: Nonzeros per lane of csr_stream's items that the profile samples.
-STREAM_ITEMS = (8, 16)
-#: Slice heights C of SELL (multiples of the 128-byte alignment, as clSpMV).
-SELL_HEIGHTS = (32, 64, 128, 256)
-#: Slice height of SBELL in the profile and in plans.
-SBELL_HEIGHT = 32
-#: cuSPARSE's algorithms the profile samples: all the kernels have.
-CUSPARSE_ALGS = ALGS
 
 
 @dataclass(frozen=True)
@@ -56,34 +45,22 @@ class Variant:
         return {"rows": "flat", "band": "diagonal", "blocks": "block"}[self.pattern]
 
 
+def _of(spec, sampled) -> list[Variant]:
+    """The variants of one :class:`~cocktail.kernels.spec.Sampled` setting of kernel ``spec`` (one per block
+    shape of :data:`~.features.BLOCK_SIZES` when it is ``per_block``)."""
+    fmt = spec.formats[0]
+    if not sampled.per_block:
+        return [Variant(sampled.key, fmt, spec.name, sampled.pattern, dict(sampled.format_params),
+                        dict(sampled.kernel_params), None, sampled.long_rows, sampled.launches)]
+    return [Variant(f"{sampled.key}({r}x{c})", fmt, spec.name, sampled.pattern,
+                    {"block": (r, c), **sampled.format_params}, dict(sampled.kernel_params), (r, c),
+                    sampled.long_rows, sampled.launches) for r, c in BLOCK_SIZES]
+
+
 def _all() -> tuple[Variant, ...]:
-    out = [Variant("csr_scalar", "csr", "csr_scalar", "rows")]
-    out += [Variant(f"csr_vector(t={t})", "csr", "csr_vector", "rows", kernel_params={"threads_per_row": t},
-                    long_rows=t >= 8) for t in VECTOR_THREADS]
-    out += [Variant("csr_merge", "csr", "csr_merge", "rows", long_rows=True),
-            *[Variant(f"csr_stream(k={k})", "csr", "csr_stream", "rows", kernel_params={"items_per_lane": k},
-                      long_rows=True) for k in STREAM_ITEMS],
-            Variant("coo_atomic", "coo", "coo_atomic", "rows", long_rows=True, launches=2),
-            Variant("coo_segmented", "coo", "coo_segmented", "rows", long_rows=True, launches=2),
-            Variant("ell", "ell", "ell", "rows", format_params={"max_fill": None}),
-            *[Variant(f"cusparse_csr(alg={a})", "csr", "cusparse_csr", "rows", kernel_params={"alg": a},
-                      long_rows=True) for a in CUSPARSE_ALGS],
-            *[Variant(f"cusparse_coo(alg={a})", "coo", "cusparse_coo", "rows", kernel_params={"alg": a},
-                      long_rows=True, launches=2) for a in CUSPARSE_ALGS]]
-    out += [Variant(f"sell(C={c},t={t})", "sell", "sell", "rows",
-                    format_params={"slice_height": c, "max_fill": None}, kernel_params={"threads_per_row": t},
-                    long_rows=t >= 4)
-            for c in SELL_HEIGHTS for t in SELL_THREADS]
-    out += [Variant("dia", "dia", "dia", "band", format_params={"max_fill": None}),
-            Variant("bdia", "bdia", "bdia", "band", format_params={"max_fill": None}),
-            Variant("bdia_direct", "bdia", "bdia_direct", "band", format_params={"max_fill": None}),
-            Variant("dia_vi", "dia_vi", "dia_vi", "band", format_params={"max_fill": None})]
-    for fmt, extra in (("bcsr", {}), ("bell", {}), ("sbell", {"slice_height": SBELL_HEIGHT})):
-        out += [Variant(f"{fmt}({r}x{c})", fmt, fmt, "blocks", format_params={"block": (r, c), "max_fill": None,
-                                                                             **extra},
-                        block=(r, c), long_rows=fmt == "bcsr")
-                for r, c in BLOCK_SIZES]
-    return tuple(out)
+    """Every kernel's sampled settings (its spec's ``profile``), in the kernel registry's order."""
+    return tuple(v for name in kernels.names() for sampled in kernels.get(name).profile
+                 for v in _of(kernels.get(name), sampled))
 
 
 VARIANTS: tuple[Variant, ...] = _all()
@@ -101,6 +78,16 @@ def get(key: str) -> Variant:
 def keys() -> list[str]:
     """Every variant's key, in profile order."""
     return list(_BY_KEY)
+
+
+def of_format(fmt: str) -> tuple[str, ...]:
+    """The keys of the variants that multiply format ``fmt``, in profile order."""
+    return tuple(v.key for v in VARIANTS if v.format == fmt)
+
+
+def on_pattern(pattern: str) -> tuple[str, ...]:
+    """The keys of the variants sampled on ``pattern``, in profile order."""
+    return tuple(v.key for v in VARIANTS if v.pattern == pattern)
 
 
 #: Names that stand for several variants in :func:`parse`: the flat variants (the ``rows`` pattern).

@@ -13,11 +13,12 @@ from __future__ import annotations
 from ..registry import Registry
 from .spec import KernelSpec, value_type_name
 
-#: Every module of this package that declares a ``SPEC``; these first, in this order, then any other by name.
+#: Every module of this package that declares a ``SPEC``; these first, in this order (the device profile's
+#: order of variants: flat, diagonal, block), then any other by name.
 _REGISTRY = Registry(__name__, "SPEC", "kernel", lambda module, spec: spec.name,
-                     first=("csr_scalar", "csr_vector", "csr_merge", "csr_stream", "coo_segmented", "coo_atomic",
-                            "dia", "ell", "hyb", "pkt", "bdia", "bdia_direct", "sell", "bcsr", "bell", "sbell",
-                            "dia_vi", "cusparse_csr", "cusparse_coo"))
+                     first=("csr_scalar", "csr_vector", "csr_merge", "csr_stream", "coo_atomic", "coo_segmented",
+                            "ell", "cusparse_csr", "cusparse_coo", "sell", "dia", "bdia", "bdia_direct", "dia_vi",
+                            "bcsr", "bell", "sbell", "hyb", "pkt"))
 
 
 def names() -> list[str]:

@@ -10,7 +10,7 @@ import numpy as np
 from .device import grid_for
 from .launch import ALPHA, X, Y, Launch, beta_arg
 from .config import row_kernel
-from .spec import own_kernel, type_names
+from .spec import Sampled, UNLIMITED_FILL, own_kernel, type_names
 
 
 def _expressions(v: str, i: str) -> list[str]:
@@ -75,4 +75,5 @@ def configure(spec, fmt, p, props, rules) -> dict:
 
 SPEC = own_kernel("bdia", ("bdia",),
                   "one thread per row, each band's slice of x staged in shared memory, piece_width diagonals at a time",
-                  _expressions, bind, configure, params={"piece_width": None}, default=True)
+                  _expressions, bind, configure, params={"piece_width": None}, default=True,
+                  profile=(Sampled("bdia", "band", format_params=UNLIMITED_FILL),))

@@ -6,7 +6,7 @@ from .bdia import band_args, band_ptr64
 from .device import grid_for
 from .launch import ALPHA, X, Y, Launch, beta_arg
 from .config import row_kernel
-from .spec import own_kernel, type_names
+from .spec import Sampled, UNLIMITED_FILL, own_kernel, type_names
 
 
 def _expressions(v: str, i: str) -> list[str]:
@@ -24,4 +24,5 @@ def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
 
 SPEC = own_kernel("bdia_direct", ("bdia",),
                   "one thread per row over the bands, x read directly (no staging)",
-                  _expressions, bind, row_kernel)
+                  _expressions, bind, row_kernel,
+                  profile=(Sampled("bdia_direct", "band", format_params=UNLIMITED_FILL),))

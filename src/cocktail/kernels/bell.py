@@ -7,7 +7,7 @@ import numpy as np
 from . import blocks
 from .device import grid_for
 from .launch import ALPHA, X, Y, Launch, beta_arg
-from .spec import own_kernel
+from .spec import Sampled, UNLIMITED_FILL, own_kernel
 
 
 def _expressions(v: str, i: str) -> list[str]:
@@ -28,4 +28,5 @@ def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
 
 SPEC = own_kernel("bell", ("bell",),
                   "one thread per superrow of r x c blocks, column-major block slots",
-                  _expressions, bind, blocks.block_config, default=True)
+                  _expressions, bind, blocks.block_config, default=True,
+                  profile=(Sampled("bell", "blocks", format_params=UNLIMITED_FILL, per_block=True),))

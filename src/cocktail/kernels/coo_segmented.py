@@ -13,7 +13,7 @@ from . import scale_y
 from .device import WARP_SIZE, blocks_per_sm
 from .launch import ALPHA, X, Y, Launch
 from .config import row_kernel
-from .spec import own_kernel, type_names
+from .spec import Sampled, own_kernel, type_names
 
 
 def _expressions(v: str, i: str) -> list[str]:
@@ -64,4 +64,5 @@ def configure(spec, fmt, p, props, rules) -> dict:
 
 SPEC = own_kernel("coo_segmented", ("coo",),
                   "warp segmented reduction over intervals, carries fixed up in warp order",
-                  _expressions, bind, configure)
+                  _expressions, bind, configure,
+                  profile=(Sampled("coo_segmented", "rows", long_rows=True, launches=2),))

@@ -9,7 +9,7 @@ import numpy as np
 from .device import capped_grid, grid_for
 from .launch import ALPHA, X, Y, Launch, beta_arg
 from .config import row_kernel
-from .spec import own_kernel, type_names
+from .spec import Sampled, own_kernel, type_names
 
 
 def _expressions(v: str, i: str) -> list[str]:
@@ -66,4 +66,5 @@ def configure(spec, fmt, p, props, rules) -> dict:
 
 SPEC = own_kernel("csr_merge", ("csr",),
                   "merge-path load balancing over row ends and nonzeros, deterministic carry fix-up",
-                  _expressions, bind, configure, params={"items_per_thread": None})
+                  _expressions, bind, configure, params={"items_per_thread": None},
+                  profile=(Sampled("csr_merge", "rows", long_rows=True),))

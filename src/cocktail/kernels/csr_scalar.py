@@ -5,7 +5,7 @@ from __future__ import annotations
 from .device import grid_for
 from .launch import ALPHA, X, Y, Launch, beta_arg
 from .config import row_kernel
-from .spec import own_kernel, type_names
+from .spec import Sampled, own_kernel, type_names
 
 
 def _expressions(v: str, i: str) -> list[str]:
@@ -23,4 +23,4 @@ def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
 
 SPEC = own_kernel("csr_scalar", ("csr",),
                   "one thread per row",
-                  _expressions, bind, row_kernel)
+                  _expressions, bind, row_kernel, profile=(Sampled("csr_scalar", "rows"),))

@@ -15,10 +15,12 @@ import numpy as np
 from .device import WARP_SIZE, capped_grid
 from .launch import ALPHA, X, Y, Launch, beta_arg
 from .config import flag, row_kernel
-from .spec import own_kernel, type_names
+from .spec import Sampled, own_kernel, type_names
 
 #: Nonzeros per lane of an item that the source is instantiated for.
 ITEMS_PER_LANE = (4, 8, 16)
+#: Nonzeros per lane of the items that the device profile samples.
+SAMPLED_ITEMS = (8, 16)
 
 
 def _expressions(v: str, i: str) -> list[str]:
@@ -107,4 +109,6 @@ def configure(spec, fmt, p, props, rules) -> dict:
 
 SPEC = own_kernel("csr_stream", ("csr",),
                   "balanced warp items of up to 32*items_per_lane nonzeros, products staged in shared memory",
-                  _expressions, bind, configure, params={"items_per_lane": None, "stream": True})
+                  _expressions, bind, configure, params={"items_per_lane": None, "stream": True},
+                  profile=tuple(Sampled(f"csr_stream(k={k})", "rows", kernel_params={"items_per_lane": k},
+                                        long_rows=True) for k in SAMPLED_ITEMS))

@@ -283,9 +283,10 @@ def configure(spec, fmt, p, props, rules) -> dict:
     return {"alg": int(alg), "scale_block": rules.scale_block(props)}
 
 
-def spec(storage: str):
-    """The :class:`~cocktail.kernels.spec.KernelSpec` of ``cusparse_<storage>`` (``csr`` or ``coo``)."""
-    from .spec import KernelSpec
+def spec(storage: str, launches: int = 1):
+    """The :class:`~cocktail.kernels.spec.KernelSpec` of ``cusparse_<storage>`` (``csr`` or ``coo``);
+    ``launches``: kernel launches per product, as the profile counts them."""
+    from .spec import KernelSpec, Sampled
 
     def bind(fmt, config: dict, props, accumulate: bool = False) -> list:
         return bind_spmv(storage, fmt, config, props, accumulate)
@@ -304,6 +305,8 @@ def spec(storage: str):
         deterministic_when=deterministic_alg,
         vendor=True,
         available=available,
+        profile=tuple(Sampled(f"cusparse_{storage}(alg={a})", "rows", kernel_params={"alg": a}, long_rows=True,
+                              launches=launches) for a in ALGS),
         description=f"cuSPARSE's cusparseSpMV on the {upper} arrays (alg 1: {upper}_ALG1; alg 2: {upper}_ALG2, "
                     "bit-wise deterministic)",
     )

@@ -9,7 +9,7 @@ import numpy as np
 from .device import grid_for
 from .launch import ALPHA, X, Y, Launch, beta_arg
 from .config import row_kernel
-from .spec import own_kernel, type_names
+from .spec import Sampled, UNLIMITED_FILL, own_kernel, type_names
 
 #: Rows per thread the kernel is instantiated for (4: the rows' codes of a diagonal in one load).
 ROWS_PER_THREAD = (1, 4)
@@ -69,4 +69,5 @@ def configure(spec, fmt, p, props, rules) -> dict:
 
 SPEC = own_kernel("dia_vi", ("dia_vi",),
                   "one thread per 1 or 4 rows over one-byte value codes, the value table and offsets in shared memory",
-                  _expressions, bind, configure, params={"rows_per_thread": None}, default=True)
+                  _expressions, bind, configure, params={"rows_per_thread": None}, default=True,
+                  profile=(Sampled("dia_vi", "band", format_params=UNLIMITED_FILL),))

@@ -7,7 +7,7 @@ import numpy as np
 from .device import grid_for
 from .launch import ALPHA, X, Y, Launch, beta_arg
 from .config import row_kernel
-from .spec import own_kernel, type_names
+from .spec import Sampled, UNLIMITED_FILL, own_kernel, type_names
 
 
 def _expressions(v: str, i: str) -> list[str]:
@@ -26,4 +26,5 @@ def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
 
 SPEC = own_kernel("ell", ("ell",),
                   "one thread per row, column-major slots",
-                  _expressions, bind, row_kernel, default=True)
+                  _expressions, bind, row_kernel, default=True,
+                  profile=(Sampled("ell", "rows", format_params=UNLIMITED_FILL),))

@@ -7,7 +7,10 @@ import numpy as np
 from . import blocks
 from .device import grid_for
 from .launch import ALPHA, X, Y, Launch, beta_arg
-from .spec import own_kernel
+from .spec import Sampled, UNLIMITED_FILL, own_kernel
+
+#: Slice height (superrows) of the device profile's samples; the planner plans SBELL with it.
+SAMPLED_HEIGHT = 32
 
 
 def _expressions(v: str, i: str) -> list[str]:
@@ -32,4 +35,6 @@ def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
 
 SPEC = own_kernel("sbell", ("sbell",),
                   "one thread per superrow of r x c blocks, slices of slice_height superrows",
-                  _expressions, bind, blocks.block_config, default=True)
+                  _expressions, bind, blocks.block_config, default=True,
+                  profile=(Sampled("sbell", "blocks", format_params={"slice_height": SAMPLED_HEIGHT, **UNLIMITED_FILL},
+                                   per_block=True),))

@@ -9,11 +9,14 @@ import numpy as np
 from .device import grid_for
 from .launch import ALPHA, X, Y, Launch, beta_arg
 from .config import row_kernel
-from .spec import own_kernel, type_names
+from .spec import Sampled, UNLIMITED_FILL, own_kernel, type_names
 
 #: Threads per row the source is instantiated for (at most 8: a warp step then still reads
 #: runs of at least 4 consecutive rows of one slot column).
 THREADS_PER_ROW = (1, 2, 4, 8)
+#: Slice heights C the device profile samples (multiples of the 128-byte alignment, as clSpMV), each
+#: with every THREADS_PER_ROW.
+SAMPLED_HEIGHTS = (32, 64, 128, 256)
 
 
 def _expressions(v: str, i: str) -> list[str]:
@@ -58,4 +61,7 @@ def configure(spec, fmt, p, props, rules) -> dict:
 SPEC = own_kernel("sell", ("sell",),
                   "a group of 1-8 threads per row over column-major slices, shuffle reduction, "
                   "the row permutation applied to y",
-                  _expressions, bind, configure, params={"threads_per_row": None}, default=True)
+                  _expressions, bind, configure, params={"threads_per_row": None}, default=True,
+                  profile=tuple(Sampled(f"sell(C={c},t={t})", "rows", format_params={"slice_height": c, **UNLIMITED_FILL},
+                                        kernel_params={"threads_per_row": t}, long_rows=t >= 4)
+                                for c in SAMPLED_HEIGHTS for t in THREADS_PER_ROW))

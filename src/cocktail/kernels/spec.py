@@ -30,6 +30,31 @@ def type_names(fmt) -> tuple[str, str]:
 
 
 @dataclass(frozen=True)
+class Sampled:
+    """One setting of a kernel that the device profile samples and the planner costs: a variant of
+    :mod:`cocktail.auto.variants`, declared with its kernel.
+
+    ``key`` names it in the profile; ``pattern`` is the synthetic matrix it is sampled on
+    (``rows``, ``band`` or ``blocks``); ``format_params`` and ``kernel_params`` fix its format's and
+    its own parameters; ``long_rows``: several lanes share a row, so it is sampled on longer rows
+    too; ``launches``: kernel launches per product; ``per_block``: one variant per block shape the
+    planner weighs, keyed ``key(rxc)``.
+    """
+
+    key: str
+    pattern: str
+    format_params: dict = field(default_factory=dict, hash=False, compare=False)
+    kernel_params: dict = field(default_factory=dict, hash=False, compare=False)
+    long_rows: bool = False
+    launches: int = 1
+    per_block: bool = False
+
+
+#: Format parameters of a padded format's samples: no fill limit (the synthetic patterns are dense).
+UNLIMITED_FILL = {"max_fill": None}
+
+
+@dataclass(frozen=True)
 class KernelSpec:
     """One kernel: its source file, the formats it multiplies, its instantiations and its binder.
 
@@ -63,6 +88,8 @@ class KernelSpec:
     vendor: bool = False
     #: ``available()``: whether the kernel can run here (a vendor library may be missing); None: always.
     available: Callable[[], bool] | None = None
+    #: The settings the device profile samples (:class:`Sampled`); none: the planner never weighs it.
+    profile: tuple[Sampled, ...] = ()
 
     def is_deterministic(self, config: dict) -> bool:
         """Whether a product with ``config`` (resolved, or a variant's parameters) is bit-wise deterministic."""
