@@ -50,11 +50,11 @@ __global__ void bdia(const I m,
                 __syncthreads();
                 if (active) {
                     // Diagonal k of the piece reads column c0 + tid + k: keep k with it in [0, n).
-                    long long lo, hi;
-                    band_window(c0 + tid, w, n, lo, hi);
+                    int lo, hi;
+                    band_window(c0 + tid, w, (long long)n, lo, hi);
                     const T* d = data + (first + k0 + lo) * stride + row;
 #pragma unroll 4
-                    for (int k = (int)lo; k < (int)hi; ++k, d += stride) {
+                    for (int k = lo; k < hi; ++k, d += stride) {
                         sum += *d * xs[tid + k];
                     }
                 }

@@ -15,7 +15,7 @@ __global__ void bdia_direct(const I m,
                             const long long* __restrict__ band_ptr,
                             const T* __restrict__ data,
                             COCKTAIL_PRODUCT_ARGS(T)) {
-    for (long long row = grid_thread(); row < m; row += grid_threads()) {
+    COCKTAIL_GRID_STRIDE_LOOP(row, m) {
         T sum = T(0);
         for (long long b = 0; b < nbands; ++b) {
             const long long first = band_ptr[b];
@@ -23,7 +23,7 @@ __global__ void bdia_direct(const I m,
             const long long c = row + (long long)offsets[b];  // column of the band's first diagonal
             // Diagonal k of the band reads column c + k: keep k with it in [0, n).
             long long lo, hi;
-            band_window(c, width, n, lo, hi);
+            band_window(c, width, (long long)n, lo, hi);
             const T* d = data + (first + lo) * stride + row;
             for (long long k = lo; k < hi; ++k, d += stride) {
                 sum += *d * load_x(x, c + k);

@@ -17,7 +17,7 @@ __global__ void bell(const I superrows,
                      const T* __restrict__ data,
                      COCKTAIL_PRODUCT_ARGS(T)) {
     const long long unit_stride = stride * C;  // from unit ri of a block to unit ri+1
-    for (long long s = grid_thread(); s < superrows; s += grid_threads()) {
+    COCKTAIL_GRID_STRIDE_LOOP(s, superrows) {
         T sum[R];
 #pragma unroll
         for (int ri = 0; ri < R; ++ri) sum[ri] = T(0);

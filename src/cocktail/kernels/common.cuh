@@ -37,12 +37,8 @@ __device__ __forceinline__ void store_y(T* y, long long row, T sum, T alpha, T b
     y[row] = (beta == T(0)) ? alpha * sum : alpha * sum + beta * y[row];
 }
 
-// This thread's index in the grid: its first item in a grid-stride loop.
-__device__ __forceinline__ long long grid_thread() {
-    return (long long)blockIdx.x * blockDim.x + threadIdx.x;
-}
-
-// Threads in the grid: the step of a grid-stride loop.
-__device__ __forceinline__ long long grid_threads() {
-    return (long long)gridDim.x * blockDim.x;
-}
+// for (i = this thread's index in the grid; i < n; i += threads in the grid): a grid-stride loop,
+// one item per thread (Caffe's and PyTorch's CUDA_KERNEL_LOOP).
+#define COCKTAIL_GRID_STRIDE_LOOP(i, n)                                    \
+    const long long i##_grid_stride = (long long)gridDim.x * blockDim.x; \
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < (n); i += i##_grid_stride)

@@ -138,7 +138,7 @@ __global__ void csr_merge_fixup(const long long carries,
                                 const T* __restrict__ carry_val,
                                 T* __restrict__ y,
                                 const T alpha) {
-    for (long long b = grid_thread(); b < carries; b += grid_threads()) {
+    COCKTAIL_GRID_STRIDE_LOOP(b, carries) {
         const I row = carry_row[b];
         if (row < m && (b == 0 || carry_row[b - 1] != row)) {
             T sum = T(0);

@@ -3,7 +3,7 @@
 
 template <typename T, typename I>
 __global__ void csr_scalar(const I m, COCKTAIL_CSR_ARGS(T, I), COCKTAIL_PRODUCT_ARGS(T)) {
-    for (long long row = grid_thread(); row < m; row += grid_threads()) {
+    COCKTAIL_GRID_STRIDE_LOOP(row, m) {
         T sum = T(0);
         const I end = indptr[row + 1];
         for (I j = indptr[row]; j < end; ++j) {

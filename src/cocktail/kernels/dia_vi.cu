@@ -2,7 +2,7 @@
 // value table on DIA).
 //
 // The block stages the value table (at most 256 values) in shared memory once, and the diagonal
-// offsets as dia does (StagedOffsets). Each thread takes ROWS consecutive rows: with ROWS = 4
+// offsets blockDim.x at a time as dia does. Each thread takes ROWS consecutive rows: with ROWS = 4
 // it loads their four codes of a diagonal as one uchar4, so a warp reads 128 contiguous bytes of
 // codes per diagonal (the binder asks for ROWS = 4 only when the row stride and the codes pointer
 // are multiples of 4). The row loop iterates on a block-uniform base so that every thread of the
@@ -41,24 +41,30 @@ __global__ void dia_vi(const I m,
                        const T* __restrict__ table,
                        COCKTAIL_PRODUCT_ARGS(T)) {
     extern __shared__ __align__(16) unsigned char dia_vi_shared[];
-    const StagedOffsets<I> staged(reinterpret_cast<I*>(dia_vi_shared), offsets, ndiag);
+    I* staged = reinterpret_cast<I*>(dia_vi_shared);                 // blockDim.x offsets
     T* values = reinterpret_cast<T*>(dia_vi_shared + blockDim.x * sizeof(I));  // ntable values
-    for (int k = threadIdx.x; k < ntable; k += blockDim.x) values[k] = table[k];
-    staged.stage_once();
+    const int tid = threadIdx.x;
+    const long long chunk = blockDim.x;
+    for (int k = tid; k < ntable; k += blockDim.x) values[k] = table[k];
+    // With a single chunk the offsets are staged once for the whole grid-stride loop.
+    const bool staged_once = (long long)ndiag <= chunk;
+    if (staged_once && tid < ndiag) staged[tid] = offsets[tid];
     __syncthreads();
-    const long long rows_per_block = (long long)blockDim.x * ROWS;
+    const long long rows_per_block = chunk * ROWS;
     const long long grid_stride = (long long)gridDim.x * rows_per_block;
     for (long long base = (long long)blockIdx.x * rows_per_block; base < m; base += grid_stride) {
-        const long long row0 = base + (long long)threadIdx.x * ROWS;
+        const long long row0 = base + (long long)tid * ROWS;
         const bool active = row0 < m;
         T sum[ROWS];
 #pragma unroll
         for (int r = 0; r < ROWS; ++r) sum[r] = T(0);
-        for (long long d0 = 0; d0 < ndiag; d0 += blockDim.x) {
-            const int count = staged.stage(d0);
+        for (long long d0 = 0; d0 < ndiag; d0 += chunk) {
+            if (!staged_once) stage_offsets(staged, offsets, ndiag, d0, tid);
             if (active) {
+                const long long left = (long long)ndiag - d0;
+                const int count = left < chunk ? (int)left : (int)chunk;
                 for (int k = 0; k < count; ++k) {
-                    const long long col0 = row0 + (long long)staged.staged[k];
+                    const long long col0 = row0 + (long long)staged[k];
                     if (col0 + ROWS <= 0 || col0 >= n) continue;  // no row of this thread reaches the matrix
                     RowCodes<ROWS> c;
                     c.load(codes + (d0 + k) * stride + row0);  // row0 + ROWS <= stride: never past the row

@@ -11,7 +11,7 @@ __global__ void ell(const I m,
                     const I* __restrict__ col,
                     const T* __restrict__ data,
                     COCKTAIL_PRODUCT_ARGS(T)) {
-    for (long long row = grid_thread(); row < m; row += grid_threads()) {
+    COCKTAIL_GRID_STRIDE_LOOP(row, m) {
         T sum = T(0);
         for (long long k = 0; k < width; ++k) {
             const long long slot = k * stride + row;

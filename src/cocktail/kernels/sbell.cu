@@ -21,7 +21,7 @@ __global__ void sbell(const I superrows,
     // slice when h >= superrows) and keeps the division in I, which is 32-bit for int indices.
     const I hdiv = (I)(h < (long long)superrows ? h : (long long)superrows);
     const long long unit_stride = h * C;  // from unit ri of a block to unit ri+1
-    for (long long sr = grid_thread(); sr < superrows; sr += grid_threads()) {
+    COCKTAIL_GRID_STRIDE_LOOP(sr, superrows) {
         const I s = (I)sr / hdiv;
         const long long u = sr - (long long)s * hdiv;
         const long long start = slice_ptr[s];
