@@ -196,3 +196,52 @@ def test_best_single_is_the_fastest_of_our_records():
     assert a.method == BEST_SINGLE and a.kernel_us == 3.0 and a.params["best_of"] == "dia"
     assert best[("b", "float64")].params["best_of"] == "coo_atomic"
     assert records[1].method == "dia"  # the originals are untouched (copies)
+
+
+class _FakeStream:
+    """A stream whose capture the test drives: ``end_capture`` returns a graph, or raises when ``invalid``."""
+
+    def __init__(self, invalid: bool = False):
+        self.invalid, self.capturing, self.ended = invalid, False, 0
+
+    def begin_capture(self):
+        self.capturing = True
+
+    def end_capture(self):
+        self.capturing, self.ended = False, self.ended + 1
+        if self.invalid:
+            raise OSError("cudaErrorStreamCaptureInvalidated")
+        return "graph"
+
+
+def _refuses():
+    raise ValueError("no capture here")
+
+
+def test_capture_returns_the_graph_or_none_and_never_leaves_the_stream_capturing():
+    s = _FakeStream()
+    assert timing.capture([lambda: None], s) == "graph" and not s.capturing
+    s = _FakeStream()
+    assert timing.capture([_refuses], s) is None and not s.capturing and s.ended == 1
+    s = _FakeStream(invalid=True)
+    assert timing.capture([lambda: None], s) is None and not s.capturing
+
+
+def test_a_strict_capture_raises_the_calls_own_error_and_names_an_invalidated_one():
+    s = _FakeStream()
+    with pytest.raises(ValueError, match="no capture here"):
+        timing.capture([_refuses], s, strict=True)
+    assert not s.capturing and s.ended == 1
+    with pytest.raises(RuntimeError, match="invalidated") as info:
+        timing.capture([lambda: None], _FakeStream(invalid=True), strict=True)
+    assert isinstance(info.value.__cause__, OSError)  # CUDA's error is kept
+
+
+def test_an_interrupt_during_capture_ends_it_and_propagates():
+    def interrupted():
+        raise KeyboardInterrupt
+
+    s = _FakeStream()
+    with pytest.raises(KeyboardInterrupt):
+        timing.capture([interrupted], s)
+    assert not s.capturing and s.ended == 1

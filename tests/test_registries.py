@@ -53,3 +53,26 @@ def test_every_sampled_setting_is_one_its_kernel_and_format_take():
                 for name in kernels.names() for s in kernels.get(name).profile
                 for r, c in (variants.BLOCK_SIZES if s.per_block else [(None, None)])]
     assert keys == expanded
+
+
+#: The profile's variants as they were when each kernel came to declare its own: the planner breaks exact
+#: ties by this order, so a kernel added later may come anywhere, but these keep their order.
+PROFILE_ORDER = (
+    "csr_scalar", "csr_vector(t=2)", "csr_vector(t=4)", "csr_vector(t=8)", "csr_vector(t=16)",
+    "csr_vector(t=32)", "csr_merge", "csr_stream(k=8)", "csr_stream(k=16)", "coo_atomic", "coo_segmented",
+    "ell", "cusparse_csr(alg=1)", "cusparse_csr(alg=2)", "cusparse_coo(alg=1)", "cusparse_coo(alg=2)",
+    "sell(C=32,t=1)", "sell(C=32,t=2)", "sell(C=32,t=4)", "sell(C=32,t=8)", "sell(C=64,t=1)", "sell(C=64,t=2)",
+    "sell(C=64,t=4)", "sell(C=64,t=8)", "sell(C=128,t=1)", "sell(C=128,t=2)", "sell(C=128,t=4)",
+    "sell(C=128,t=8)", "sell(C=256,t=1)", "sell(C=256,t=2)", "sell(C=256,t=4)", "sell(C=256,t=8)", "dia",
+    "bdia", "bdia_direct", "dia_vi", "bcsr(1x4)", "bcsr(2x4)", "bcsr(4x4)", "bcsr(8x4)", "bcsr(1x8)",
+    "bcsr(2x8)", "bcsr(4x8)", "bcsr(8x8)", "bcsr(2x2)", "bcsr(3x3)", "bell(1x4)", "bell(2x4)", "bell(4x4)",
+    "bell(8x4)", "bell(1x8)", "bell(2x8)", "bell(4x8)", "bell(8x8)", "bell(2x2)", "bell(3x3)", "sbell(1x4)",
+    "sbell(2x4)", "sbell(4x4)", "sbell(8x4)", "sbell(1x8)", "sbell(2x8)", "sbell(4x8)", "sbell(8x8)",
+    "sbell(2x2)", "sbell(3x3)",
+)
+
+
+def test_the_profile_keeps_its_order_of_variants():
+    from cocktail.auto import variants
+
+    assert [k for k in variants.keys() if k in PROFILE_ORDER] == list(PROFILE_ORDER)

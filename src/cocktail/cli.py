@@ -438,7 +438,7 @@ def _calibrate(args) -> int:
         out = Path(tempfile.mkdtemp(prefix="cocktail-calibrate-")) / "samples.json"
     with counter("calibrate") as progress:
         prof = calibration.run("quick" if args.quick else "full", tuple(_split(args.dtype)), only, args.restart,
-                             progress, out, args.patterns)
+                               progress, out, args.patterns)
     count = sum(len(v) for d in prof.samples.values() for v in d.values())
     print(f"profile of {prof.device['name']}: {count} samples, launch cost "
           + ", ".join(f"{dt} {us:.2f} us" for dt, us in prof.launch_us.items()) + f"\nwritten to {prof.source}")

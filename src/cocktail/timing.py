@@ -6,8 +6,10 @@ different ``x`` vectors) are captured once in a CUDA graph and the graph is repl
 pair of CUDA events around each replay.  A method whose calls cannot be captured (cupyx
 refuses stream capture) has its calls issued back to back from Python behind a queued busy
 wait, so that the GPU, not the host, sets the pace between the events.  *Call time* is one
-synchronous call as a user makes it: host clock around the call and a stream synchronisation.  Both are medians over at least ``repeat`` samples; a sample of a
-tiny matrix is short, so its count grows until the samples add up to ``min_seconds``.
+synchronous call as a user makes it: host clock around the call and a stream synchronisation.
+Both are medians over at least ``repeat`` samples; a sample of a tiny matrix is short, so its
+count grows until the samples add up to ``min_seconds``.  The planner's race times a plan with
+:func:`replay_us`: the same graph replays, fewer of them.
 """
 
 from __future__ import annotations
@@ -40,44 +42,53 @@ def sample_count(estimate_s: float, repeat: int, min_seconds: float) -> int:
 
 
 def capture(calls, stream, strict: bool = False):
-    """A CUDA graph of ``calls`` on ``stream``, or None when the calls cannot be captured (``strict``:
-    their exception propagates, the capture ended)."""
+    """A CUDA graph of ``calls`` on ``stream``, or None when they cannot be captured.
+
+    ``strict``: the calls' own exception propagates instead (the capture ended first), and a capture
+    that CUDA invalidated raises ``RuntimeError`` from CUDA's error.
+    """
     stream.begin_capture()
     try:
         for call in calls:
             call()
-        captured = True
     except Exception:  # the method refused capture (cupyx does); it is timed uncaptured
+        _end_capture(stream)
         if strict:
-            _end_capture(stream)
             raise
-        captured = False
-    graph = _end_capture(stream)
-    return graph if captured else None
-
-
-def _end_capture(stream):
-    """The graph of the capture under way on ``stream``, or None when the capture was invalidated."""
+        return None
+    except BaseException:  # an interrupt: the stream must not stay capturing
+        _end_capture(stream)
+        raise
     try:
         return stream.end_capture()
-    except Exception:
+    except Exception as exc:  # an invalidated capture
+        if strict:
+            raise RuntimeError("the capture was invalidated: the calls cannot be timed as a CUDA graph") from exc
         return None
+
+
+def _end_capture(stream) -> None:
+    """End the capture under way on ``stream`` after a failed call, whatever state CUDA left it in."""
+    try:
+        stream.end_capture()
+    except Exception:
+        pass
 
 
 def replay_us(call, calls: int, replays: int) -> float:
     """Median µs of one ``call`` (which enqueues one product on the current stream) from ``replays``
     timed replays of a CUDA graph of ``calls`` calls: the planner's timing, shorter than :func:`time_gpu`.
 
-    The current stream must not be the default one (capture needs its own). One call runs first (lazy
-    work outside the timing) and one replay untimed. ``RuntimeError`` when the calls refuse capture.
+    The current stream must not be the default one (capture needs its own). One call runs first and
+    one replay untimed (lazy work outside the timing); the timed replays are queued back to back, as
+    :func:`time_gpu` queues its graph replays. The calls' own exception propagates (:func:`capture`
+    with ``strict``).
     """
     import cupy
 
     stream = cupy.cuda.get_current_stream()
     call()
     graph = capture([call] * calls, stream, strict=True)
-    if graph is None:
-        raise RuntimeError("the product's capture was invalidated: it cannot be timed as a CUDA graph")
     graph.launch(stream)
     ms = event_samples(lambda: graph.launch(stream), replays, stream)
     return statistics.median(ms) * 1e3 / calls

@@ -193,8 +193,12 @@ def _time_variant(csr, v, dtype, mode: str) -> float | None:
     not fit in GPU memory."""
     import cupy
 
-    try:
-        return _time(_built(csr, v.format, v.kernel, v.format_params, v.kernel_params), csr.shape, dtype, mode)
+    from .._memory import gpu_build
+
+    try:  # gpu_build: CuPy's and the runtime's out-of-memory errors alike, the failed build's arrays released
+        executor = gpu_build(f"variant {v.key}", lambda: _built(csr, v.format, v.kernel, v.format_params,
+                                                                  v.kernel_params))
+        return _time(executor, csr.shape, dtype, mode)
     except (MemoryError, cupy.cuda.memory.OutOfMemoryError):
         return None
 

@@ -38,7 +38,9 @@ __device__ __forceinline__ void store_y(T* y, long long row, T sum, T alpha, T b
 }
 
 // for (i = this thread's index in the grid; i < n; i += threads in the grid): a grid-stride loop,
-// one item per thread (Caffe's and PyTorch's CUDA_KERNEL_LOOP).
-#define COCKTAIL_GRID_STRIDE_LOOP(i, n)                                    \
-    const long long i##_grid_stride = (long long)gridDim.x * blockDim.x; \
-    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < (n); i += i##_grid_stride)
+// one item per thread (Caffe's and PyTorch's CUDA_KERNEL_LOOP); one statement, its step declared
+// in the loop's own scope.
+#define COCKTAIL_GRID_STRIDE_LOOP(i, n)                                                              \
+    for (long long i##_grid_stride = (long long)gridDim.x * blockDim.x,                                \
+                   i = (long long)blockIdx.x * blockDim.x + threadIdx.x;                               \
+         i < (n); i += i##_grid_stride)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Callable
 
 import numpy as np
@@ -51,7 +52,7 @@ class Sampled:
 
 
 #: Format parameters of a padded format's samples: no fill limit (the synthetic patterns are dense).
-UNLIMITED_FILL = {"max_fill": None}
+UNLIMITED_FILL = MappingProxyType({"max_fill": None})
 
 
 @dataclass(frozen=True)

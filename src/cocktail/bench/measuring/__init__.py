@@ -1,1 +1,2 @@
-"""How the benchmark measures: the methods it runs, the baselines, the call-overhead ways and the timers."""
+"""How the benchmark measures: the methods it runs, the baselines and the call-overhead ways (timed by
+:mod:`cocktail.timing`)."""

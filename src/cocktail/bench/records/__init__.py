@@ -1,1 +1,2 @@
-"""What the benchmark keeps: records, their provenance and journal, the metrics and selections over them."""
+"""What the benchmark keeps: records (stamped by :mod:`cocktail.provenance`), their journal, the metrics
+and selections over them."""
