@@ -44,6 +44,9 @@ def check_format(name, params, zm, dtype, index_dtype, seed=0):
     floor = fmt.nnz * per_value + sum(zm.shape) * itemsize  # the values, x and y, each once
     assert floor <= fmt.dram_bytes() <= fmt.dram_bytes(l2_bytes=0)
     assert fmt.dram_bytes(dtype="float64") >= fmt.dram_bytes(dtype="float32")
+    # a block product of k columns reads the matrix once: only X and Y grow, k values a row
+    one, eight = fmt.dram_bytes(), fmt.dram_bytes(k=8)
+    assert eight - one == 7 * (fmt.dram_bytes(k=2) - one) >= 7 * sum(zm.shape) * itemsize
     assert fmt.nbytes == sum(a.nbytes for a in fmt.arrays().values())
 
     # exact round trip

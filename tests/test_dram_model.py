@@ -133,3 +133,20 @@ def test_blocked_formats_leave_out_the_explicit_zeros_and_reuse_x_segments(name)
     blocks = 4  # (0, 0:4), (1, 0:4), (3, 0:4), (3, 4:8): one x segment of 4 each
     assert fmt.x_reads() == blocks * 4
     assert fmt.dram_bytes(l2_bytes=0) == fmt.nbytes - zeros + blocks * 4 * 8 + 4 * 8
+
+
+def test_a_block_product_reads_the_matrix_once_and_x_and_y_k_times():
+    csr = _csr(A)
+    val, idx = 8, 4
+    matrix = 5 * idx + 7 * (idx + val)  # indptr, then indices and data
+    for k in (1, 2, 16):
+        assert csr.dram_bytes(k=k) == matrix + k * 5 * val + k * 4 * val
+    # X past L2 when all k columns count: one row of X per multiplied entry
+    assert csr.dram_bytes(l2_bytes=5 * val * 3, k=4) == matrix + 4 * 7 * val + 4 * 4 * val
+    assert csr.dram_bytes(l2_bytes=5 * val * 4, k=4) == matrix + 4 * 5 * val + 4 * 4 * val
+
+
+@pytest.mark.parametrize("k", [0, -1, 2.0, True, "4"])
+def test_a_block_product_needs_a_positive_int_k(k):
+    with pytest.raises(ValueError, match="k must be a positive int"):
+        _csr(A).dram_bytes(k=k)

@@ -146,7 +146,7 @@ class SparseFormat:
         """
         raise NotImplementedError
 
-    def dram_bytes(self, l2_bytes: int | None = None, dtype=None) -> int:
+    def dram_bytes(self, l2_bytes: int | None = None, dtype=None, k: int = 1) -> int:
         """Bytes one product (beta = 0) moves between DRAM and the chip: the DRAM traffic model.
 
         Every array a product reads is read once (``unread_fields`` left out; value arrays
@@ -156,12 +156,18 @@ class SparseFormat:
         ``y`` moves as ``y_bytes`` says: written once, plus a read and a write of the rows a
         later kernel adds into.  beta != 0 would read ``y`` once more.  See
         docs/performance-notes.md, "DRAM traffic model".
+
+        ``k``: a block product ``A @ X`` with ``k`` columns, the matrix read once for all of them
+        (an SpMM kernel): ``X`` (``n x k``) and ``Y`` (``m x k``) move as ``x`` and ``y`` do, ``k``
+        values per row, and ``X`` counts as fitting when all ``k`` columns fit in ``l2_bytes``.
         """
+        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+            raise ValueError(f"dram_bytes: k must be a positive int (columns of X), got {k!r}")
         val, _ = self._sizes(dtype)
-        x = self.shape[1] * val
+        x = self.shape[1] * val * k
         if l2_bytes is not None and x > l2_bytes:
-            x = max(x, self.x_reads() * val)
-        return self._stream_bytes(val) + x + self.y_bytes(val)
+            x = max(x, self.x_reads() * val * k)
+        return self._stream_bytes(val) + x + self.y_bytes(val) * k
 
     def _stream_bytes(self, val: int) -> int:
         """Bytes of the arrays a product reads, each read once, values at ``val`` bytes each."""
