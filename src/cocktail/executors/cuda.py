@@ -28,6 +28,11 @@ class CudaExecutor(Executor):
         self.launches = tuple(spec.bind(storage, full, props, accumulate)) if storage.shape[0] else ()
         self.nondeterministic = kernels.nondeterministic(spec, full)
         self._current_stream = cupy.cuda.get_current_stream
+        # The block kernel of the format (None: blocks loop over their columns) and its launches per k,
+        # bound on first use of each k.
+        self._storage, self._props, self._accumulate = storage, props, accumulate
+        self.block_spec = kernels.block_for_format(storage.name)
+        self._block_launches = {}
 
     def run(self, x, y, alpha, beta) -> None:
         """Fill the per-product slots of every launch and issue them on the current stream."""
@@ -35,6 +40,34 @@ class CudaExecutor(Executor):
         xp, yp = x.data.ptr, y.data.ptr
         for launch in self.launches:
             launch(xp, yp, alpha, beta, stream)
+
+    def run_block(self, X, Y, alpha, beta) -> None:
+        """``Y = alpha*A@X + beta*Y`` for C-ordered ``X`` (n, k): the format's block kernel, each stored
+        entry read once per tile of columns, into ``Y`` (a C-ordered copy of it when it is not C-ordered);
+        without a block kernel, one product per column."""
+        if self.block_spec is None or not X.flags.c_contiguous:
+            return super().run_block(X, Y, alpha, beta)
+        k = X.shape[1]
+        launches = self._block_launches.get(k)
+        if launches is None:
+            launches = self._block_launches[k] = self._bind_block(k)
+        work = Y
+        if not Y.flags.c_contiguous:
+            import cupy
+
+            work = cupy.ascontiguousarray(Y) if beta != 0 else cupy.empty(Y.shape, dtype=Y.dtype)
+        stream = self._current_stream().ptr
+        xp, yp = X.data.ptr, work.data.ptr
+        for launch in launches:
+            launch(xp, yp, alpha, beta, stream)
+        if work is not Y:
+            Y[...] = work
+
+    def _bind_block(self, k: int) -> tuple:
+        """The block kernel's launches for ``k`` columns (its parameters from the rules)."""
+        spec, storage = self.block_spec, self._storage
+        full = configure(spec, storage, {"k": k}, self._props)
+        return tuple(spec.bind(storage, full, self._props, self._accumulate)) if storage.shape[0] else ()
 
 
 def create(storage, spec, params: dict, required: bool, accumulate: bool = False, deterministic: bool = False):

@@ -21,6 +21,10 @@ _REGISTRY = Registry(__name__, "SPEC", "kernel", lambda module, spec: spec.name,
                             "bcsr", "bell", "sbell", "hyb", "pkt"))
 
 
+#: Block kernels (``BLOCK_SPEC``): a product of the matrix and a block of k vectors, bound for one k.
+_BLOCKS = Registry(__name__, "BLOCK_SPEC", "block kernel", lambda module, spec: spec.name)
+
+
 def names() -> list[str]:
     """Names of the registered kernels, in registration order."""
     return _REGISTRY.names()
@@ -34,6 +38,22 @@ def get(name: str) -> KernelSpec:
 def register(spec: KernelSpec) -> KernelSpec:
     """Register a kernel declared outside this package."""
     return _REGISTRY.add(spec)
+
+
+def block_names() -> list[str]:
+    """Names of the registered block kernels (``A @ X`` for a block ``X`` of k vectors)."""
+    return _BLOCKS.names()
+
+
+def get_block(name: str) -> KernelSpec:
+    """The block kernel registered as ``name``; ``ValueError`` listing the names otherwise."""
+    return _BLOCKS.get(name)
+
+
+def block_for_format(format_name: str) -> KernelSpec | None:
+    """The block kernel of matrices stored in ``format_name`` (its ``default_for``), or None: the
+    product then loops over the columns."""
+    return next((get_block(n) for n in block_names() if format_name in get_block(n).default_for), None)
 
 
 def for_format(format_name: str) -> list[KernelSpec]:
@@ -55,4 +75,5 @@ def nondeterministic(spec: KernelSpec, config: dict) -> tuple[str, ...]:
     return tuple(found)
 
 
-__all__ = ["KernelSpec", "names", "get", "register", "for_format", "nondeterministic", "value_type_name"]
+__all__ = ["KernelSpec", "names", "get", "register", "for_format", "nondeterministic", "value_type_name",
+           "block_names", "get_block", "block_for_format"]

@@ -14,7 +14,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from . import get, names, source
+from . import block_names, get, get_block, names, source
 
 DEFAULT_ARCH = "sm_90"
 
@@ -81,9 +81,15 @@ def _compile(stem: str, expressions: list[str], backend: str, arch: str, ldg: bo
     return _nvcc_compile(code, expressions, opts, arch)
 
 
+def _spec(name: str):
+    """The kernel or block kernel registered as ``name``."""
+    return get_block(name) if name in block_names() else get(name)
+
+
 def check_kernel(name: str, backend: str = "auto", arch: str = DEFAULT_ARCH) -> list[str]:
-    """Compile every instantiation of kernel ``name`` (both read-only-path settings); return the errors."""
-    spec = get(name)
+    """Compile every instantiation of kernel (or block kernel) ``name``, both read-only-path settings;
+    return the errors."""
+    spec = _spec(name)
     if spec.source is None:
         return []
     errors = []
@@ -111,9 +117,9 @@ def main(argv=None) -> int:
         print("kernel check: no CUDA compiler (install 'cocktail[nvrtc]' or nvcc)", file=sys.stderr)
         return 1
     failed = 0
-    for name in names():
+    for name in names() + block_names():
         errors = check_kernel(name, chosen, args.arch)
-        spec = get(name)
+        spec = _spec(name)
         if spec.source:
             what = f"{2 * len(spec.all_expressions())} instantiations ({chosen}, {args.arch})"
         else:
@@ -129,7 +135,7 @@ def main(argv=None) -> int:
         for e in errors:
             print(e, file=sys.stderr)
         failed += bool(errors)
-    total = len(names()) + len(source.HELPERS)
+    total = len(names()) + len(block_names()) + len(source.HELPERS)
     print(f"{total - failed} passed, {failed} failed")
     return 1 if failed else 0
 

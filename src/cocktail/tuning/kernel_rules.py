@@ -12,6 +12,8 @@ from ..kernels.device import WARP_SIZE
 
 #: Threads per block of every kernel unless the user names one (see ``tuning.launch_rules.block_threads``).
 BLOCK_THREADS = 256
+#: Block kernels (csr_spmm): lanes per row, and columns each lane holds in registers, at most.
+SPMM_MAX_LANES, SPMM_MAX_COLUMNS = 32, 8
 #: csr_vector: the smallest power of two covering the mean row length, within these bounds.
 VECTOR_MIN_THREADS, VECTOR_MAX_THREADS = 2, 32
 #: sell: threads per row, the smallest power of two giving each lane at most SELL_SLOTS_PER_LANE
@@ -56,6 +58,14 @@ def _power_of_two_covering(value: float, low: int, high: int) -> int:
     while t < value and t < high:
         t *= 2
     return t
+
+
+def spmm_shape(k: int) -> tuple[int, int]:
+    """``(lanes per row, columns per lane)`` of a block kernel for ``k`` columns: lanes the smallest
+    power of two covering ``k`` up to a warp, then columns per lane the smallest power of two covering
+    the rest, up to SPMM_MAX_COLUMNS (wider blocks run in tiles of ``lanes * columns`` columns)."""
+    lanes = _power_of_two_covering(k, 1, SPMM_MAX_LANES)
+    return lanes, _power_of_two_covering(k / lanes, 1, SPMM_MAX_COLUMNS)
 
 
 def csr_vector_threads(mean_row_length: float) -> int:
