@@ -70,7 +70,9 @@ def test_a_block_kernel_is_found_by_format_and_configured_for_k():
     from cocktail.tuning import kernel_rules
     from cocktail.tuning.launch_rules import RULES
 
-    assert kernels.block_for_format("csr").name == "csr_spmm" and kernels.block_for_format("ell") is None
+    row_kernel, balanced = kernels.get("csr_vector"), kernels.get("csr_merge")
+    assert kernels.block_for("csr", row_kernel).name == "csr_spmm" and kernels.block_for("csr", balanced) is None
+    assert kernels.block_for("ell", kernels.get("ell")) is None
     assert "csr_spmm" not in kernels.names()  # not an SpMV kernel: no SpMV path lists it
     props = SimpleNamespace(max_threads_per_block=1024)
     fmt = SimpleNamespace(name="csr")

@@ -28,10 +28,10 @@ class CudaExecutor(Executor):
         self.launches = tuple(spec.bind(storage, full, props, accumulate)) if storage.shape[0] else ()
         self.nondeterministic = kernels.nondeterministic(spec, full)
         self._current_stream = cupy.cuda.get_current_stream
-        # The block kernel of the format (None: blocks loop over their columns) and its launches per k,
-        # bound on first use of each k.
+        # The block kernel extending this one (None: blocks loop over their columns) and its launches
+        # per k, bound on first use of each k (a compilation on the first, as for any kernel).
         self._storage, self._props, self._accumulate = storage, props, accumulate
-        self.block_spec = kernels.block_for_format(storage.name)
+        self.block_spec = kernels.block_for(storage.name, spec)
         self._block_launches = {}
 
     def run(self, x, y, alpha, beta) -> None:
@@ -45,9 +45,9 @@ class CudaExecutor(Executor):
         """``Y = alpha*A@X + beta*Y`` for C-ordered ``X`` (n, k): the format's block kernel, each stored
         entry read once per tile of columns, into ``Y`` (a C-ordered copy of it when it is not C-ordered);
         without a block kernel, one product per column."""
-        if self.block_spec is None or not X.flags.c_contiguous:
-            return super().run_block(X, Y, alpha, beta)
         k = X.shape[1]
+        if self.block_spec is None or not X.flags.c_contiguous or k == 1:  # k == 1: the tuned SpMV kernel
+            return super().run_block(X, Y, alpha, beta)
         launches = self._block_launches.get(k)
         if launches is None:
             launches = self._block_launches[k] = self._bind_block(k)
@@ -64,9 +64,11 @@ class CudaExecutor(Executor):
             Y[...] = work
 
     def _bind_block(self, k: int) -> tuple:
-        """The block kernel's launches for ``k`` columns (its parameters from the rules)."""
+        """The block kernel's launches for ``k`` columns: the read path and block size the matrix's kernel
+        was given, the rest from the rules."""
         spec, storage = self.block_spec, self._storage
-        full = configure(spec, storage, {"k": k}, self._props)
+        given = {p: self.config[p] for p in ("ldg", "block_threads") if p in self.config and p in spec.defaults}
+        full = configure(spec, storage, {"k": k, **given}, self._props)
         return tuple(spec.bind(storage, full, self._props, self._accumulate)) if storage.shape[0] else ()
 
 

@@ -50,10 +50,11 @@ def get_block(name: str) -> KernelSpec:
     return _BLOCKS.get(name)
 
 
-def block_for_format(format_name: str) -> KernelSpec | None:
-    """The block kernel of matrices stored in ``format_name`` (its ``default_for``), or None: the
-    product then loops over the columns."""
-    return next((get_block(n) for n in block_names() if format_name in get_block(n).default_for), None)
+def block_for(format_name: str, spec: KernelSpec) -> KernelSpec | None:
+    """The block kernel of matrices stored in ``format_name`` (its ``default_for``) that extends the SpMV
+    kernel ``spec``, or None: a block is then multiplied one column at a time."""
+    return next((get_block(n) for n in block_names()
+                 if format_name in get_block(n).default_for and spec.name in get_block(n).extends), None)
 
 
 def for_format(format_name: str) -> list[KernelSpec]:
@@ -76,4 +77,4 @@ def nondeterministic(spec: KernelSpec, config: dict) -> tuple[str, ...]:
 
 
 __all__ = ["KernelSpec", "names", "get", "register", "for_format", "nondeterministic", "value_type_name",
-           "block_names", "get_block", "block_for_format"]
+           "block_names", "get_block", "block_for"]

@@ -3,6 +3,9 @@
 A block kernel (``BLOCK_SPEC``): its launches are bound for one column count ``k`` (a
 configuration parameter the executor fills from the operands), so ``A.matmat(X)`` costs the
 matrix's bytes once per tile of ``lanes * columns_per_lane`` columns instead of once per column.
+It extends the row kernels (csr_scalar, csr_vector: a row per thread or group of lanes); a matrix
+bound to a load-balanced kernel (csr_merge, csr_stream) multiplies a block one column at a time,
+keeping its balance, until the planner weighs block kernels.
 """
 
 from __future__ import annotations
@@ -68,4 +71,5 @@ BLOCK_SPEC = own_kernel("csr_spmm", ("csr",),
                         "a group of 1-32 lanes per row, each lane a strip of up to 8 of the block's columns; "
                         "every entry read once per tile of columns",
                         _expressions, bind, configure,
-                        params={"k": None, "lanes": None, "columns_per_lane": None}, default=True)
+                        params={"k": None, "lanes": None, "columns_per_lane": None}, default=True,
+                        extends=("csr_scalar", "csr_vector"))

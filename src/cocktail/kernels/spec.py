@@ -91,6 +91,9 @@ class KernelSpec:
     available: Callable[[], bool] | None = None
     #: The settings the device profile samples (:class:`Sampled`); none: the planner never weighs it.
     profile: tuple[Sampled, ...] = ()
+    #: A block kernel only: the SpMV kernels whose products it extends to a block of vectors (a matrix
+    #: bound to another kernel, a load-balanced one, keeps multiplying a block one column at a time).
+    extends: tuple[str, ...] = ()
 
     def is_deterministic(self, config: dict) -> bool:
         """Whether a product with ``config`` (resolved, or a variant's parameters) is bit-wise deterministic."""
