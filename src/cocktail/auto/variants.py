@@ -47,14 +47,11 @@ class Variant:
 
 def _of(spec, sampled) -> list[Variant]:
     """The variants of one :class:`~cocktail.kernels.spec.Sampled` setting of kernel ``spec`` (one per block
-    shape of :data:`~.features.BLOCK_SIZES` when it is ``per_block``)."""
-    fmt = spec.formats[0]
-    if not sampled.per_block:
-        return [Variant(sampled.key, fmt, spec.name, sampled.pattern, dict(sampled.format_params),
-                        dict(sampled.kernel_params), None, sampled.long_rows, sampled.launches)]
-    return [Variant(f"{sampled.key}({r}x{c})", fmt, spec.name, sampled.pattern,
-                    {"block": (r, c), **sampled.format_params}, dict(sampled.kernel_params), (r, c),
-                    sampled.long_rows, sampled.launches) for r, c in BLOCK_SIZES]
+    shape of :data:`~.features.BLOCK_SIZES`, keyed ``key(rxc)``, when it is ``per_block``)."""
+    return [Variant(f"{sampled.key}({b[0]}x{b[1]})" if b else sampled.key, spec.formats[0], spec.name,
+                    sampled.pattern, {**({"block": b} if b else {}), **sampled.format_params},
+                    dict(sampled.kernel_params), b, sampled.long_rows, sampled.launches)
+            for b in (BLOCK_SIZES if sampled.per_block else (None,))]
 
 
 def _all() -> tuple[Variant, ...]:

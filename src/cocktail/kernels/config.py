@@ -16,15 +16,22 @@ def flag(kernel: str, name: str, value) -> bool:
     return value
 
 
+def integer_or_none(value) -> int | None:
+    """``value`` as an ``int`` when it is an integer (``operator.index`` takes it; a bool is not one), else None."""
+    if isinstance(value, bool):
+        return None
+    try:
+        return operator.index(value)
+    except TypeError:
+        return None
+
+
 def block_threads(kernel: str, given, props, default: int) -> int:
     """Threads per block: ``given`` or ``default``; a positive multiple of the warp size within the device limit."""
-    block = default if given is None else given
-    try:
-        if isinstance(block, bool):
-            raise TypeError
-        block = operator.index(block)
-    except TypeError:
-        raise ValueError(f"{kernel}: block_threads must be an integer, got {block!r}") from None
+    chosen = default if given is None else given
+    block = integer_or_none(chosen)
+    if block is None:
+        raise ValueError(f"{kernel}: block_threads must be an integer, got {chosen!r}")
     if block <= 0 or block % WARP_SIZE or block > props.max_threads_per_block:
         raise ValueError(f"{kernel}: block_threads must be a positive multiple of {WARP_SIZE} "
                          f"up to {props.max_threads_per_block}, got {block}")

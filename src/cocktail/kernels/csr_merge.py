@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import operator
-
 import numpy as np
 
 from .device import capped_grid, grid_for
 from .launch import ALPHA, X, Y, Launch, beta_arg
-from .config import row_kernel
+from .config import integer_or_none, row_kernel
 from .spec import Sampled, own_kernel, type_names
 
 
@@ -52,12 +50,7 @@ def configure(spec, fmt, p, props, rules) -> dict:
     k = p["items_per_thread"]
     if k is None:
         k = rules.MERGE_ITEMS_PER_THREAD
-    try:
-        if isinstance(k, bool):
-            raise TypeError
-        k = operator.index(k)
-    except TypeError:
-        k = None
+    k = integer_or_none(k)
     if k is None or k < 1:
         raise ValueError(f"csr_merge: items_per_thread must be a positive integer or None, "
                          f"got {p['items_per_thread']!r}")

@@ -10,11 +10,9 @@ keeping its balance, until the planner weighs block kernels.
 
 from __future__ import annotations
 
-import operator
-
 import numpy as np
 
-from .config import block_threads, flag
+from .config import block_threads, flag, integer_or_none
 from .device import grid_for
 from .launch import ALPHA, X, Y, Launch, beta_arg
 from .spec import own_kernel, type_names
@@ -46,13 +44,9 @@ def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
 def configure(spec, fmt, p, props, rules) -> dict:
     """The column count ``k`` (required: the executor's), and lanes per row and columns per lane: given,
     else the rule's for ``k``."""
-    k = p["k"]
-    try:
-        if isinstance(k, bool):
-            raise TypeError
-        k = operator.index(k)
-    except TypeError:
-        raise ValueError(f"{spec.name}: k (the columns of X) must be a positive integer, got {k!r}") from None
+    k = integer_or_none(p["k"])
+    if k is None:
+        raise ValueError(f"{spec.name}: k (the columns of X) must be a positive integer, got {p['k']!r}")
     if k < 1:
         raise ValueError(f"{spec.name}: k (the columns of X) must be a positive integer, got {k}")
     lanes, columns = rules.spmm_shape(k)
