@@ -22,38 +22,75 @@ cupy = pytest.importorskip("cupy") if cocktail.arrays.cuda_available() else None
 KS = (1, 2, 3, 8, 33, 256, 300)
 
 
+#: The SpMV kernel a matrix is bound to, and the block kernel that extends it.
+BLOCK_KERNELS = {"csr_vector": "csr_spmm", "csr_merge": "csr_spmm_merge"}
+
+
+def _bound_ks(A) -> set:
+    """The column counts the matrix's block kernel has been bound for."""
+    return {operands.k for operands in A._executor._block_launches}
+
+
 @pytest.mark.parametrize("index_dtype", ["int32", "int64"])
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("k", KS)
 @pytest.mark.parametrize("zm", MATRICES, ids=lambda m: m.name)
-def test_csr_block_kernel_equivalent_to_scipy(zm, k, dtype, index_dtype):
-    A, raw = build(zm, "csr", {}, "csr_vector", {}, dtype, index_dtype)
-    assert A._executor.block_spec.name == "csr_spmm"
+@pytest.mark.parametrize("kernel", list(BLOCK_KERNELS))
+def test_csr_block_kernel_equivalent_to_scipy(kernel, zm, k, dtype, index_dtype):
+    A, raw = build(zm, "csr", {}, kernel, {}, dtype, index_dtype)
+    assert A._executor.block_spec.name == BLOCK_KERNELS[kernel]
     m, n = zm.shape
     rng = np.random.default_rng(k)
     X_host = rng.standard_normal((n, k)).astype(dtype)
-    X = cupy.asarray(X_host)
-    X_before = X.copy()
-
-    Y = A @ X
-    assert Y.shape == (m, k) and Y.dtype == np.dtype(dtype) and Y.flags.c_contiguous
-    assert_product_close(Y.get(), *raw, zm.shape, X_host)
-    cupy.testing.assert_array_equal(X, X_before)  # the operand is never written
-    if m and k > 1:
-        assert k in A._executor._block_launches  # the block kernel ran, bound for this k
-
     Y0_host = rng.standard_normal((m, k)).astype(dtype)
-    for order in ("C", "F"):
-        out = cupy.asarray(np.array(Y0_host, order=order))
-        assert A.matmat(X, out=out, alpha=-0.5, beta=2.0) is out
-        assert_product_close(out.get(), *raw, zm.shape, X_host, alpha=-0.5, beta=2.0, y0=Y0_host)
-        out = cupy.full((m, k), cupy.nan, dtype=dtype, order=order)
-        A.matmat(X, out=out, alpha=3.0, beta=0.0)  # beta = 0 never reads out
-        assert bool(cupy.isfinite(out).all())
-        assert_product_close(out.get(), *raw, zm.shape, X_host, alpha=3.0)
+    for x_order in ("C", "F"):
+        X = cupy.asarray(np.array(X_host, order=x_order))
+        X_before = X.copy()
+        Y = A @ X
+        assert Y.shape == (m, k) and Y.dtype == np.dtype(dtype) and Y.flags.c_contiguous
+        assert_product_close(Y.get(), *raw, zm.shape, X_host)
+        cupy.testing.assert_array_equal(X, X_before)  # the operand is never written
+        for order in ("C", "F"):
+            out = cupy.asarray(np.array(Y0_host, order=order))
+            assert A.matmat(X, out=out, alpha=-0.5, beta=2.0) is out
+            assert_product_close(out.get(), *raw, zm.shape, X_host, alpha=-0.5, beta=2.0, y0=Y0_host)
+            out = cupy.full((m, k), cupy.nan, dtype=dtype, order=order)
+            A.matmat(X, out=out, alpha=3.0, beta=0.0)  # beta = 0 never reads out
+            assert bool(cupy.isfinite(out).all())
+            assert_product_close(out.get(), *raw, zm.shape, X_host, alpha=3.0)
+    if m and k > 1:
+        assert _bound_ks(A) == {k}  # the block kernel ran, bound for this k, each layout in place
 
 
-def test_a_fortran_ordered_x_is_copied_and_a_strided_out_keeps_its_neighbours():
+@pytest.mark.parametrize("items, short_run", [(1, 1), (2, 1), (3, 2), (64, 8)])
+@pytest.mark.parametrize("zm", MATRICES, ids=lambda m: m.name)
+def test_merge_shares_of_any_size_give_the_product(zm, items, short_run):
+    # Shares of one or two merge items make nearly every row span shares: every run of carries is
+    # fixed up, short ones a thread per column, long ones (short_run = 1) a block each.
+    from cocktail.kernels.block_operands import BlockOperands
+    from cocktail.tuning.launch_rules import configure
+
+    A, raw = build(zm, "csr", {}, "csr_merge", {}, "float64", "int32")
+    m, n = zm.shape
+    if not m:
+        return
+    ex = A._executor
+    k = 5
+    X_host = np.random.default_rng(items).standard_normal((n, k))
+    Y0_host = np.random.default_rng(1).standard_normal((m, k))
+    X, Y = cupy.asarray(X_host), cupy.asarray(Y0_host)
+    operands = BlockOperands.of(X, Y)
+    spec = ex.block_spec
+    full = configure(spec, ex._storage, {"operands": operands, "items_per_share": items, "short_run": short_run,
+                                         "lanes": 2, "columns_per_lane": 2}, ex._props)
+    launches = spec.bind(ex._storage, full, ex._props)
+    stream = cupy.cuda.get_current_stream().ptr
+    for launch in launches:
+        launch(X.data.ptr, Y.data.ptr, np.float64(1.5), np.float64(-1.0), stream)
+    assert_product_close(Y.get(), *raw, zm.shape, X_host, alpha=1.5, beta=-1.0, y0=Y0_host)
+
+
+def test_a_fortran_ordered_x_and_a_strided_out_are_used_in_place_and_its_neighbours_kept():
     zm = MATRICES[-3]  # power law 5000 x 3000
     A, raw = build(zm, "csr", {}, "csr_scalar", {}, "float64", "int32")
     m, n = zm.shape
@@ -63,24 +100,28 @@ def test_a_fortran_ordered_x_is_copied_and_a_strided_out_keeps_its_neighbours():
     A.matmat(cupy.asarray(X_host), out=window)
     assert_product_close(window.get(), *raw, zm.shape, X_host)
     assert not bool(wide[:, :2].any()) and not bool(wide[:, 7:].any())
-    assert 5 in A._executor._block_launches
+    assert _bound_ks(A) == {5}
 
 
-def test_the_block_kernel_is_deterministic():
-    zm = MATRICES[-3]
-    A, _ = build(zm, "csr", {}, "csr_vector", {}, "float64", "int32")
+@pytest.mark.parametrize("kernel", list(BLOCK_KERNELS))
+@pytest.mark.parametrize("zm", [MATRICES[-3], MATRICES[-1]], ids=lambda m: m.name)
+def test_the_block_kernels_are_deterministic(zm, kernel):
+    A, _ = build(zm, "csr", {}, kernel, {}, "float64", "int32")
     X = cupy.asarray(np.random.default_rng(4).standard_normal((zm.shape[1], 40)))
     first = A @ X
     for _ in range(5):
         cupy.testing.assert_array_equal(A @ X, first)
 
 
-def test_a_load_balanced_kernel_keeps_multiplying_a_block_column_by_column():
-    zm = MATRICES[-1]  # a few very long rows
-    A, raw = build(zm, "csr", {}, "csr_merge", {}, "float64", "int32")
-    assert A._executor.block_spec is None
-    X_host = np.random.default_rng(2).standard_normal((zm.shape[1], 4))
+def test_a_row_spanning_many_shares_is_fixed_up_by_a_block():
+    zm = MATRICES[-1]  # rows of 20000 and 5000 entries: runs of a hundred carries and more
+    A, raw = build(zm, "csr", {}, "csr_merge", {}, "float32", "int64")
+    X_host = np.random.default_rng(2).standard_normal((zm.shape[1], 70)).astype("float32")
     assert_product_close((A @ cupy.asarray(X_host)).get(), *raw, zm.shape, X_host)
+    from cocktail.kernels import csr_spmm_merge
+
+    _, (_, _, count) = csr_spmm_merge.shares_of(A._executor._storage, 128)
+    assert int(count.max()) > 100  # a long run (a block's fix-up) was in the product checked
 
 
 def test_the_block_kernel_takes_the_matrix_kernels_read_path_and_block():
@@ -88,4 +129,22 @@ def test_the_block_kernel_takes_the_matrix_kernels_read_path_and_block():
     A, raw = build(zm, "csr", {}, "csr_vector", {"ldg": False, "block_threads": 128}, "float32", "int64")
     X_host = np.random.default_rng(6).standard_normal((zm.shape[1], 16)).astype("float32")
     assert_product_close((A @ cupy.asarray(X_host)).get(), *raw, zm.shape, X_host)
-    assert all(launch.block == 128 for launch in A._executor._block_launches[16])
+    (launches,) = A._executor._block_launches.values()
+    assert all(launch.block == 128 for launch in launches)
+
+
+@pytest.mark.parametrize("kernel", ["csr_vector", "csr_scalar"])
+def test_a_block_product_is_captured_from_its_first_call(kernel):
+    zm = MATRICES[-3]
+    A, raw = build(zm, "csr", {}, kernel, {}, "float32", "int32")
+    X_host = np.random.default_rng(3).standard_normal((zm.shape[1], 12)).astype("float32")
+    X = cupy.asarray(X_host)
+    Y = cupy.zeros((zm.shape[0], 12), dtype="float32")
+    stream = cupy.cuda.Stream(non_blocking=True)
+    with stream:
+        stream.begin_capture()
+        A.matmat(X, out=Y)  # the first block product of this matrix, inside the capture
+        graph = stream.end_capture()
+        graph.launch(stream)
+    stream.synchronize()
+    assert_product_close(Y.get(), *raw, zm.shape, X_host)

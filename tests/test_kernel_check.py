@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from cocktail import kernels
@@ -13,7 +14,7 @@ needs_compiler = pytest.mark.skipif(COMPILER is None, reason="no NVRTC (cocktail
 
 def test_registry_names_match_files_and_functions():
     specs = [kernels.get(n) for n in kernels.names()] + [kernels.get_block(n) for n in kernels.block_names()]
-    assert [s.name for s in specs[-len(kernels.block_names()):]] == kernels.block_names() == ["csr_spmm"]
+    assert [s.name for s in specs[-len(kernels.block_names()):]] == kernels.block_names() == ["csr_spmm", "csr_spmm_merge"]
     for spec in specs:
         name = spec.name
         assert spec.name == name
@@ -67,21 +68,61 @@ def test_the_compile_log_leaves_python_objects_alone():
 def test_a_block_kernel_is_found_by_format_and_configured_for_k():
     from types import SimpleNamespace
 
+    from cocktail.kernels.block_operands import BlockOperands
     from cocktail.tuning import kernel_rules
     from cocktail.tuning.launch_rules import RULES
 
     row_kernel, balanced = kernels.get("csr_vector"), kernels.get("csr_merge")
-    assert kernels.block_for("csr", row_kernel).name == "csr_spmm" and kernels.block_for("csr", balanced) is None
+    assert kernels.block_for("csr", row_kernel).name == "csr_spmm"
+    assert kernels.block_for("csr", balanced).name == "csr_spmm_merge"
+    assert kernels.block_for("csr", kernels.get("csr_stream")).name == "csr_spmm_merge"
     assert kernels.block_for("ell", kernels.get("ell")) is None
     assert "csr_spmm" not in kernels.names()  # not an SpMV kernel: no SpMV path lists it
     props = SimpleNamespace(max_threads_per_block=1024)
     fmt = SimpleNamespace(name="csr")
-    spec = kernels.get_block("csr_spmm")
-    shapes = {k: spec.configure(spec, fmt, spec.resolve_params({"k": k}), props, RULES)
-              for k in (1, 3, 32, 33, 256, 999)}
-    assert {k: (c["lanes"], c["columns_per_lane"]) for k, c in shapes.items()} == {
-        1: (1, 1), 3: (4, 1), 32: (32, 1), 33: (32, 2), 256: (32, 8), 999: (32, 8)}
-    assert kernel_rules.spmm_shape(64) == (32, 2)
-    for bad in ({"k": None}, {"k": 0}, {"k": True}, {"k": 4, "lanes": 3}, {"k": 4, "columns_per_lane": 16}):
-        with pytest.raises(ValueError, match="csr_spmm"):
-            spec.configure(spec, fmt, spec.resolve_params(bad), props, RULES)
+    # csr_spmm, row-major X: up to 4 columns a lane, then lanes up to a warp (tiles of 128 columns past
+    # that); csr_spmm_merge: 2 columns a lane, 4 to 8 lanes
+    expected = {"csr_spmm": {1: (1, 1), 3: (1, 4), 16: (4, 4), 33: (16, 4), 256: (32, 4), 999: (32, 4)},
+                "csr_spmm_merge": {1: (4, 2), 3: (4, 2), 16: (8, 2), 33: (8, 2), 256: (8, 2), 999: (8, 2)}}
+    column_major_expected = {"csr_spmm": (2, 4), "csr_spmm_merge": (8, 2)}
+    for name in ("csr_spmm", "csr_spmm_merge"):
+        spec = kernels.get_block(name)
+        shapes = {k: spec.configure(spec, fmt, spec.resolve_params({"operands": BlockOperands.row_major(k)}),
+                                    props, RULES)
+                  for k in (1, 3, 16, 33, 256, 999)}
+        assert {k: (c["lanes"], c["columns_per_lane"]) for k, c in shapes.items()} == expected[name]
+        column_major = BlockOperands(16, (1, 5000), (1, 4000))
+        assert not column_major.x_row_major
+        config = spec.configure(spec, fmt, spec.resolve_params({"operands": column_major}), props, RULES)
+        assert (config["lanes"], config["columns_per_lane"]) == column_major_expected[name]
+        for bad in ({"operands": None}, {"operands": 4}, {"operands": BlockOperands.row_major(0)},
+                    {"operands": BlockOperands.row_major(4), "lanes": 3},
+                    {"operands": BlockOperands.row_major(4), "columns_per_lane": 16}):
+            with pytest.raises(ValueError, match=name):
+                spec.configure(spec, fmt, spec.resolve_params(bad), props, RULES)
+    assert kernel_rules.spmm_shape(64) == (16, 4) and kernel_rules.spmm_shape(64, row_major=False) == (2, 4)
+    assert kernel_rules.spmm_shape(4, row_major=False) == (1, 4)
+    merge = kernels.get_block("csr_spmm_merge")
+    config = merge.configure(merge, fmt, merge.resolve_params({"operands": BlockOperands.row_major(8)}), props, RULES)
+    assert (config["items_per_share"], config["short_run"]) == (kernel_rules.SPMM_MERGE_ITEMS,
+                                                              kernel_rules.SPMM_MERGE_SHORT_RUN)
+    for bad in ({"items_per_share": 0}, {"short_run": 1.5}, {"items_per_share": True}):
+        with pytest.raises(ValueError, match="csr_spmm_merge"):
+            merge.configure(merge, fmt, merge.resolve_params({"operands": BlockOperands.row_major(8), **bad}),
+                            props, RULES)
+
+
+def test_block_operands_read_the_steps_of_any_layout():
+    from cocktail.kernels.block_operands import BlockOperands
+
+    X = np.zeros((50, 6), dtype=np.float32)
+    Y = np.zeros((40, 6), dtype=np.float32)
+    assert BlockOperands.of(X, Y) == BlockOperands(6, (6, 1), (6, 1)) == BlockOperands.row_major(6)
+    F = BlockOperands.of(np.asfortranarray(X), np.asfortranarray(Y))
+    assert F == BlockOperands(6, (1, 50), (1, 40)) and not F.x_row_major
+    wide = np.zeros((40, 10), dtype=np.float32)
+    assert BlockOperands.of(X, wide[:, 2:8]).y_steps == (10, 1)
+    assert BlockOperands.of(X[::-1], Y) is None  # a negative step: through a copy
+    assert BlockOperands.of(X, np.broadcast_to(Y[:1], Y.shape)) is None  # Y's rows would overlap
+    assert BlockOperands.of(np.broadcast_to(X[:1], X.shape), Y).x_steps == (0, 1)  # X may repeat
+    assert [int(a) for a in BlockOperands.of(X, Y).args()] == [6, 6, 1, 6, 1]

@@ -370,17 +370,19 @@ class SparseMatrix:
         """``alpha * A @ X + beta * out`` for a block of vectors ``X`` of shape (cols, k).
 
         Writes into and returns ``out`` (shape (rows, k), the matrix's dtype) when given, else
-        returns a new C-ordered array.  Any memory order is accepted: a Fortran-ordered or
-        strided ``X`` (or one of another dtype that casts safely) is copied into a C-ordered
-        block of the matrix's dtype, and ``out`` may be Fortran-ordered or a window of a wider
-        array (only its own elements are written).  ``k = 0`` gives an empty result.  ``out``
-        must not overlap ``X``: where that would give a wrong result (on the GPU, or a
+        returns a new C-ordered array.  Any memory order is accepted: ``X`` and ``out`` may be
+        C- or Fortran-ordered or windows of wider arrays (only ``out``'s own elements are
+        written); on the GPU a format with a block kernel reads and writes them where they lie,
+        each stored entry read once per tile of columns (``explain()`` names the block kernel),
+        and other formats multiply one column at a time through C-ordered copies.  An ``X`` of
+        another dtype that casts safely is converted first.  ``k = 0`` gives an empty result.
+        ``out`` must not overlap ``X``: where that would give a wrong result (on the GPU, or a
         Cocktail's parts) it is a ``ValueError``.
         """
         if getattr(X, "ndim", 2) != 2:  # an object without ndim is named by _operand
             raise ValueError(f"matmat takes a 2-D X of shape ({self.shape[1]}, k), got shape "
                              f"{getattr(X, 'shape', None)}")
-        X = self._operand(X, "X")
+        X = self._block_operand(X)
         k = X.shape[1]
         alpha = validate.scalar(alpha, self._dtype, "alpha")
         beta = validate.scalar(beta, self._dtype, "beta")
@@ -475,6 +477,12 @@ class SparseMatrix:
         x = self._device_view(x, name)
         validate.operand(x, self.shape, self._dtype, name)
         return self._xp.ascontiguousarray(x.astype(self._dtype, copy=False))
+
+    def _block_operand(self, X):
+        """``X`` checked and converted to the matrix dtype on its device, in the memory order it has."""
+        X = self._device_view(X, "X")
+        validate.operand(X, self.shape, self._dtype, "X")
+        return self._xp.asarray(X).astype(self._dtype, copy=False)
 
     def _vector(self, x, name: str):
         if getattr(x, "ndim", 1) != 1:  # an object without ndim is named by _operand

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from .. import kernels
 from ..kernels import device
+from ..kernels.block_operands import BlockOperands
 from ..tuning.kernel_rules import choose_kernel
 from ..tuning.launch_rules import configure, user_view
 from .base import Executor
@@ -29,7 +30,8 @@ class CudaExecutor(Executor):
         self.nondeterministic = kernels.nondeterministic(spec, full)
         self._current_stream = cupy.cuda.get_current_stream
         # The block kernel extending this one (None: blocks loop over their columns) and its launches
-        # per k, bound on first use of each k (a compilation on the first, as for any kernel).
+        # per BlockOperands (k and the steps of X and Y), bound on first use of each (a compilation on the
+        # first, as for any kernel).
         self._storage, self._props, self._accumulate = storage, props, accumulate
         self.block_spec = kernels.block_for(storage.name, spec)
         self._block_launches = {}
@@ -42,33 +44,33 @@ class CudaExecutor(Executor):
             launch(xp, yp, alpha, beta, stream)
 
     def run_block(self, X, Y, alpha, beta) -> None:
-        """``Y = alpha*A@X + beta*Y`` for C-ordered ``X`` (n, k): the format's block kernel, each stored
-        entry read once per tile of columns, into ``Y`` (a C-ordered copy of it when it is not C-ordered);
-        without a block kernel, one product per column."""
-        k = X.shape[1]
-        if self.block_spec is None or not X.flags.c_contiguous or k == 1:  # k == 1: the tuned SpMV kernel
+        """``Y = alpha*A@X + beta*Y`` for ``X`` (n, k): the format's block kernel, each stored entry read once
+        per tile of columns, reading ``X`` and writing ``Y`` where they lie (any memory order, a window of a
+        wider array); without a block kernel, one product per column."""
+        if self.block_spec is None or X.shape[1] == 1:  # k == 1: the tuned SpMV kernel
             return super().run_block(X, Y, alpha, beta)
-        launches = self._block_launches.get(k)
-        if launches is None:
-            launches = self._block_launches[k] = self._bind_block(k)
-        work = Y
-        if not Y.flags.c_contiguous:
+        operands = BlockOperands.of(X, Y)
+        if operands is None:  # negative or partial-element steps: through C-ordered copies
             import cupy
 
             work = cupy.ascontiguousarray(Y) if beta != 0 else cupy.empty(Y.shape, dtype=Y.dtype)
+            self.run_block(cupy.ascontiguousarray(X), work, alpha, beta)
+            Y[...] = work
+            return
+        launches = self._block_launches.get(operands)
+        if launches is None:
+            launches = self._block_launches[operands] = self._bind_block(operands)
         stream = self._current_stream().ptr
-        xp, yp = X.data.ptr, work.data.ptr
+        xp, yp = X.data.ptr, Y.data.ptr
         for launch in launches:
             launch(xp, yp, alpha, beta, stream)
-        if work is not Y:
-            Y[...] = work
 
-    def _bind_block(self, k: int) -> tuple:
-        """The block kernel's launches for ``k`` columns: the read path and block size the matrix's kernel
+    def _bind_block(self, operands: BlockOperands) -> tuple:
+        """The block kernel's launches for ``operands``: the read path and block size the matrix's kernel
         was given, the rest from the rules."""
         spec, storage = self.block_spec, self._storage
         given = {p: self.config[p] for p in ("ldg", "block_threads") if p in self.config and p in spec.defaults}
-        full = configure(spec, storage, {"k": k, **given}, self._props)
+        full = configure(spec, storage, {"operands": operands, **given}, self._props)
         return tuple(spec.bind(storage, full, self._props, self._accumulate)) if storage.shape[0] else ()
 
 

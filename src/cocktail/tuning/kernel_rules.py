@@ -12,8 +12,17 @@ from ..kernels.device import WARP_SIZE
 
 #: Threads per block of every kernel unless the user names one (see ``tuning.launch_rules.block_threads``).
 BLOCK_THREADS = 256
-#: Block kernels (csr_spmm): lanes per row, and columns each lane holds in registers, at most.
-SPMM_MAX_LANES, SPMM_MAX_COLUMNS = 32, 8
+#: Block kernels (csr_spmm, csr_spmm_merge): lanes per row or share, at most; columns each lane holds in
+#: registers for a row-major X (four independent loads and sums per stored entry) and, at most, for X
+#: in another layout (a lane per row, reading its strip like an SpMV reads x).
+SPMM_MAX_LANES, SPMM_ROW_MAJOR_COLUMNS, SPMM_MAX_COLUMNS = 32, 4, 8
+#: csr_spmm_merge: merge items (row ends + nonzeros) per share, and the longest run of shares carrying
+#: one row that the fix-up sums a thread per column (longer runs get a block each).
+SPMM_MERGE_ITEMS, SPMM_MERGE_SHORT_RUN = 128, 8
+#: csr_spmm_merge: lanes per share, within these bounds, and columns per lane.  A share is a long
+#: serial walk, so the kernel wants many lanes in flight more than long strips: narrower strips and
+#: more lanes (idle ones included when k is small) than csr_spmm.
+SPMM_MERGE_MIN_LANES, SPMM_MERGE_MAX_LANES, SPMM_MERGE_COLUMNS = 4, 8, 2
 #: csr_vector: the smallest power of two covering the mean row length, within these bounds.
 VECTOR_MIN_THREADS, VECTOR_MAX_THREADS = 2, 32
 #: sell: threads per row, the smallest power of two giving each lane at most SELL_SLOTS_PER_LANE
@@ -60,12 +69,26 @@ def _power_of_two_covering(value: float, low: int, high: int) -> int:
     return t
 
 
-def spmm_shape(k: int) -> tuple[int, int]:
-    """``(lanes per row, columns per lane)`` of a block kernel for ``k`` columns: lanes the smallest
-    power of two covering ``k`` up to a warp, then columns per lane the smallest power of two covering
-    the rest, up to SPMM_MAX_COLUMNS (wider blocks run in tiles of ``lanes * columns`` columns)."""
-    lanes = _power_of_two_covering(k, 1, SPMM_MAX_LANES)
-    return lanes, _power_of_two_covering(k / lanes, 1, SPMM_MAX_COLUMNS)
+def spmm_shape(k: int, row_major: bool = True) -> tuple[int, int]:
+    """``(lanes per row, columns per lane)`` of a block kernel for ``k`` columns.
+
+    Row-major X: each lane the smallest power of two of columns covering ``k`` up to
+    SPMM_ROW_MAJOR_COLUMNS, and lanes the smallest power of two covering the rest up to a warp, so a
+    tile of ``lanes * columns`` columns covers ``k`` up to 128 (wider blocks run in tiles).  Another
+    layout: one lane per row for up to SPMM_ROW_MAJOR_COLUMNS columns (its reads of X gather like an
+    SpMV's), two lanes past that, each SPMM_ROW_MAJOR_COLUMNS columns."""
+    if not row_major:
+        return (1, SPMM_ROW_MAJOR_COLUMNS) if k <= SPMM_ROW_MAJOR_COLUMNS else (2, SPMM_ROW_MAJOR_COLUMNS)
+    columns = _power_of_two_covering(k, 1, SPMM_ROW_MAJOR_COLUMNS)
+    return _power_of_two_covering(k / columns, 1, SPMM_MAX_LANES), columns
+
+
+def spmm_merge_shape(k: int, row_major: bool = True) -> tuple[int, int]:
+    """``(lanes per share, columns per lane)`` of csr_spmm_merge for ``k`` columns, any layout: strips of
+    SPMM_MERGE_COLUMNS columns, lanes the smallest power of two covering ``k`` within
+    [SPMM_MERGE_MIN_LANES, SPMM_MERGE_MAX_LANES] (wider blocks run in tiles, each its own unit of work)."""
+    return (_power_of_two_covering(k / SPMM_MERGE_COLUMNS, SPMM_MERGE_MIN_LANES, SPMM_MERGE_MAX_LANES),
+            SPMM_MERGE_COLUMNS)
 
 
 def csr_vector_threads(mean_row_length: float) -> int:

@@ -1,0 +1,58 @@
+"""The operands of a block product ``Y = alpha*A@X + beta*Y``: k columns and both arrays' element steps.
+
+Block kernels address ``X[r, c]`` as ``x[r * x_row_step + c * x_col_step]`` (and ``Y`` alike), so a
+row-major, column-major or strided operand is read and written where it lies, without a copy.
+Launches are bound for one :class:`BlockOperands` (its steps are kernel arguments).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class BlockOperands:
+    """``k`` columns; ``x_steps`` and ``y_steps``: (row step, column step) in elements."""
+
+    k: int
+    x_steps: tuple[int, int]
+    y_steps: tuple[int, int]
+
+    @classmethod
+    def of(cls, X, Y) -> BlockOperands | None:
+        """The steps of 2-D device arrays ``X`` (n, k) and ``Y`` (m, k), or None where a kernel cannot
+        address them in place: a step that is negative or not whole elements, or a ``Y`` whose
+        elements overlap (a zero step over more than one element)."""
+        x_steps, y_steps = _steps(X), _steps(Y)
+        if x_steps is None or y_steps is None:
+            return None
+        if any(step == 0 and size > 1 for step, size in zip(y_steps, Y.shape)):
+            return None
+        return cls(int(X.shape[1]), x_steps, y_steps)
+
+    @classmethod
+    def row_major(cls, k: int) -> BlockOperands:
+        """C-ordered ``X`` and ``Y`` of ``k`` columns."""
+        return cls(int(k), (int(k), 1), (int(k), 1))
+
+    @property
+    def x_row_major(self) -> bool:
+        """Whether consecutive columns of a row of ``X`` are adjacent (lanes over columns read coalesced)."""
+        return self.x_steps[1] == 1 or self.k == 1
+
+    def args(self) -> tuple:
+        """The kernel arguments of COCKTAIL_BLOCK_ARGS (spmm.cuh)."""
+        return tuple(np.int64(v) for v in (self.k, *self.x_steps, *self.y_steps))
+
+
+def _steps(a) -> tuple[int, int] | None:
+    """``a``'s strides in elements, or None where one is negative or not a whole number of elements."""
+    item = a.dtype.itemsize
+    steps = []
+    for stride in a.strides:
+        if stride < 0 or stride % item:
+            return None
+        steps.append(stride // item)
+    return tuple(steps)
