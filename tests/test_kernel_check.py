@@ -14,7 +14,8 @@ needs_compiler = pytest.mark.skipif(COMPILER is None, reason="no NVRTC (cocktail
 
 def test_registry_names_match_files_and_functions():
     specs = [kernels.get(n) for n in kernels.names()] + [kernels.get_block(n) for n in kernels.block_names()]
-    assert [s.name for s in specs[-len(kernels.block_names()):]] == kernels.block_names() == ["csr_spmm", "csr_spmm_merge"]
+    assert [s.name for s in specs[-len(kernels.block_names()):]] == kernels.block_names()
+    assert {"csr_spmm", "csr_spmm_merge"} <= set(kernels.block_names())
     for spec in specs:
         name = spec.name
         assert spec.name == name
