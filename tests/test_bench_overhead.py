@@ -295,7 +295,8 @@ def fake_gpu(monkeypatch):
         return [Record(p.suite, p.name, 1, 1, 1, d, ways.EMPTY_LAUNCH, section="overhead", back_to_back_us=1.0,
                        sync_call_us=2.0, over_empty_launch=1.0) for p in problems for d in dtypes]
 
-    def fake_spmv(problems, methods, dtypes, settings, on_gpu, progress=None, stamp=None, journal=None):
+    def fake_spmv(problems, methods, dtypes, settings, on_gpu, progress=None, stamp=None, journal=None, ks=(1,),
+                  all_kernels=False):
         calls["spmv"] = [p.name for p in problems]
         return [Record(p.suite, p.name, 1, 1, 1, d, "cocktail-auto", kernel_us=1.0, call_us=3.0) for p in problems
                 for d in dtypes]

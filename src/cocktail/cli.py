@@ -160,6 +160,22 @@ def _check_options(args) -> list[str]:
     return dtypes
 
 
+def _block_widths(text: str) -> list[int]:
+    """``--k``: the block widths to time, 1 (the SpMV) first when given; each a positive integer."""
+    ks = []
+    for part in _split(text):
+        try:
+            k = int(part)
+        except ValueError:
+            raise ValueError(f"--k takes positive integers, comma-separated (1 is the SpMV), got {part!r}") from None
+        if k < 1:
+            raise ValueError(f"--k takes positive integers, comma-separated (1 is the SpMV), got {k}")
+        ks.append(k)
+    if not ks:
+        raise ValueError("--k names no block width; for example --k 1,4,16,64")
+    return sorted(set(ks))
+
+
 def _default_suite_run(args) -> bool:
     """True when the command line names no matrices and no suite but ``default``."""
     return not args.matrices and list(args.suite) in ([], ["default"])
@@ -208,7 +224,11 @@ def _bench(args) -> int:
     from .provenance import provenance
 
     dtypes = _check_options(args)
+    ks = _block_widths(args.k)
     on_gpu = cuda_available() and not args.cpu
+    if ks != [1] and not on_gpu:
+        raise ValueError("--k times block products on the GPU: " + ("it does not run with --cpu" if args.cpu else
+                         "no GPU found (it needs CuPy and a CUDA device)"))
     if args.overhead and not on_gpu:
         raise ValueError("--overhead times calls on the GPU: " + ("it does not run with --cpu" if args.cpu else
                          "no GPU found (it needs CuPy and a CUDA device)"))
@@ -231,9 +251,10 @@ def _bench(args) -> int:
                  f"refused), call time: one synchronous call; medians of at least {settings.repeat}")
         kept = _journal(args)
         try:
-            with reporter(len(problems) * len(dtypes) * len(methods), args.verbose, len(methods)) as progress:
+            per_problem = sum(len(runner.methods_for(methods, k, args.all_kernels)) for k in ks)
+            with reporter(len(problems) * len(dtypes) * per_problem, args.verbose, per_problem) as progress:
                 records = runner.run(problems, methods, dtypes, settings, on_gpu, progress=progress, stamp=info,
-                                     journal=kept)
+                                     journal=kept, ks=ks, all_kernels=args.all_kernels)
         except KeyboardInterrupt:
             if kept is None:
                 raise
@@ -326,6 +347,11 @@ def build_parser() -> argparse.ArgumentParser:
                             "cupyx, torch, scipy; all (the default) is ours, auto and the baselines")
     bench.add_argument("--dtype", default="float64",
                        help="value dtypes, comma-separated: float32, float64 (default float64)")
+    bench.add_argument("--k", default="1", metavar="K[,K...]",
+                       help="block widths: 1 (default) times SpMV; wider ones time each method's block product "
+                            "A @ X of k vectors too (records of the spmm section), with cuSPARSE's SpMM per "
+                            "algorithm and memory order, cocktail-auto-col (column-major blocks) and "
+                            "cocktail-auto-spmvs (k separate SpMVs of the same plan), e.g. --k 1,4,16,64")
     bench.add_argument("--repeat", type=int, default=None,
                        help="least number of timed samples per figure, median reported (default 100 on the GPU, "
                             "20 on the CPU; more for tiny matrices)")

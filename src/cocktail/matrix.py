@@ -513,8 +513,12 @@ class SparseMatrix:
         """A ``scipy.sparse.csr_array`` on the host with the matrix's canonical entries."""
         return self.storage.to_csr().to_scipy()
 
-    def explain(self) -> str:
-        """A readable description: format, parameters, executor, padding and bytes per SpMV."""
+    def explain(self, k: int | None = None) -> str:
+        """A readable description: format, parameters, executor, padding and bytes per SpMV; with ``k``, also
+        what a block product ``A @ X`` of ``k`` columns runs (a block kernel and its shape, or one product per
+        column, for each part) and its bytes under the DRAM traffic model."""
+        if k is not None and (isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1):
+            raise ValueError(f"explain: k must be a positive int (the columns of X), got {k!r}")
         fmt = self.storage
         m, n = self.shape
         flops = 2 * self.nnz
@@ -533,7 +537,10 @@ class SparseMatrix:
             f"  bytes per SpMV: {fmt.spmv_bytes():,}"
             + (f" ({fmt.spmv_bytes() / flops:.2f} bytes per flop)" if flops else ""),
         ]
-        lines += [f"  {k}: {v}" for k, v in fmt.describe().items()]
+        lines += [f"  {key}: {value}" for key, value in fmt.describe().items()]
+        if k is not None:
+            lines += [f"  block products (k={k}): {' + '.join(self._executor.block_kernels(int(k)))}",
+                      f"  bytes per block product (DRAM model, k={k}): {fmt.dram_bytes(None, k=int(k)):,}"]
         if self.auto is not None:
             lines += describe.auto_lines(self.auto, self.nnz)
         elif self._auto_reason:

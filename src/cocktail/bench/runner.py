@@ -10,10 +10,11 @@ import numpy as np
 import scipy.sparse as sp
 
 from .measuring.baselines import CUPYX, CUSPARSE_BEST, best_of_cusparse
+from .measuring.blocks import SPMM_BEST, BlockKernel, best_of_cusparse_spmm, for_block
 from .measuring.methods import AutoMethod, Inputs, KernelMethod, Unavailable
 from ..timing import time_cpu, time_gpu
 from .records import metrics
-from .records.record import Record, fastest_per_problem
+from .records.record import SPMM, Record, fastest_per_problem
 from ..auto import decisions
 
 #: Relative error above which a record is flagged: far beyond rounding for the dtype.
@@ -55,7 +56,7 @@ def _measure(method, inputs: Inputs, rec: Record, settings: Settings) -> None:
         rec.params = prep.params
         if prep.on_gpu:
             t = time_gpu(prep.calls, repeat=settings.repeat, min_seconds=settings.min_seconds)
-            inputs.y_dev.fill(np.nan)  # a product that writes nothing must not pass on an earlier answer
+            inputs.poison_outputs()  # a product that writes nothing must not pass on an earlier answer
         else:
             t = time_cpu(prep.calls, repeat=settings.repeat, budget_seconds=settings.cpu_budget_seconds)
         rec.rel_err = inputs.rel_err(prep.result())
@@ -63,7 +64,7 @@ def _measure(method, inputs: Inputs, rec: Record, settings: Settings) -> None:
         prep.close()
     seconds = t.kernel_us * 1e-6
     rec.kernel_us, rec.call_us, rec.kernel_timing, rec.samples = t.kernel_us, t.call_us, t.kernel_timing, t.samples
-    rec.gflops = metrics.gflops(rec.nnz, seconds)
+    rec.gflops = metrics.gflops(rec.nnz * inputs.k, seconds)
     rec.spmv_bytes = prep.spmv_bytes
     rec.gbps = metrics.gbps(prep.spmv_bytes, seconds)
     rec.padding_ratio = prep.padding_ratio
@@ -98,54 +99,71 @@ def stream_for(on_gpu: bool):
     return cupy.cuda.Stream(non_blocking=True)
 
 
-def run(problems, methods, dtypes, settings: Settings, on_gpu: bool, progress=None, stamp=None,
-        journal=None) -> list[Record]:
-    """One record per (problem, dtype, method), plus ``cusparse-best`` and speedups where cuSPARSE ran.
+def methods_for(methods, k: int, all_kernels: bool = False) -> list:
+    """The methods a run times at block width ``k``: ``methods`` themselves for SpMV (``k == 1``), their
+    block counterparts (:func:`.blocks.for_block`) otherwise."""
+    return list(methods) if k == 1 else for_block(methods, all_kernels)
 
-    A method that cannot run on a problem gets a record whose ``note`` says why; an error inside
-    a method is recorded the same way, so one failing baseline does not end a long run.  Each
-    record gets the fields of ``stamp`` (provenance) as it is measured and goes to ``journal``
-    (:class:`~.journal.Journal`) at once; what the journal already holds is not measured again.
+
+def run(problems, methods, dtypes, settings: Settings, on_gpu: bool, progress=None, stamp=None,
+        journal=None, ks=(1,), all_kernels: bool = False) -> list[Record]:
+    """One record per (problem, dtype, k, method), plus ``cusparse-best`` (``cusparse-spmm-best`` for blocks)
+    and speedups where cuSPARSE ran.
+
+    ``ks``: block widths; 1 is the SpMV, any other ``k`` times each method's block product
+    (:func:`methods_for`) in records of the ``spmm`` section.  A method that cannot run on a
+    problem gets a record whose ``note`` says why; an error inside a method is recorded the same
+    way, so one failing baseline does not end a long run.  Each record gets the fields of
+    ``stamp`` (provenance) as it is measured and goes to ``journal`` (:class:`~.journal.Journal`)
+    at once; what the journal already holds is not measured again.
     """
     records, singles = [], []
     done = journal.done if journal is not None else {}
+    per_k = {k: methods_for(methods, k, all_kernels) for k in ks}
     # Every record pays its own decision: no plan from an earlier run or method.
     with stream_for(on_gpu), decisions.using(decisions.OFF):
-        if on_gpu and any(_key(p, d, m) not in done for p in problems for d in dtypes for m in methods):
+        if on_gpu and any(_key(p, d, m, k) not in done for p in problems for d in dtypes for k in ks
+                          for m in per_k[k]):
             warm_up(methods, dtypes)
         for p in problems:
             for dtype in dtypes:
-                keys = [_key(p, dtype, method) for method in methods]
-                inputs = None if all(k in done for k in keys) else Inputs.create(p.S, dtype, on_gpu)
-                for method, key in zip(methods, keys):
-                    rec = done.get(key) or _record(p, dtype, method, inputs, settings, stamp)
-                    if key not in done and journal is not None:
-                        journal.append(key, rec)
-                    records.append(rec)
-                    if isinstance(method, KernelMethod):
-                        singles.append(rec)
-                    if progress:
-                        progress(rec)
-                del inputs
-                if on_gpu:
-                    import cupy
+                for k in ks:
+                    keys = [_key(p, dtype, method, k) for method in per_k[k]]
+                    inputs = None if all(key in done for key in keys) else Inputs.create(p.S, dtype, on_gpu, k=k)
+                    for method, key in zip(per_k[k], keys):
+                        rec = done.get(key) or _record(p, dtype, method, inputs, settings, stamp, k)
+                        if key not in done and journal is not None:
+                            journal.append(key, rec)
+                        records.append(rec)
+                        if isinstance(method, (KernelMethod, BlockKernel)):
+                            singles.append(rec)
+                        if progress:
+                            progress(rec)
+                    del inputs
+                    if on_gpu:
+                        import cupy
 
-                    cupy.get_default_memory_pool().free_all_blocks()
+                        cupy.get_default_memory_pool().free_all_blocks()
     records += best_of_cusparse(records)
+    records += best_of_cusparse_spmm(records)
     records += best_single(singles)
     add_speedups(records)
     return records
 
 
-def _key(p: Problem, dtype, method) -> tuple:
-    """A measurement's key in the journal: suite, matrix, dtype and method."""
-    return p.suite, p.name, np.dtype(dtype).name, method.name
+def _key(p: Problem, dtype, method, k: int = 1) -> tuple:
+    """A measurement's key in the journal: suite, matrix, dtype and method, and ``k`` for a block product."""
+    key = (p.suite, p.name, np.dtype(dtype).name, method.name)
+    return key if k == 1 else key + (k,)
 
 
-def _record(p: Problem, dtype, method, inputs: Inputs, settings: Settings, stamp) -> Record:
-    """The record of ``method`` on ``p`` in ``dtype``, measured now, or saying why it did not run."""
+def _record(p: Problem, dtype, method, inputs: Inputs, settings: Settings, stamp, k: int = 1) -> Record:
+    """The record of ``method`` on ``p`` in ``dtype`` (a block of ``k`` columns when ``k > 1``), measured now,
+    or saying why it did not run."""
     rec = Record(p.suite, p.name, p.S.shape[0], p.S.shape[1], int(p.S.nnz), np.dtype(dtype).name,
                  method.name, kind=p.kind, family=p.family)
+    if k != 1:
+        rec.section, rec.k = SPMM, k
     try:
         _measure(method, inputs, rec, settings)
     except Unavailable as exc:
@@ -186,16 +204,18 @@ def best_single(records: list) -> list:
 
 
 def add_speedups(records) -> None:
-    """Fill ``speedup_cusparse_best`` and ``speedup_cupyx``: baseline kernel time over the record's."""
+    """Fill ``speedup_cusparse_best`` and ``speedup_cupyx``: baseline kernel time over the record's, at the
+    record's ``k`` (a block record's cuSPARSE reference is ``cusparse-spmm-best``)."""
     base = {}
     for r in records:
-        if r.method in (CUSPARSE_BEST, CUPYX) and r.kernel_us and not r.note:
-            base[(r.suite, r.matrix, r.dtype, r.method)] = r.kernel_us
+        if r.method in (CUSPARSE_BEST, SPMM_BEST, CUPYX) and r.kernel_us and not r.note:
+            base[(r.suite, r.matrix, r.dtype, r.k, r.method)] = r.kernel_us
     for r in records:
         if not r.kernel_us:
             continue
-        key = (r.suite, r.matrix, r.dtype)
-        if key + (CUSPARSE_BEST,) in base:
-            r.speedup_cusparse_best = base[key + (CUSPARSE_BEST,)] / r.kernel_us
+        key = (r.suite, r.matrix, r.dtype, r.k)
+        best = key + (CUSPARSE_BEST if r.k == 1 else SPMM_BEST,)
+        if best in base:
+            r.speedup_cusparse_best = base[best] / r.kernel_us
         if key + (CUPYX,) in base:
             r.speedup_cupyx = base[key + (CUPYX,)] / r.kernel_us

@@ -35,6 +35,10 @@ class Executor:
         self.run(x, y_empty, alpha, 0)
         return y_empty
 
+    def block_kernels(self, k: int) -> tuple[str, ...]:
+        """What computes a block product of ``k`` columns, one entry per part: here ``"<kernel> per column"``."""
+        return (f"{self.kernel} per column",)
+
     def run_block(self, X, Y, alpha, beta) -> None:
         """``Y = alpha*A@X + beta*Y`` for 2-D ``X`` (n, k) and ``Y`` (m, k): one product per column."""
         from ..arrays import get_xp

@@ -30,6 +30,10 @@ class Composed(Executor):
         for part in self._rest:
             part.run(x, y, alpha, 1)
 
+    def block_kernels(self, k: int) -> tuple[str, ...]:
+        """Each part's block product, in order."""
+        return tuple(name for part in self.parts for name in part.block_kernels(k))
+
     def run_block(self, X, Y, alpha, beta) -> None:
         """The same for a block of vectors."""
         self._first.run_block(X, Y, alpha, beta)

@@ -35,6 +35,10 @@ class CpuExecutor(Executor):
             y *= alpha
         return y
 
+    def block_kernels(self, k: int) -> tuple[str, ...]:
+        """SciPy's product of the whole block (or the reference's)."""
+        return (self.kernel,)
+
     def run_block(self, X, Y, alpha, beta) -> None:
         """The same for a block of vectors in one call."""
         if self._fallback is not None:

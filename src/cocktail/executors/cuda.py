@@ -43,6 +43,21 @@ class CudaExecutor(Executor):
         for launch in self.launches:
             launch(xp, yp, alpha, beta, stream)
 
+    def block_kernels(self, k: int) -> tuple[str, ...]:
+        """The block kernel with its shape for a row-major block of ``k`` columns, or the SpMV kernel per column."""
+        if self.block_spec is None or k == 1:
+            return super().block_kernels(k) if k > 1 else (self.kernel,)
+        config = self.block_config(BlockOperands.row_major(k))
+        shape = ", ".join(f"{p}={config[p]}" for p in ("lanes", "columns_per_lane", "items_per_share") if p in config)
+        return (f"{self.block_spec.name} ({shape})",)
+
+    def block_config(self, operands: BlockOperands) -> dict:
+        """The block kernel's resolved configuration for ``operands``: the read path and block size the
+        matrix's kernel was given, the rest from the rules."""
+        spec = self.block_spec
+        given = {p: self.config[p] for p in ("ldg", "block_threads") if p in self.config and p in spec.defaults}
+        return configure(spec, self._storage, {"operands": operands, **given}, self._props)
+
     def run_block(self, X, Y, alpha, beta) -> None:
         """``Y = alpha*A@X + beta*Y`` for ``X`` (n, k): the format's block kernel, each stored entry read once
         per tile of columns, reading ``X`` and writing ``Y`` where they lie (any memory order, a window of a
@@ -66,12 +81,10 @@ class CudaExecutor(Executor):
             launch(xp, yp, alpha, beta, stream)
 
     def _bind_block(self, operands: BlockOperands) -> tuple:
-        """The block kernel's launches for ``operands``: the read path and block size the matrix's kernel
-        was given, the rest from the rules."""
-        spec, storage = self.block_spec, self._storage
-        given = {p: self.config[p] for p in ("ldg", "block_threads") if p in self.config and p in spec.defaults}
-        full = configure(spec, storage, {"operands": operands, **given}, self._props)
-        return tuple(spec.bind(storage, full, self._props, self._accumulate)) if storage.shape[0] else ()
+        """The block kernel's launches for ``operands`` (:meth:`block_config`)."""
+        storage = self._storage
+        full = self.block_config(operands)
+        return tuple(self.block_spec.bind(storage, full, self._props, self._accumulate)) if storage.shape[0] else ()
 
 
 def create(storage, spec, params: dict, required: bool, accumulate: bool = False, deterministic: bool = False):

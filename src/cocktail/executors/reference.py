@@ -44,6 +44,10 @@ class HostReference(Executor):
         """``y = alpha*A@x + beta*y`` through the format's reference product."""
         combine(y, self._product(self.storage, x[:, None])[:, 0], alpha, beta)
 
+    def block_kernels(self, k: int) -> tuple[str, ...]:
+        """The reference product of the whole block."""
+        return ("reference",)
+
     def run_block(self, X, Y, alpha, beta) -> None:
         """The same for a block of vectors, in one reference product."""
         combine(Y, self._product(self.storage, X), alpha, beta)

@@ -37,6 +37,7 @@ _P = ctypes.c_void_p
 _OUT = ctypes.POINTER(ctypes.c_void_p)
 _I64, _INT = ctypes.c_int64, ctypes.c_int
 _SPMV = [_P, _INT, _P, _P, _P, _P, _P, _INT, _INT, _P]
+_SPMM = [_P, _INT, _INT, _P, _P, _P, _P, _P, _INT, _INT, _P]
 _SIGNATURES = {
     "cusparseCreate": [_OUT],
     "cusparseSetStream": [_P, _P],
@@ -50,8 +51,16 @@ _SIGNATURES = {
     "cusparseSpMV_preprocess": _SPMV,
     "cusparseSpMV": _SPMV,
     "cusparseGetVersion": [_P, ctypes.POINTER(ctypes.c_int)],
+    # SpMM (cusparse_spmm.py): dense blocks of vectors
+    "cusparseCreateDnMat": [_OUT, _I64, _I64, _I64, _P, _INT, _INT],
+    "cusparseDestroyDnMat": [_P],
+    "cusparseDnMatSetValues": [_P, _P],
+    "cusparseSpMM_bufferSize": _SPMM[:-1] + [ctypes.POINTER(ctypes.c_size_t)],
+    "cusparseSpMM_preprocess": _SPMM,
+    "cusparseSpMM": _SPMM,
 }
-_OPTIONAL = ("cusparseSpMV_preprocess", "cusparseGetVersion")  # preprocessing: CUDA 12.4 on
+_OPTIONAL = ("cusparseSpMV_preprocess", "cusparseGetVersion", "cusparseCreateDnMat", "cusparseDestroyDnMat",
+             "cusparseDnMatSetValues", "cusparseSpMM_bufferSize", "cusparseSpMM_preprocess", "cusparseSpMM")
 
 
 class CusparseError(RuntimeError):

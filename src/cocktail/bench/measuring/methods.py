@@ -19,6 +19,8 @@ import scipy.sparse as sp
 
 #: Input vectors each method rotates through, so consecutive products read different ``x``.
 X_BUFFERS = 4
+#: Input blocks (``k > 1``) each method rotates through: fewer, each being ``k`` vectors.
+X_BLOCK_BUFFERS = 2
 
 
 class Unavailable(Exception):
@@ -27,28 +29,50 @@ class Unavailable(Exception):
 
 @dataclass
 class Inputs:
-    """One benchmark problem: the matrix in one dtype, the rotated inputs, and the float64 answer."""
+    """One benchmark problem: the matrix in one dtype, the rotated inputs, and the float64 answer.
+
+    ``k == 1``: vectors ``x`` (n,) and ``y`` (m,); ``k > 1``: row-major blocks ``X`` (n, k) and ``Y``
+    (m, k), and on demand their column-major copies (:meth:`column_major`).
+    """
 
     S: sp.csr_array
     x_host: list
     want: np.ndarray  # float64 product of S with x_host[0]
     x_dev: list = field(default_factory=list)
     y_dev: object = None
+    k: int = 1
+    _columns: tuple | None = None
 
     @classmethod
-    def create(cls, S, dtype, on_gpu: bool, buffers: int = X_BUFFERS, seed: int = 0) -> Inputs:
-        """The problem ``S`` in ``dtype``; the ``x`` vectors are standard normal with a fixed seed."""
+    def create(cls, S, dtype, on_gpu: bool, buffers: int | None = None, seed: int = 0, k: int = 1) -> Inputs:
+        """The problem ``S`` in ``dtype``; the inputs are standard normal with a fixed seed (``k > 1``: blocks)."""
         S = sp.csr_array(S).astype(dtype)
         rng = np.random.default_rng(seed)
-        x_host = [rng.standard_normal(S.shape[1]).astype(dtype) for _ in range(buffers)]
+        shape = (S.shape[1],) if k == 1 else (S.shape[1], k)
+        buffers = buffers or (X_BUFFERS if k == 1 else X_BLOCK_BUFFERS)
+        x_host = [rng.standard_normal(shape).astype(dtype) for _ in range(buffers)]
         want = S.astype(np.float64) @ x_host[0].astype(np.float64)
-        inputs = cls(S, x_host, want)
+        inputs = cls(S, x_host, want, k=k)
         if on_gpu:
             import cupy
 
             inputs.x_dev = [cupy.asarray(x) for x in x_host]
-            inputs.y_dev = cupy.zeros(S.shape[0], dtype=dtype)
+            inputs.y_dev = cupy.zeros(S.shape[0] if k == 1 else (S.shape[0], k), dtype=dtype)
         return inputs
+
+    def poison_outputs(self) -> None:
+        """Fill every device output (``y``, and its column-major copy once made) with NaN."""
+        self.y_dev.fill(np.nan)
+        if self._columns is not None:
+            self._columns[1].fill(np.nan)
+
+    def column_major(self) -> tuple[list, object]:
+        """Column-major device copies of the input blocks and of ``Y`` (made once)."""
+        if self._columns is None:
+            import cupy
+
+            self._columns = ([cupy.asfortranarray(x) for x in self.x_dev], cupy.asfortranarray(self.y_dev))
+        return self._columns
 
     def rel_err(self, got) -> float:
         """``||got - want|| / ||want||`` in float64 (the absolute norm when the answer is zero)."""

@@ -18,6 +18,7 @@ from ..measuring.baselines import CUSPARSE, CUSPARSE_BEST
 from .calltables import call_tables
 from .summaries import COLUMNS, summary_tables
 from ..records.selection import overhead_records, spmv_records, summary_records
+from . import blocks
 
 AUTO = "cocktail-auto"
 SEP = 2  # spaces between table columns, rich's and plain
@@ -32,6 +33,12 @@ TIE_PERCENT = 2
 
 #: What each printed term means; the footnote lists the ones a report used.
 TERMS = {
+    "block kernel": "what cocktail-auto's plan runs for a block of k vectors: a block kernel (each stored entry "
+                    "read once per tile of columns) and its shape, or one SpMV per column, for each part",
+    "auto µs": "cocktail-auto's block product A @ X (row-major X and Y), kernel time as µs",
+    "cuSPARSE µs": "cusparse-spmm-best: the fastest of cuSPARSE's SpMM algorithms and memory orders, "
+                   "descriptors, workspace and preprocessing made once",
+    "gain": "k separate SpMVs of cocktail-auto's plan over its block product: what reading the matrix once buys",
     "plan": "the format (and kernel) cocktail-auto chose; FORMAT(share%) ... when it splits the matrix",
     "µs": "kernel time, median: a CUDA graph replay of the product (back to back calls where capture is "
           "refused); the host cost of a call is left out",
@@ -341,6 +348,10 @@ def print_report(records, verbose: bool = False, file=None, plain: bool = False)
             out.line(headline(rows), indent="  ")
             header, body = compact_table(rows)
             terms += ["geometric mean", "fastest", *out.table("", header, body, shorten=COMPACT_SHORTEN, drop=COMPACT_DROP)]
+    for head, header, body in blocks.sections(records):
+        out.line()
+        out.line(head, indent="  ")
+        terms += out.table("", header, body, shorten=("matrix", "block kernel"), drop=("DRAM of copy",))
     tables = call_tables(records)
     if verbose:
         terms += _print_verbose(out, spmv, records)

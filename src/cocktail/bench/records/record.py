@@ -1,7 +1,8 @@
 """One benchmark measurement, as written to JSON and CSV.
 
-A record belongs to a ``section``: ``"spmv"`` (a method's kernel and call time on one problem)
-or ``"overhead"`` (per-call host+GPU time of one way of calling a product, :mod:`.overhead`).
+A record belongs to a ``section``: ``"spmv"`` (a method's kernel and call time on one problem),
+``"spmm"`` (the same for a block of ``k`` vectors, ``cocktail bench --k``) or ``"overhead"``
+(per-call host+GPU time of one way of calling a product, :mod:`.overhead`).
 Both kinds share this class, so a run's records are one JSON list with one set of keys.
 """
 
@@ -10,7 +11,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, fields
 
 #: The sections a record belongs to.
-SPMV, OVERHEAD = "spmv", "overhead"
+SPMV, SPMM, OVERHEAD = "spmv", "spmm", "overhead"
 
 #: Keys every record carries (the JSON schema the tests check).
 REQUIRED_KEYS = ("section", "suite", "matrix", "rows", "cols", "nnz", "dtype", "method", "params", "kernel_us",
@@ -36,7 +37,8 @@ class Record:
     dtype: str
     method: str
     params: dict = field(default_factory=dict)
-    section: str = SPMV  # SPMV or OVERHEAD
+    section: str = SPMV  # SPMV, SPMM or OVERHEAD
+    k: int = 1  # columns of X: 1 for an SpMV, the block's width for an SpMM record
     kernel_us: float | None = None  # graph replay or back-to-back calls: host cost amortised
     call_us: float | None = None  # one synchronous call from Python
     kernel_timing: str = ""  # "graph", "back-to-back" or "cpu"
@@ -94,7 +96,7 @@ class Record:
 
 
 def fastest_per_problem(records, label: str, extra_params) -> list:
-    """One record per (suite, matrix, dtype): a copy of the fastest of ``records``, relabelled ``label``.
+    """One record per (suite, matrix, dtype, k): a copy of the fastest of ``records``, relabelled ``label``.
 
     Records without a kernel time or with a note (refused, failed, flagged as wrong) never win.
     The copy's params are the winner's plus ``extra_params(winner)``; the originals are untouched.
@@ -104,7 +106,7 @@ def fastest_per_problem(records, label: str, extra_params) -> list:
     best = {}
     for r in records:
         if r.kernel_us is not None and not r.note:
-            key = (r.suite, r.matrix, r.dtype)
+            key = (r.suite, r.matrix, r.dtype, r.k)
             if key not in best or r.kernel_us < best[key].kernel_us:
                 best[key] = r
     out = []

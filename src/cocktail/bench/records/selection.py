@@ -1,15 +1,16 @@
-"""Which records a table, summary or plot reads: the SpMV records or the call-overhead ones.
+"""Which records a table, summary or plot reads: the SpMV records, the block-product ones or the call-overhead
+ones.
 
 Records are dictionaries as written to JSON.  Every record names its ``section``: ``"spmv"``
-(one method's kernel and call time on one problem) or ``"overhead"`` (per-call host+GPU time
-of one way of calling a product, see :mod:`.overhead`); records written before the field
-existed are SpMV records.
+(one method's kernel and call time on one problem), ``"spmm"`` (the same for a block of ``k``
+vectors) or ``"overhead"`` (per-call host+GPU time of one way of calling a product, see
+:mod:`.overhead`); records written before the field existed are SpMV records.
 """
 
 from __future__ import annotations
 
 from ..measuring.baselines import CUSPARSE
-from .record import OVERHEAD, SPMV
+from .record import OVERHEAD, SPMM, SPMV
 
 
 def section(record) -> str:
@@ -21,6 +22,11 @@ def section(record) -> str:
 def spmv_records(records) -> list:
     """The records of SpMV measurements (kernel and call time per method)."""
     return [r for r in records if section(r) == SPMV]
+
+
+def spmm_records(records) -> list:
+    """The records of block products (``cocktail bench --k``)."""
+    return [r for r in records if section(r) == SPMM]
 
 
 def overhead_records(records) -> list:
