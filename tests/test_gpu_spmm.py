@@ -133,13 +133,14 @@ def test_the_block_kernel_takes_the_matrix_kernels_read_path_and_block():
     assert all(launch.block == 128 for launch in launches)
 
 
-@pytest.mark.parametrize("kernel", ["csr_vector", "csr_scalar"])
+@pytest.mark.parametrize("kernel", ["csr_vector", "csr_scalar", "csr_merge"])
 def test_a_block_product_is_captured_from_its_first_call(kernel):
     zm = MATRICES[-3]
     A, raw = build(zm, "csr", {}, kernel, {}, "float32", "int32")
     X_host = np.random.default_rng(3).standard_normal((zm.shape[1], 12)).astype("float32")
     X = cupy.asarray(X_host)
     Y = cupy.zeros((zm.shape[0], 12), dtype="float32")
+    cupy.cuda.Device().synchronize()
     stream = cupy.cuda.Stream(non_blocking=True)
     with stream:
         stream.begin_capture()

@@ -77,10 +77,10 @@ def test_a_block_kernel_is_found_by_format_and_configured_for_k():
     assert kernels.block_for("csr", row_kernel).name == "csr_spmm"
     assert kernels.block_for("csr", balanced).name == "csr_spmm_merge"
     assert kernels.block_for("csr", kernels.get("csr_stream")).name == "csr_spmm_merge"
-    assert kernels.block_for("ell", kernels.get("ell")) is None
+    assert kernels.block_for("coo", kernels.get("coo_atomic")) is None
     assert "csr_spmm" not in kernels.names()  # not an SpMV kernel: no SpMV path lists it
-    props = SimpleNamespace(max_threads_per_block=1024)
-    fmt = SimpleNamespace(name="csr")
+    props = SimpleNamespace(max_threads_per_block=1024, sm_count=132, max_threads_per_sm=2048)
+    fmt = SimpleNamespace(name="csr", shape=(10_000, 10_000), nnz=90_000)
     # csr_spmm, row-major X: up to 4 columns a lane, then lanes up to a warp (tiles of 128 columns past
     # that); csr_spmm_merge: 2 columns a lane, 4 to 8 lanes
     expected = {"csr_spmm": {1: (1, 1), 3: (1, 4), 16: (4, 4), 33: (16, 4), 256: (32, 4), 999: (32, 4)},
@@ -105,9 +105,12 @@ def test_a_block_kernel_is_found_by_format_and_configured_for_k():
     assert kernel_rules.spmm_shape(4, row_major=False) == (1, 4)
     merge = kernels.get_block("csr_spmm_merge")
     config = merge.configure(merge, fmt, merge.resolve_params({"operands": BlockOperands.row_major(8)}), props, RULES)
-    assert (config["items_per_share"], config["short_run"]) == (kernel_rules.SPMM_MERGE_ITEMS,
-                                                              kernel_rules.SPMM_MERGE_SHORT_RUN)
-    for bad in ({"items_per_share": 0}, {"short_run": 1.5}, {"items_per_share": True}):
+    assert (config["items_per_share"], config["short_run"], config["chunk"]) == (
+        kernel_rules.SPMM_MERGE_MIN_ITEMS, kernel_rules.SPMM_MERGE_SHORT_RUN, kernel_rules.SPMM_MERGE_CHUNK)
+    assert kernel_rules.spmm_merge_items(24_000_000, 132 * 2048) == kernel_rules.SPMM_MERGE_ITEMS
+    assert kernel_rules.spmm_merge_items(2_000_000, 132 * 2048) == 2_000_000 // (132 * 2048 // 4)
+    for bad in ({"items_per_share": 0}, {"short_run": 1.5}, {"items_per_share": True}, {"chunk": 0},
+                {"prepared": "shares"}):
         with pytest.raises(ValueError, match="csr_spmm_merge"):
             merge.configure(merge, fmt, merge.resolve_params({"operands": BlockOperands.row_major(8), **bad}),
                             props, RULES)
@@ -126,4 +129,11 @@ def test_block_operands_read_the_steps_of_any_layout():
     assert BlockOperands.of(X[::-1], Y) is None  # a negative step: through a copy
     assert BlockOperands.of(X, np.broadcast_to(Y[:1], Y.shape)) is None  # Y's rows would overlap
     assert BlockOperands.of(np.broadcast_to(X[:1], X.shape), Y).x_steps == (0, 1)  # X may repeat
+    from cocktail.kernels.block_operands import has_repeated_elements
+
+    assert not has_repeated_elements(Y) and not has_repeated_elements(np.asfortranarray(Y))
+    assert not has_repeated_elements(wide[:, 2:8]) and not has_repeated_elements(Y[::-1])
+    assert has_repeated_elements(np.broadcast_to(Y[:1], Y.shape))
+    assert has_repeated_elements(np.lib.stride_tricks.as_strided(Y, shape=(40, 6), strides=(4, 4)))
+    assert not has_repeated_elements(np.zeros((0, 6))) and not has_repeated_elements(np.zeros((1, 1)))
     assert [int(a) for a in BlockOperands.of(X, Y).args()] == [6, 6, 1, 6, 1]

@@ -21,6 +21,7 @@ from .arrays import cuda_available, is_cupy_array, to_numpy
 from .bound import BoundProduct
 from .errors import CPUFallbackWarning
 from .formats.csr import CSR
+from .kernels.block_operands import has_repeated_elements
 
 DEVICES = ("cpu", "cuda")
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -376,8 +377,9 @@ class SparseMatrix:
         each stored entry read once per tile of columns (``explain()`` names the block kernel),
         and other formats multiply one column at a time through C-ordered copies.  An ``X`` of
         another dtype that casts safely is converted first.  ``k = 0`` gives an empty result.
-        ``out`` must not overlap ``X``: where that would give a wrong result (on the GPU, or a
-        Cocktail's parts) it is a ``ValueError``.
+        ``out`` may lie beside ``X`` in one array (disjoint column windows) or even overlap it: ``X``
+        is then read from a copy.  An ``out`` whose elements share memory (a broadcast view) is a
+        ``ValueError``.
         """
         if getattr(X, "ndim", 2) != 2:  # an object without ndim is named by _operand
             raise ValueError(f"matmat takes a 2-D X of shape ({self.shape[1]}, k), got shape "
@@ -392,8 +394,11 @@ class SparseMatrix:
             Y = self._xp.empty((self.shape[0], k), dtype=self._dtype)
         else:
             Y = self._output(out, k)
+            if has_repeated_elements(Y):
+                raise ValueError("out has elements that share memory (a broadcast or overlapping view); the "
+                                 "product needs a separate place for every element")
             if not self._executor.overlap_safe and self._xp.may_share_memory(X, Y):
-                raise ValueError("X and out overlap in memory; the product needs out separate from X")
+                X = X.copy()  # read from a copy: X may lie beside out in one array (or overlap it)
         if k and self.shape[0]:
             self._check_current_device()
             self._executor.run_block(X, Y, alpha, beta)

@@ -8,7 +8,9 @@
   touches the host (:mod:`.reference`).
 
 Executors receive operands already checked at the API boundary (``SparseMatrix``): ``x`` and
-``y`` contiguous, in the matrix's dtype, on its device.  They validate nothing per product.
+``y`` contiguous, in the matrix's dtype, on its device; blocks ``X`` and ``Y`` (``run_block``) in
+the matrix's dtype and on its device but in any memory order, ``Y`` with no element twice and
+sharing no memory with ``X``.  They validate nothing per product.
 """
 
 from __future__ import annotations

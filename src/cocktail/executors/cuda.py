@@ -6,7 +6,7 @@ from .. import kernels
 from ..kernels import device
 from ..kernels.block_operands import BlockOperands
 from ..tuning.kernel_rules import choose_kernel
-from ..tuning.launch_rules import configure, user_view
+from ..tuning.launch_rules import RULES, configure, user_view
 from .base import Executor
 
 
@@ -35,6 +35,9 @@ class CudaExecutor(Executor):
         self._storage, self._props, self._accumulate = storage, props, accumulate
         self.block_spec = kernels.block_for(storage.name, spec)
         self._block_launches = {}
+        self._block_prepared = None
+        if self.block_spec is not None and self.block_spec.prepare is not None and storage.shape[0]:
+            self._block_prepared = self.block_spec.prepare(storage, props, RULES)
 
     def run(self, x, y, alpha, beta) -> None:
         """Fill the per-product slots of every launch and issue them on the current stream."""
@@ -56,6 +59,8 @@ class CudaExecutor(Executor):
         matrix's kernel was given, the rest from the rules."""
         spec = self.block_spec
         given = {p: self.config[p] for p in ("ldg", "block_threads") if p in self.config and p in spec.defaults}
+        if self._block_prepared is not None:
+            given["prepared"] = self._block_prepared
         return configure(spec, self._storage, {"operands": operands, **given}, self._props)
 
     def run_block(self, X, Y, alpha, beta) -> None:

@@ -47,6 +47,19 @@ class BlockOperands:
         return tuple(np.int64(v) for v in (self.k, *self.x_steps, *self.y_steps))
 
 
+def has_repeated_elements(a) -> bool:
+    """Whether two indices of the 2-D array ``a`` address the same memory (a broadcast or overlapping view)."""
+    dims = sorted((abs(stride), size) for stride, size in zip(a.strides, a.shape) if size > 1)
+    if not dims or a.size == 0:
+        return False
+    extent = a.dtype.itemsize
+    for stride, size in dims:
+        if stride < extent:
+            return True
+        extent = stride * (size - 1) + extent
+    return False
+
+
 def _steps(a) -> tuple[int, int] | None:
     """``a``'s strides in elements, or None where one is negative or not a whole number of elements."""
     item = a.dtype.itemsize

@@ -10,22 +10,26 @@
 //  * the part of a row that a share consumes without finishing it (its carry: at most one row
 //    per share, share_row[s + 1]) is kept in carry[s, :]; csr_spmm_merge_fixup then adds
 //    alpha * (the carries of each row, in share order) to Y. The runs of shares carrying one row
-//    are listed when binding: (row, first share, count).
+//    are listed once per matrix: (row, first share, count).
+// A launch covers the columns [col0, min(col0 + chunk, k)), so the carry buffer (shares x chunk)
+// is made once per matrix whatever k is: a wider block runs a pair of launches per chunk.
 #include "spmm.cuh"
 
 template <typename T, typename I, int LANES, int COLS>
 __global__ void csr_spmm_merge(const long long shares, const long long items, const long long total,
-                               const I* __restrict__ share_row, COCKTAIL_BLOCK_ARGS, COCKTAIL_CSR_ARGS(T, I),
-                               COCKTAIL_PRODUCT_ARGS(T), T* __restrict__ carry) {
+                               const I* __restrict__ share_row, const long long col0, const long long chunk,
+                               COCKTAIL_BLOCK_ARGS, COCKTAIL_CSR_ARGS(T, I), COCKTAIL_PRODUCT_ARGS(T),
+                               T* __restrict__ carry) {
     const RowGroups g = row_groups<LANES>();
     constexpr long long TILE = (long long)LANES * COLS;
-    const long long tiles = (k + TILE - 1) / TILE;
+    const long long col_end = min(col0 + chunk, k);
+    const long long tiles = (col_end - col0 + TILE - 1) / TILE;
     const long long units = shares * tiles;
     for (long long base = g.first; base < units; base += g.stride) {
         const long long unit = base + g.group_in_warp;
         if (unit >= units) continue;
         const long long share = unit / tiles;
-        const long long j = (unit - share * tiles) * TILE + g.lane;
+        const long long j = col0 + (unit - share * tiles) * TILE + g.lane;
         const long long d0 = share * items;
         const long long d1 = min(d0 + items, total);
         long long row = share_row[share];
@@ -35,36 +39,39 @@ __global__ void csr_spmm_merge(const long long shares, const long long items, co
         strip_clear(sum);
         for (; row < carry_row; ++row) {
             for (const long long end = indptr[row + 1]; e < end; ++e) {
-                strip_add<T, LANES, COLS>(sum, data[e], x, (long long)indices[e] * x_row_step, j, k, x_col_step);
+                strip_add<T, LANES, COLS>(sum, data[e], x, (long long)indices[e] * x_row_step, j, col_end,
+                                          x_col_step);
             }
-            strip_store<T, LANES, COLS>(y, row * y_row_step, sum, j, k, y_col_step, alpha, beta);
+            strip_store<T, LANES, COLS>(y, row * y_row_step, sum, j, col_end, y_col_step, alpha, beta);
             strip_clear(sum);
         }
         for (const long long end = d1 - carry_row; e < end; ++e) {
-            strip_add<T, LANES, COLS>(sum, data[e], x, (long long)indices[e] * x_row_step, j, k, x_col_step);
+            strip_add<T, LANES, COLS>(sum, data[e], x, (long long)indices[e] * x_row_step, j, col_end, x_col_step);
         }
-        strip_keep<T, LANES, COLS>(carry, share * k, sum, j, k);
+        strip_keep<T, LANES, COLS>(carry, share * chunk - col0, sum, j, col_end);
     }
 }
 
-// Y[row, c] += alpha * (carry[first, c] + ... + carry[first + count - 1, c]) for every listed run.
+// Y[row, c] += alpha * (carry[first, c] + ... + carry[first + count - 1, c]) for every listed run and
+// every column c of the launch's chunk.
 // Short runs: a thread per (run, column), summing in share order. Long runs (LONG = true): a block
 // per run, its warps taking every warp-count-th share and its lanes 32 columns at a time, the
 // warps' sums added in warp order: the same order on every product.
 template <typename T, bool LONG>
 __global__ void csr_spmm_merge_fixup(const long long runs, const long long* __restrict__ run_row,
                                      const long long* __restrict__ run_first, const long long* __restrict__ run_count,
-                                     const T* __restrict__ carry, COCKTAIL_BLOCK_ARGS, T* __restrict__ y,
-                                     const T alpha) {
+                                     const T* __restrict__ carry, const long long col0, const long long chunk,
+                                     COCKTAIL_BLOCK_ARGS, T* __restrict__ y, const T alpha) {
+    const long long width = min(chunk, k - col0);  // the chunk's columns
     if (!LONG) {
-        COCKTAIL_GRID_STRIDE_LOOP(i, runs * k) {
-            const long long run = i / k;
-            const long long c = i - run * k;
+        COCKTAIL_GRID_STRIDE_LOOP(i, runs * width) {
+            const long long run = i / width;
+            const long long c = i - run * width;
             const long long first = run_first[run];
             const long long last = first + run_count[run];
             T sum = T(0);
-            for (long long s = first; s < last; ++s) sum += carry[s * k + c];
-            y[run_row[run] * y_row_step + c * y_col_step] += alpha * sum;
+            for (long long s = first; s < last; ++s) sum += carry[s * chunk + c];
+            y[run_row[run] * y_row_step + (col0 + c) * y_col_step] += alpha * sum;
         }
         return;
     }
@@ -76,18 +83,18 @@ __global__ void csr_spmm_merge_fixup(const long long runs, const long long* __re
     for (long long run = blockIdx.x; run < runs; run += gridDim.x) {
         const long long first = run_first[run];
         const long long last = first + run_count[run];
-        for (long long c0 = 0; c0 < k; c0 += WARP) {
+        for (long long c0 = 0; c0 < width; c0 += WARP) {
             const long long c = c0 + lane;
             T sum = T(0);
-            if (c < k) {
-                for (long long s = first + warp; s < last; s += warps) sum += carry[s * k + c];
+            if (c < width) {
+                for (long long s = first + warp; s < last; s += warps) sum += carry[s * chunk + c];
             }
             part[warp][lane] = sum;
             __syncthreads();
-            if (warp == 0 && c < k) {
+            if (warp == 0 && c < width) {
                 T total = T(0);
                 for (int w = 0; w < warps; ++w) total += part[w][lane];
-                y[run_row[run] * y_row_step + c * y_col_step] += alpha * total;
+                y[run_row[run] * y_row_step + (col0 + c) * y_col_step] += alpha * total;
             }
             __syncthreads();
         }

@@ -2,12 +2,15 @@
 read once per tile of columns, rows spanning shares fixed up deterministically.
 
 A block kernel (``BLOCK_SPEC``) extending the load-balanced CSR kernels (csr_merge, csr_stream): a
-matrix bound to one of them keeps its balance for a block.  Binding (once per
-:class:`~.block_operands.BlockOperands`) computes where each share of the merge path starts and
-lists the runs of shares carrying one row, so a product runs no search and allocates nothing.
+matrix bound to one of them keeps its balance for a block.  When a matrix's executor
+is made, :func:`prepare` computes where each share of the merge path starts, lists the runs of shares
+carrying one row and makes the carry buffer, so a block product of any width runs no search,
+allocates nothing and can be captured from its first call.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -46,49 +49,102 @@ def shares_of(fmt, items: int):
     return share_row.astype(fmt.index_dtype), (rows[starts], carrying[starts], count)
 
 
-def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
-    """The shares' pass, then the fix-up of the runs of carries: short runs a thread per (run, column),
-    long ones a block per run."""
-    import cupy
+@dataclass
+class Shares:
+    """What every block product of one matrix shares: the shares' starts, the runs of carries split at
+    ``short_run`` (short: a thread per column; long: a block per run) and a carry buffer of ``chunk``
+    columns per share (a product runs its block ``chunk`` columns at a time)."""
 
+    items: int
+    short_run: int
+    chunk: int
+    share_row: object
+    short: tuple
+    long: tuple
+    carry: object
+
+    @property
+    def shares(self) -> int:
+        """The number of shares."""
+        return int(self.share_row.shape[0]) - 1
+
+    @classmethod
+    def of(cls, fmt, items: int, short_run: int, chunk: int) -> Shares:
+        """The shares of ``fmt`` (device work and a host synchronisation: made once, not per product)."""
+        import cupy
+
+        share_row, (run_row, run_first, run_count) = shares_of(fmt, items)
+        long_run = run_count > short_run
+        split = []
+        for chosen in (cupy.flatnonzero(~long_run), cupy.flatnonzero(long_run)):
+            split.append((run_row[chosen], run_first[chosen], run_count[chosen]))
+        carry = cupy.empty((int(share_row.shape[0]) - 1) * chunk, dtype=fmt.dtype)
+        return cls(items, short_run, chunk, share_row, split[0], split[1], carry)
+
+
+def prepare(fmt, props, rules) -> Shares:
+    """The shares for the rules' items (:func:`merge_items`) and a carry buffer of SPMM_MERGE_CHUNK columns,
+    once per matrix."""
+    items = merge_items(fmt, props, rules)
+    return Shares.of(fmt, items, rules.SPMM_MERGE_SHORT_RUN, rules.SPMM_MERGE_CHUNK)
+
+
+def merge_items(fmt, props, rules) -> int:
+    """Merge items per share: the rule's for this matrix's ``m + nnz`` on this device."""
+    return rules.spmm_merge_items(fmt.shape[0] + int(fmt.nnz), props.sm_count * props.max_threads_per_sm)
+
+
+def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
+    """Per chunk of columns, the shares' pass, then the fix-up of the runs of carries: short runs a thread
+    per (run, column), long ones a block per run.  The shares come prepared (:func:`prepare`) unless the
+    configuration asks for other ones."""
     m, nnz = fmt.shape[0], int(fmt.nnz)
     items, t, c, block = config["items_per_share"], config["lanes"], config["columns_per_lane"], config["block_threads"]
     operands = config["operands"]
-    share_row, (run_row, run_first, run_count) = shares_of(fmt, items)
-    shares = int(share_row.shape[0]) - 1
-    carry = cupy.empty(shares * operands.k, dtype=fmt.dtype)
+    tile = t * c
+    chunk = max(config["chunk"], tile)
+    shares = config["prepared"]
+    if shares is None or (shares.items, shares.short_run, shares.chunk) != (items, config["short_run"], chunk):
+        shares = Shares.of(fmt, items, config["short_run"], chunk)
     v, i = type_names(fmt)
-    tiles = -(-operands.k // (t * c))
-    main = Launch(BLOCK_SPEC.compiled(expression("csr_spmm_merge", v, i, t, c), config["ldg"], props.id),
-                  grid_for(shares * tiles * t, block, props), block,
-                  (np.int64(shares), np.int64(items), np.int64(m + nnz), share_row, *operands.args(),
-                   fmt.indptr, fmt.indices, fmt.data, X, Y, ALPHA, beta_arg(fmt, accumulate), carry),
-                  fmt.dtype)
-    launches = [main]
-    long_run = run_count > config["short_run"]
-    for is_long in (False, True):
-        chosen = cupy.flatnonzero(long_run == is_long)
-        runs = int(chosen.shape[0])
-        if not runs:
-            continue
-        fn = BLOCK_SPEC.compiled(f"csr_spmm_merge_fixup<{v}, {'true' if is_long else 'false'}>", config["ldg"],
-                                 props.id)
-        grid = capped_grid(runs, props) if is_long else grid_for(runs * operands.k, block, props)
-        launches.append(Launch(fn, grid, block,
-                               (np.int64(runs), run_row[chosen], run_first[chosen], run_count[chosen], carry,
-                                *operands.args(), Y, ALPHA), fmt.dtype))
+    main_fn = BLOCK_SPEC.compiled(expression("csr_spmm_merge", v, i, t, c), config["ldg"], props.id)
+    fixups = [(BLOCK_SPEC.compiled(f"csr_spmm_merge_fixup<{v}, {'true' if is_long else 'false'}>", config["ldg"],
+                                   props.id), runs, is_long)
+              for runs, is_long in ((shares.short, False), (shares.long, True)) if runs[0].shape[0]]
+    launches = []
+    for col0 in range(0, operands.k, chunk):
+        width = min(chunk, operands.k - col0)
+        tiles = -(-width // tile)
+        launches.append(Launch(main_fn, grid_for(shares.shares * tiles * t, block, props), block,
+                               (np.int64(shares.shares), np.int64(shares.items), np.int64(m + nnz), shares.share_row,
+                                np.int64(col0), np.int64(chunk), *operands.args(), fmt.indptr, fmt.indices, fmt.data,
+                                X, Y, ALPHA, beta_arg(fmt, accumulate), shares.carry), fmt.dtype))
+        for fn, (run_row, run_first, run_count), is_long in fixups:
+            runs = int(run_row.shape[0])
+            grid = capped_grid(runs, props) if is_long else grid_for(runs * width, block, props)
+            launches.append(Launch(fn, grid, block, (np.int64(runs), run_row, run_first, run_count, shares.carry,
+                                                     np.int64(col0), np.int64(chunk), *operands.args(), Y, ALPHA),
+                                   fmt.dtype))
     return launches
 
 
 def configure(spec, fmt, p, props, rules) -> dict:
-    """The block shape (the rule ``spmm_merge_shape``), read path and block size; merge items per share
-    and the longest run of carries fixed up a thread per column: given, else the rules'."""
+    """The block shape (the rule ``spmm_merge_shape``), read path and block size; merge items per share,
+    the longest run of carries fixed up a thread per column and the columns per launch: given, else the
+    rules'; the prepared shares (:func:`prepare`), passed on."""
     out = {**launch_settings(spec, p, props, rules), **block_shape(spec, p, rules.spmm_merge_shape)}
-    for name, default in (("items_per_share", rules.SPMM_MERGE_ITEMS), ("short_run", rules.SPMM_MERGE_SHORT_RUN)):
-        value = integer_or_none(default if p[name] is None else p[name])
+    defaults = {"items_per_share": lambda: merge_items(fmt, props, rules), "short_run": lambda: rules.SPMM_MERGE_SHORT_RUN,
+                "chunk": lambda: rules.SPMM_MERGE_CHUNK}
+    for name, default in defaults.items():
+        value = integer_or_none(default() if p[name] is None else p[name])
         if value is None or value < 1:
             raise ValueError(f"{spec.name}: {name} must be a positive integer or None, got {p[name]!r}")
         out[name] = value
+    prepared = p["prepared"]
+    if prepared is not None and not isinstance(prepared, Shares):
+        raise ValueError(f"{spec.name}: prepared must be the matrix's Shares (made when its executor is made), "
+                         f"got {prepared!r}")
+    out["prepared"] = prepared
     return out
 
 
@@ -96,5 +152,6 @@ BLOCK_SPEC = own_kernel("csr_spmm_merge", ("csr",),
                         "merge-path shares of rows and nonzeros, a group of 1-32 lanes per share with strips of "
                         "the block's columns; rows spanning shares fixed up deterministically",
                         _expressions, bind, configure,
-                        params={**BLOCK_PARAMS, "items_per_share": None, "short_run": None}, default=True,
-                        extends=("csr_merge", "csr_stream"))
+                        params={**BLOCK_PARAMS, "items_per_share": None, "short_run": None, "chunk": None,
+                                "prepared": None},
+                        default=True, extends=("csr_merge", "csr_stream"), prepare=prepare)

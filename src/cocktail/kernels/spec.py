@@ -94,6 +94,10 @@ class KernelSpec:
     #: A block kernel only: the SpMV kernels whose products it extends to a block of vectors (a matrix
     #: bound to another kernel, a load-balanced one, keeps multiplying a block one column at a time).
     extends: tuple[str, ...] = ()
+    #: A block kernel only: ``prepare(storage, props, rules)``, the device work its launches need for any block,
+    #: made once when a matrix's executor is made (so that a first block product allocates nothing and
+    #: can be captured); it reaches ``configure`` as the parameter ``prepared``.  None: binding needs none.
+    prepare: Callable | None = None
 
     def is_deterministic(self, config: dict) -> bool:
         """Whether a product with ``config`` (resolved, or a variant's parameters) is bit-wise deterministic."""

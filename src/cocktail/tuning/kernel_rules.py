@@ -16,9 +16,14 @@ BLOCK_THREADS = 256
 #: registers for a row-major X (four independent loads and sums per stored entry) and, at most, for X
 #: in another layout (a lane per row, reading its strip like an SpMV reads x).
 SPMM_MAX_LANES, SPMM_ROW_MAJOR_COLUMNS, SPMM_MAX_COLUMNS = 32, 4, 8
-#: csr_spmm_merge: merge items (row ends + nonzeros) per share, and the longest run of shares carrying
-#: one row that the fix-up sums a thread per column (longer runs get a block each).
-SPMM_MERGE_ITEMS, SPMM_MERGE_SHORT_RUN = 128, 8
+#: csr_spmm_merge: merge items (row ends + nonzeros) per share, at most and at least (fewer on smaller
+#: matrices, so that SPMM_MERGE_SHARES_PER_THREAD_SLOT shares per resident thread of the device keep it
+#: busy), and the longest run of shares carrying one row that the fix-up sums a thread per column
+#: (longer runs get a block each).
+SPMM_MERGE_ITEMS, SPMM_MERGE_MIN_ITEMS, SPMM_MERGE_SHORT_RUN = 128, 16, 8
+SPMM_MERGE_SHARES_PER_THREAD_SLOT = 0.25
+#: csr_spmm_merge: columns per launch (the carry buffer made once per matrix holds this many per share).
+SPMM_MERGE_CHUNK = 16
 #: csr_spmm_merge: lanes per share, within these bounds, and columns per lane.  A share is a long
 #: serial walk, so the kernel wants many lanes in flight more than long strips: narrower strips and
 #: more lanes (idle ones included when k is small) than csr_spmm.
@@ -81,6 +86,14 @@ def spmm_shape(k: int, row_major: bool = True) -> tuple[int, int]:
         return (1, SPMM_ROW_MAJOR_COLUMNS) if k <= SPMM_ROW_MAJOR_COLUMNS else (2, SPMM_ROW_MAJOR_COLUMNS)
     columns = _power_of_two_covering(k, 1, SPMM_ROW_MAJOR_COLUMNS)
     return _power_of_two_covering(k / columns, 1, SPMM_MAX_LANES), columns
+
+
+def spmm_merge_items(merge_items: int, resident_threads: int) -> int:
+    """Merge items per share of csr_spmm_merge for a matrix of ``merge_items`` (``m + nnz``): enough shares
+    for SPMM_MERGE_SHARES_PER_THREAD_SLOT of the device's ``resident_threads`` each, within
+    [SPMM_MERGE_MIN_ITEMS, SPMM_MERGE_ITEMS]."""
+    wanted_shares = max(1.0, resident_threads * SPMM_MERGE_SHARES_PER_THREAD_SLOT)
+    return int(min(SPMM_MERGE_ITEMS, max(SPMM_MERGE_MIN_ITEMS, merge_items // wanted_shares)))
 
 
 def spmm_merge_shape(k: int, row_major: bool = True) -> tuple[int, int]:
