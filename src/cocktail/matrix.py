@@ -374,8 +374,8 @@ class SparseMatrix:
         returns a new C-ordered array.  Any memory order is accepted: ``X`` and ``out`` may be
         C- or Fortran-ordered or windows of wider arrays (only ``out``'s own elements are
         written); on the GPU a format with a block kernel reads and writes them where they lie,
-        each stored entry read once per tile of columns (``explain()`` names the block kernel),
-        and other formats multiply one column at a time through C-ordered copies.  An ``X`` of
+        each stored entry read once per tile of columns (``explain(k=...)`` names the block
+        kernel), and other formats multiply one column at a time through C-ordered copies.  An ``X`` of
         another dtype that casts safely is converted first.  ``k = 0`` gives an empty result.
         ``out`` may lie beside ``X`` in one array (disjoint column windows) or even overlap it: ``X``
         is then read from a copy.  An ``out`` whose elements share memory (a broadcast view) is a

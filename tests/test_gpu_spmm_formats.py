@@ -1,0 +1,151 @@
+"""The block kernels of the padded and diagonal formats (ell_spmm, sell_spmm, dia_spmm, dia_vi_spmm) against
+SciPy in float64, on the zoo and the larger matrices of the kernel tests.
+
+Marked ``gpu``: skipped where CuPy sees no CUDA device.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import cocktail
+from oracle import assert_product_close
+from test_gpu_kernels import MATRICES, build
+
+pytestmark = pytest.mark.gpu
+
+cupy = pytest.importorskip("cupy") if cocktail.arrays.cuda_available() else None
+
+#: Column counts: one (the SpMV kernel), a few, not a power of two, past a warp, a full tile, a second tile.
+KS = (1, 2, 3, 8, 33, 256)
+
+#: (format, format params, SpMV kernel) -> the block kernel extending it. No fill limit, as the kernel
+#: tests build these formats (tests/kernel_configs.py): every matrix of MATRICES is held.
+CONFIGS = {("ell", (("max_fill", None),), "ell"): "ell_spmm",
+           ("sell", (("max_fill", None),), "sell"): "sell_spmm",
+           ("dia", (("max_fill", None),), "dia"): "dia_spmm",
+           ("dia_vi", (("max_fill", None),), "dia_vi"): "dia_vi_spmm"}
+
+#: Other layouts of the same formats: unaligned strides, sorted (permuted) rows, odd slice heights.
+LAYOUTS = [("ell", {"max_fill": None, "align": 1}, "ell"),
+           ("sell", {"max_fill": None, "sort_window": 128}, "sell"),
+           ("sell", {"max_fill": None, "slice_height": 3, "sort_window": 12, "width_multiple": 2}, "sell"),
+           ("sell", {"max_fill": None, "slice_height": 1}, "sell"),
+           ("dia", {"max_fill": None, "align": 1}, "dia"),
+           ("dia_vi", {"max_fill": None, "align": 1}, "dia_vi")]
+
+
+def _config_id(config) -> str:
+    fmt, fparams, kernel = config
+    parts = [f"{k}={v}" for k, v in dict(fparams).items() if k != "max_fill"]
+    return kernel + ("[" + ",".join(parts) + "]" if parts else "")
+
+
+def _bound_ks(A) -> set:
+    """The column counts the matrix's block kernel has been bound for."""
+    return {operands.k for operands in A._executor._block_launches}
+
+
+def _check_block_products(A, raw, zm, k, dtype):
+    m, n = zm.shape
+    rng = np.random.default_rng(k)
+    X_host = rng.standard_normal((n, k)).astype(dtype)
+    Y0_host = rng.standard_normal((m, k)).astype(dtype)
+    for x_order in ("C", "F"):
+        X = cupy.asarray(np.array(X_host, order=x_order))
+        X_before = X.copy()
+        Y = A @ X
+        assert Y.shape == (m, k) and Y.dtype == np.dtype(dtype) and Y.flags.c_contiguous
+        assert_product_close(Y.get(), *raw, zm.shape, X_host)
+        cupy.testing.assert_array_equal(X, X_before)  # the operand is never written
+        for order in ("C", "F"):
+            out = cupy.asarray(np.array(Y0_host, order=order))
+            assert A.matmat(X, out=out, alpha=-0.5, beta=2.0) is out
+            assert_product_close(out.get(), *raw, zm.shape, X_host, alpha=-0.5, beta=2.0, y0=Y0_host)
+            out = cupy.full((m, k), cupy.nan, dtype=dtype, order=order)
+            A.matmat(X, out=out, alpha=3.0, beta=0.0)  # beta = 0 never reads out
+            assert bool(cupy.isfinite(out).all())
+            assert_product_close(out.get(), *raw, zm.shape, X_host, alpha=3.0)
+        cupy.testing.assert_array_equal(X, X_before)
+    if m and k > 1:
+        assert _bound_ks(A) == {k}  # the block kernel ran, bound for this k, each layout in place
+
+
+@pytest.mark.parametrize("index_dtype", ["int32", "int64"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("k", KS)
+@pytest.mark.parametrize("zm", MATRICES, ids=lambda m: m.name)
+@pytest.mark.parametrize("config", list(CONFIGS), ids=_config_id)
+def test_format_block_kernel_equivalent_to_scipy(config, zm, k, dtype, index_dtype):
+    fmt, fparams, kernel = config
+    A, raw = build(zm, fmt, dict(fparams), kernel, {}, dtype, index_dtype)
+    assert A.kernel == kernel
+    assert A._executor.block_spec.name == CONFIGS[config]
+    _check_block_products(A, raw, zm, k, dtype)
+
+
+@pytest.mark.parametrize("index_dtype", ["int32", "int64"])
+@pytest.mark.parametrize("k", (3, 33, 256))
+@pytest.mark.parametrize("zm", MATRICES, ids=lambda m: m.name)
+@pytest.mark.parametrize("config", LAYOUTS, ids=_config_id)
+def test_format_block_kernel_on_other_layouts(config, zm, k, index_dtype):
+    fmt, fparams, kernel = config
+    A, raw = build(zm, fmt, fparams, kernel, {}, "float64", index_dtype)
+    assert A._executor.block_spec.name == CONFIGS[(fmt, (("max_fill", None),), kernel)]
+    _check_block_products(A, raw, zm, k, "float64")
+
+
+@pytest.mark.parametrize("config", list(CONFIGS), ids=_config_id)
+def test_every_block_shape_gives_the_product(config):
+    # Every instantiation (lanes x columns per lane), bound directly: tiles that cover k, tiles that do not
+    # (several per row), and more lanes than columns.
+    from cocktail.kernels.block_operands import BlockOperands
+    from cocktail.kernels.csr_spmm import COLUMNS_PER_LANE, LANES
+    from cocktail.tuning.launch_rules import configure
+
+    fmt, fparams, kernel = config
+    zm = next(z for z in MATRICES if z.name == "power_law")
+    A, raw = build(zm, fmt, dict(fparams), kernel, {}, "float64", "int32")
+    ex = A._executor
+    m, n = zm.shape
+    k = 37
+    X_host = np.asfortranarray(np.random.default_rng(5).standard_normal((n, k)))
+    Y0_host = np.random.default_rng(6).standard_normal((m, k))
+    stream = cupy.cuda.get_current_stream().ptr
+    for lanes in LANES:
+        for columns in COLUMNS_PER_LANE:
+            X, Y = cupy.asarray(X_host), cupy.asarray(Y0_host)
+            full = configure(ex.block_spec, ex._storage, {"operands": BlockOperands.of(X, Y), "lanes": lanes,
+                                                          "columns_per_lane": columns, "block_threads": 64},
+                             ex._props)
+            for launch in ex.block_spec.bind(ex._storage, full, ex._props):
+                launch(X.data.ptr, Y.data.ptr, np.float64(1.5), np.float64(-1.0), stream)
+            assert_product_close(Y.get(), *raw, zm.shape, X_host, alpha=1.5, beta=-1.0, y0=Y0_host)
+
+
+@pytest.mark.parametrize("config", list(CONFIGS), ids=_config_id)
+def test_the_block_kernels_are_deterministic(config):
+    fmt, fparams, kernel = config
+    zm = MATRICES[-3]
+    A, _ = build(zm, fmt, dict(fparams), kernel, {}, "float64", "int32")
+    X = cupy.asarray(np.random.default_rng(4).standard_normal((zm.shape[1], 40)))
+    first = A @ X
+    for _ in range(3):
+        cupy.testing.assert_array_equal(A @ X, first)
+
+
+@pytest.mark.parametrize("config", list(CONFIGS), ids=_config_id)
+def test_a_strided_out_window_is_written_in_place_and_its_neighbours_kept(config):
+    fmt, fparams, kernel = config
+    zm = MATRICES[-2]  # 7-point Laplacian, 8000 rows
+    A, raw = build(zm, fmt, dict(fparams), kernel, {"ldg": False, "block_threads": 128}, "float32", "int64")
+    m, n = zm.shape
+    X_host = np.asfortranarray(np.random.default_rng(9).standard_normal((n, 5))).astype("float32")
+    wide = cupy.zeros((m, 9), dtype="float32")
+    window = wide[:, 2:7]
+    A.matmat(cupy.asarray(X_host), out=window)
+    assert_product_close(window.get(), *raw, zm.shape, X_host)
+    assert not bool(wide[:, :2].any()) and not bool(wide[:, 7:].any())
+    (launches,) = A._executor._block_launches.values()
+    assert all(launch.block == 128 for launch in launches)  # the matrix kernel's block size carried over
