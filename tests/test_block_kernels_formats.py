@@ -33,7 +33,8 @@ PROPS = SimpleNamespace(max_threads_per_block=1024, id=0)
 
 def _configure(name: str, params: dict) -> dict:
     spec = kernels.get_block(name)
-    return spec.configure(spec, SimpleNamespace(name=spec.formats[0]), spec.resolve_params(params), PROPS, RULES)
+    fmt = SimpleNamespace(name=spec.formats[0], dtype=np.dtype("float64"))
+    return spec.configure(spec, fmt, spec.resolve_params(params), PROPS, RULES)
 
 
 @pytest.mark.parametrize("fmt", list(BLOCK_KERNELS))
@@ -43,13 +44,16 @@ def test_the_block_kernel_is_found_by_format_and_spmv_kernel(fmt):
     spec = kernels.get_block(block)
     assert spec.formats == (fmt,) and spec.default_for == (fmt,) and spec.extends == (spmv,)
     assert spec.source == block and spec.deterministic and not spec.profile
-    assert spec.defaults == {"operands": None, "lanes": None, "columns_per_lane": None, "ldg": True,
-                             "block_threads": None}
+    vector = block == "dia_vi_spmm"  # vector strips (16-byte loads of adjacent columns) too
+    assert spec.defaults == {"operands": None, "lanes": None, "columns_per_lane": None, **({"vector": None} if vector else {}),
+                             "ldg": True, "block_threads": None}
     assert block in kernels.block_names() and block not in kernels.names()  # no SpMV path lists it
-    assert spec.expressions("float", "int") == [f"{block}<float, int, {t}, {c}>" for t in LANES
-                                                for c in COLUMNS_PER_LANE]
-    assert len(spec.all_expressions()) == 4 * len(LANES) * len(COLUMNS_PER_LANE)
-    assert f"{block}<double, long long, 32, 8>" in spec.all_expressions()
+    scalar = [f"{block}<float, int, {t}, {c}{', false' if vector else ''}>" for t in LANES for c in COLUMNS_PER_LANE]
+    vectors = [f"{block}<float, int, {t}, {c}, true>" for t in LANES for c in COLUMNS_PER_LANE if c >= 4] if vector else []
+    assert spec.expressions("float", "int") == scalar + vectors
+    extra = 2 * len(LANES) * (2 + 3) if vector else 0  # float: 4 and 8 columns; double: 2, 4 and 8
+    assert len(spec.all_expressions()) == 4 * len(LANES) * len(COLUMNS_PER_LANE) + extra
+    assert f"{block}<double, long long, 32, 8{', true' if vector else ''}>" in spec.all_expressions()
     # Another format's kernel, or a format's other kernel, is not extended.
     other = "csr_vector" if fmt != "ell" else "sell"
     assert kernels.block_for(fmt, kernels.get(other)) is None
@@ -165,7 +169,8 @@ def test_the_binders_arguments_match_the_kernels_signature(fmt, dtype, index_dty
     (launch,) = spec.bind(storage, config, props)
     v, i = value_type_name(dtype), index_type_name(index_dtype)
     t, c = config["lanes"], config["columns_per_lane"]
-    assert launch.function == (f"{block}<{v}, {i}, {t}, {c}>", True)
+    flag = ", false" if fmt == "dia_vi" else ""  # column-major X: scalar strips
+    assert launch.function == (f"{block}<{v}, {i}, {t}, {c}{flag}>", True)
     assert [_c_type(a, v) for a in launch.args] == _signature(block, v, i)
     assert [int(a) for a in launch.args[1:6]] == [37, 1, 150, 40, 1]
     assert launch.scalar_dtype == np.dtype(dtype) and launch.grid >= 1 and launch.block == config["block_threads"]

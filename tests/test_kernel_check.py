@@ -80,7 +80,7 @@ def test_a_block_kernel_is_found_by_format_and_configured_for_k():
     assert kernels.block_for("coo", kernels.get("coo_atomic")) is None
     assert "csr_spmm" not in kernels.names()  # not an SpMV kernel: no SpMV path lists it
     props = SimpleNamespace(max_threads_per_block=1024, sm_count=132, max_threads_per_sm=2048)
-    fmt = SimpleNamespace(name="csr", shape=(10_000, 10_000), nnz=90_000)
+    fmt = SimpleNamespace(name="csr", shape=(10_000, 10_000), nnz=90_000, dtype=np.dtype("float32"))
     # csr_spmm, row-major X: up to 4 columns a lane, then lanes up to a warp (tiles of 128 columns past
     # that); csr_spmm_merge: 2 columns a lane, 4 to 8 lanes
     expected = {"csr_spmm": {1: (1, 1), 3: (1, 4), 16: (4, 4), 33: (16, 4), 256: (32, 4), 999: (32, 4)},
@@ -96,12 +96,30 @@ def test_a_block_kernel_is_found_by_format_and_configured_for_k():
         assert not column_major.x_row_major
         config = spec.configure(spec, fmt, spec.resolve_params({"operands": column_major}), props, RULES)
         assert (config["lanes"], config["columns_per_lane"]) == column_major_expected[name]
+        assert not config.get("vector", False)
         for bad in ({"operands": None}, {"operands": 4}, {"operands": BlockOperands.row_major(0)},
                     {"operands": BlockOperands.row_major(4), "lanes": 3},
                     {"operands": BlockOperands.row_major(4), "columns_per_lane": 16}):
             with pytest.raises(ValueError, match=name):
                 spec.configure(spec, fmt, spec.resolve_params(bad), props, RULES)
+    # csr_spmm's vector strips: 4 adjacent float32 columns in one 16-byte word when k, the steps and the
+    # alignment allow; never for a column-major block or k = 3; asked for where they do not fit, an error
+    spec = kernels.get_block("csr_spmm")
+    vector = {k: spec.configure(spec, fmt, spec.resolve_params({"operands": operands}), props, RULES)["vector"]
+              for k, operands in {16: BlockOperands.row_major(16), 3: BlockOperands.row_major(3),
+                                  32: BlockOperands(32, (32, 1), (32, 1), aligned=False),
+                                  8: BlockOperands(8, (10, 1), (8, 1))}.items()}
+    assert vector == {16: True, 3: False, 32: False, 8: False}
+    with pytest.raises(ValueError, match="csr_spmm: vector must be"):
+        spec.configure(spec, fmt, spec.resolve_params({"operands": BlockOperands.row_major(3), "vector": True}),
+                       props, RULES)
+    forced = spec.configure(spec, fmt, spec.resolve_params({"operands": BlockOperands.row_major(16),
+                                                            "vector": False}), props, RULES)
+    assert forced["vector"] is False
     assert kernel_rules.spmm_shape(64) == (16, 4) and kernel_rules.spmm_shape(64, row_major=False) == (2, 4)
+    assert kernel_rules.spmm_min_columns(kernels.get("cusparse_csr")) == kernel_rules.SPMM_VENDOR_MIN_COLUMNS
+    assert kernel_rules.spmm_min_columns(kernels.get("csr_merge")) == 2
+    assert kernels.block_for("csr", kernels.get("cusparse_csr")).name == "csr_spmm_merge"
     assert kernel_rules.spmm_shape(4, row_major=False) == (1, 4)
     merge = kernels.get_block("csr_spmm_merge")
     config = merge.configure(merge, fmt, merge.resolve_params({"operands": BlockOperands.row_major(8)}), props, RULES)
@@ -136,4 +154,8 @@ def test_block_operands_read_the_steps_of_any_layout():
     assert has_repeated_elements(np.broadcast_to(Y[:1], Y.shape))
     assert has_repeated_elements(np.lib.stride_tricks.as_strided(Y, shape=(40, 6), strides=(4, 4)))
     assert not has_repeated_elements(np.zeros((0, 6))) and not has_repeated_elements(np.zeros((1, 1)))
+    operands = BlockOperands(8, (8, 1), (12, 1))
+    assert operands.vectors_fit(4, 4) and operands.vectors_fit(2, 8) and not operands.vectors_fit(2, 4)
+    assert not operands.vectors_fit(8, 4)  # a row step of 12 is no multiple of 8 columns
+    assert not BlockOperands(8, (1, 100), (8, 1)).vectors_fit(4, 4)  # column-major X
     assert [int(a) for a in BlockOperands.of(X, Y).args()] == [6, 6, 1, 6, 1]

@@ -34,6 +34,7 @@ class CudaExecutor(Executor):
         # first, as for any kernel).
         self._storage, self._props, self._accumulate = storage, props, accumulate
         self.block_spec = kernels.block_for(storage.name, spec)
+        self._block_min_columns = RULES.spmm_min_columns(spec)
         self._block_launches = {}
         self._block_prepared = None
         if self.block_spec is not None and self.block_spec.prepare is not None and storage.shape[0]:
@@ -48,10 +49,11 @@ class CudaExecutor(Executor):
 
     def block_kernels(self, k: int) -> tuple[str, ...]:
         """The block kernel with its shape for a row-major block of ``k`` columns, or the SpMV kernel per column."""
-        if self.block_spec is None or k == 1:
+        if self.block_spec is None or k < self._block_min_columns:
             return super().block_kernels(k) if k > 1 else (self.kernel,)
         config = self.block_config(BlockOperands.row_major(k))
-        shape = ", ".join(f"{p}={config[p]}" for p in ("lanes", "columns_per_lane", "items_per_share") if p in config)
+        shape = ", ".join(f"{p}={config[p]}" for p in ("lanes", "columns_per_lane", "vector", "items_per_share")
+                          if p in config)
         return (f"{self.block_spec.name} ({shape})",)
 
     def block_config(self, operands: BlockOperands) -> dict:
@@ -67,7 +69,7 @@ class CudaExecutor(Executor):
         """``Y = alpha*A@X + beta*Y`` for ``X`` (n, k): the format's block kernel, each stored entry read once
         per tile of columns, reading ``X`` and writing ``Y`` where they lie (any memory order, a window of a
         wider array); without a block kernel, one product per column."""
-        if self.block_spec is None or X.shape[1] == 1:  # k == 1: the tuned SpMV kernel
+        if self.block_spec is None or X.shape[1] < self._block_min_columns:  # k == 1: the tuned SpMV kernel
             return super().run_block(X, Y, alpha, beta)
         operands = BlockOperands.of(X, Y)
         if operands is None:  # negative or partial-element steps: through C-ordered copies

@@ -11,14 +11,19 @@ from dataclasses import dataclass
 
 import numpy as np
 
+#: Bytes a vector strip moves per load or store (float4, double2).
+VECTOR_BYTES = 16
+
 
 @dataclass(frozen=True)
 class BlockOperands:
-    """``k`` columns; ``x_steps`` and ``y_steps``: (row step, column step) in elements."""
+    """``k`` columns; ``x_steps`` and ``y_steps``: (row step, column step) in elements; ``aligned``: both
+    arrays start on a 16-byte boundary."""
 
     k: int
     x_steps: tuple[int, int]
     y_steps: tuple[int, int]
+    aligned: bool = True
 
     @classmethod
     def of(cls, X, Y) -> BlockOperands | None:
@@ -30,7 +35,8 @@ class BlockOperands:
             return None
         if any(step == 0 and size > 1 for step, size in zip(y_steps, Y.shape)):
             return None
-        return cls(int(X.shape[1]), x_steps, y_steps)
+        aligned = _address(X) % VECTOR_BYTES == 0 and _address(Y) % VECTOR_BYTES == 0
+        return cls(int(X.shape[1]), x_steps, y_steps, bool(aligned))
 
     @classmethod
     def row_major(cls, k: int) -> BlockOperands:
@@ -41,6 +47,13 @@ class BlockOperands:
     def x_row_major(self) -> bool:
         """Whether consecutive columns of a row of ``X`` are adjacent (lanes over columns read coalesced)."""
         return self.x_steps[1] == 1 or self.k == 1
+
+    def vectors_fit(self, columns: int, itemsize: int) -> bool:
+        """Whether strips of ``columns`` adjacent columns can move in 16-byte words: both column steps 1,
+        ``k`` and both row steps multiples of ``columns``, whole words, both arrays aligned (spmm.cuh)."""
+        return (self.aligned and self.x_steps[1] == 1 and self.y_steps[1] == 1
+                and (columns * itemsize) % VECTOR_BYTES == 0 and self.k % columns == 0
+                and self.x_steps[0] % columns == 0 and self.y_steps[0] % columns == 0)
 
     def args(self) -> tuple:
         """The kernel arguments of COCKTAIL_BLOCK_ARGS (spmm.cuh)."""
@@ -58,6 +71,12 @@ def has_repeated_elements(a) -> bool:
             return True
         extent = stride * (size - 1) + extent
     return False
+
+
+def _address(a) -> int:
+    """The address of ``a``'s first element (a CuPy or NumPy array)."""
+    ptr = getattr(a.data, "ptr", None)
+    return int(ptr) if ptr is not None else int(a.__array_interface__["data"][0])
 
 
 def _steps(a) -> tuple[int, int] | None:

@@ -10,39 +10,57 @@ per thread or group of lanes); csr_spmm_merge extends the load-balanced ones.
 
 from __future__ import annotations
 
-from .block_operands import BlockOperands
+import numpy as np
+
+from .block_operands import VECTOR_BYTES, BlockOperands
 from .config import block_threads, flag
 from .device import grid_for
 from .launch import ALPHA, X, Y, Launch, beta_arg
 from .spec import own_kernel, type_names
 
+#: Bytes of a value of each C++ value type (vector strips fill 16-byte words).
+VALUE_SIZES = {"float": 4, "double": 8}
 #: Lanes per row (or share) and columns per lane the block kernels are instantiated for.
 LANES = (1, 2, 4, 8, 16, 32)
 COLUMNS_PER_LANE = (1, 2, 4, 8)
 
 
 def _expressions(v: str, i: str) -> list[str]:
-    return [expression("csr_spmm", v, i, t, c) for t in LANES for c in COLUMNS_PER_LANE]
+    return vector_expressions("csr_spmm", v, i)
 
 
-def expression(name: str, v: str, i: str, lanes: int, columns: int) -> str:
-    """Block kernel ``name``'s instantiation for ``lanes`` lanes per unit, ``columns`` columns per lane."""
-    return f"{name}<{v}, {i}, {lanes}, {columns}>"
+def expression(name: str, v: str, i: str, lanes: int, columns: int, vector: bool | None = None) -> str:
+    """Block kernel ``name``'s instantiation for ``lanes`` lanes per unit, ``columns`` columns per lane and,
+    for a kernel with vector strips, ``vector`` (spmm.cuh)."""
+    flag = "" if vector is None else f", {'true' if vector else 'false'}"
+    return f"{name}<{v}, {i}, {lanes}, {columns}{flag}>"
+
+
+def vector_expressions(name: str, v: str, i: str) -> list[str]:
+    """Every instantiation of a block kernel with vector strips: each shape with scalar strips, and with
+    vector strips where ``columns`` values of ``v`` fill whole 16-byte words."""
+    size = VALUE_SIZES[v]
+    return ([expression(name, v, i, t, c, False) for t in LANES for c in COLUMNS_PER_LANE]
+            + [expression(name, v, i, t, c, True) for t in LANES for c in COLUMNS_PER_LANE
+               if (c * size) % VECTOR_BYTES == 0])
 
 
 def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
     """A grid-stride pass over rows, ``lanes`` lanes each, for the operands of the configuration."""
     m = fmt.shape[0]
     t, c, block = config["lanes"], config["columns_per_lane"], config["block_threads"]
-    fn = BLOCK_SPEC.compiled(expression("csr_spmm", *type_names(fmt), t, c), config["ldg"], props.id)
+    fn = BLOCK_SPEC.compiled(expression("csr_spmm", *type_names(fmt), t, c, config["vector"]), config["ldg"],
+                             props.id)
     args = (fmt.index_dtype.type(m), *config["operands"].args(), fmt.indptr, fmt.indices, fmt.data, X, Y, ALPHA,
             beta_arg(fmt, accumulate))
     return [Launch(fn, grid_for(m * t, block, props), block, args, fmt.dtype)]
 
 
-def block_shape(spec, p, rule) -> dict:
+def block_shape(spec, p, rule, itemsize: int | None = None) -> dict:
     """``operands`` (required: the executor's), and lanes and columns per lane: given, else ``rule``'s for
-    the operands' k and layout. Shared by the block kernels of this module's instantiation grid."""
+    the operands' k and layout. Shared by the block kernels of this module's instantiation grid.  With
+    ``itemsize`` (a kernel with vector strips), also ``vector``: given (True only where the operands let
+    strips move in 16-byte words), else whether they do."""
     operands = p["operands"]
     if not isinstance(operands, BlockOperands):
         raise ValueError(f"{spec.name}: operands must be the BlockOperands of the product (k and the steps "
@@ -56,7 +74,16 @@ def block_shape(spec, p, rule) -> dict:
         raise ValueError(f"{spec.name}: lanes must be one of {LANES} or None, got {lanes!r}")
     if isinstance(columns, bool) or columns not in COLUMNS_PER_LANE:
         raise ValueError(f"{spec.name}: columns_per_lane must be one of {COLUMNS_PER_LANE} or None, got {columns!r}")
-    return {"operands": operands, "lanes": int(lanes), "columns_per_lane": int(columns)}
+    shape = {"operands": operands, "lanes": int(lanes), "columns_per_lane": int(columns)}
+    if itemsize is not None:
+        fits = operands.vectors_fit(int(columns), itemsize)
+        vector = fits if p["vector"] is None else p["vector"]
+        if not isinstance(vector, bool) or (vector and not fits):
+            raise ValueError(f"{spec.name}: vector must be None, False, or True where the operands let strips of "
+                             f"{columns} columns move in 16-byte words (column steps 1, k and row steps multiples "
+                             f"of {columns}, aligned), got {p['vector']!r}")
+        shape["vector"] = vector
+    return shape
 
 
 def launch_settings(spec, p, props, rules) -> dict:
@@ -70,11 +97,18 @@ def configure(spec, fmt, p, props, rules) -> dict:
     return {**launch_settings(spec, p, props, rules), **block_shape(spec, p, rules.spmm_shape)}
 
 
-#: Parameters of every block kernel with this instantiation grid.
+def configure_vector(spec, fmt, p, props, rules) -> dict:
+    """:func:`configure` for a kernel with vector strips (``vector``, see :func:`block_shape`)."""
+    return {**launch_settings(spec, p, props, rules),
+            **block_shape(spec, p, rules.spmm_shape, np.dtype(fmt.dtype).itemsize)}
+
+
+#: Parameters of every block kernel with this instantiation grid (and of one with vector strips).
 BLOCK_PARAMS = {"operands": None, "lanes": None, "columns_per_lane": None}
+VECTOR_BLOCK_PARAMS = {**BLOCK_PARAMS, "vector": None}
 
 BLOCK_SPEC = own_kernel("csr_spmm", ("csr",),
                         "a group of 1-32 lanes per row, each lane a strip of up to 8 of the block's columns; "
                         "every entry read once per tile of columns",
-                        _expressions, bind, configure, params=dict(BLOCK_PARAMS), default=True,
+                        _expressions, bind, configure_vector, params=dict(VECTOR_BLOCK_PARAMS), default=True,
                         extends=("csr_scalar", "csr_vector"))

@@ -1,8 +1,9 @@
 """csr_spmm_merge: CSR times a block of k vectors with csr_merge's merge-path balance, each stored entry
 read once per tile of columns, rows spanning shares fixed up deterministically.
 
-A block kernel (``BLOCK_SPEC``) extending the load-balanced CSR kernels (csr_merge, csr_stream): a
-matrix bound to one of them keeps its balance for a block.  When a matrix's executor
+A block kernel (``BLOCK_SPEC``) extending the load-balanced CSR kernels (csr_merge, csr_stream, and
+cuSPARSE's, from the block width the rule ``spmm_min_columns`` gives): a matrix bound to one of them
+keeps its balance for a block.  When a matrix's executor
 is made, :func:`prepare` computes where each share of the merge path starts, lists the runs of shares
 carrying one row and makes the carry buffer, so a block product of any width runs no search,
 allocates nothing and can be captured from its first call.
@@ -154,4 +155,4 @@ BLOCK_SPEC = own_kernel("csr_spmm_merge", ("csr",),
                         _expressions, bind, configure,
                         params={**BLOCK_PARAMS, "items_per_share": None, "short_run": None, "chunk": None,
                                 "prepared": None},
-                        default=True, extends=("csr_merge", "csr_stream"), prepare=prepare)
+                        default=True, extends=("csr_merge", "csr_stream", "cusparse_csr"), prepare=prepare)

@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from .csr_spmm import BLOCK_PARAMS, COLUMNS_PER_LANE, LANES, configure, expression
+from .csr_spmm import VECTOR_BLOCK_PARAMS, configure_vector, expression, vector_expressions
 from .device import grid_for
 from .launch import ALPHA, X, Y, Launch, beta_arg
 from .spec import own_kernel, type_names
 
 
 def _expressions(v: str, i: str) -> list[str]:
-    return [expression("dia_vi_spmm", v, i, t, c) for t in LANES for c in COLUMNS_PER_LANE]
+    return vector_expressions("dia_vi_spmm", v, i)
 
 
 def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
@@ -27,7 +27,8 @@ def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
     t, c, block = config["lanes"], config["columns_per_lane"], config["block_threads"]
     I = fmt.index_dtype.type
     ntable = int(fmt.table.shape[0])
-    fn = BLOCK_SPEC.compiled(expression("dia_vi_spmm", *type_names(fmt), t, c), config["ldg"], props.id)
+    fn = BLOCK_SPEC.compiled(expression("dia_vi_spmm", *type_names(fmt), t, c, config["vector"]), config["ldg"],
+                             props.id)
     args = (I(m), *config["operands"].args(), I(n), I(fmt.offsets.shape[0]), np.int64(fmt.stride),
             np.int32(ntable), fmt.offsets, fmt.codes, fmt.table, X, Y, ALPHA, beta_arg(fmt, accumulate))
     return [Launch(fn, grid_for(m * t, block, props), block, args, fmt.dtype, shared_mem=ntable * fmt.dtype.itemsize)]
@@ -36,5 +37,5 @@ def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
 BLOCK_SPEC = own_kernel("dia_vi_spmm", ("dia_vi",),
                         "a group of 1-32 lanes per row, each lane a strip of up to 8 of the block's columns; "
                         "every in-matrix code read once per tile of columns, the value table in shared memory",
-                        _expressions, bind, configure, params=dict(BLOCK_PARAMS), default=True,
+                        _expressions, bind, configure_vector, params=dict(VECTOR_BLOCK_PARAMS), default=True,
                         extends=("dia_vi",))

@@ -5,6 +5,12 @@
 // -major X consecutive lanes read consecutive addresses. Element (r, c) of X is
 // x[r * x_row_step + c * x_col_step], of Y y[r * y_row_step + c * y_col_step]: one kernel serves
 // row-major, column-major and strided operands without a copy.
+//
+// Vector strips (VEC = true, the strip_*_vec helpers): lane `lane` holds the COLS adjacent columns
+// j .. j + COLS - 1 with j = tile start + lane * COLS and reads and writes them in 16-byte loads and
+// stores (float4, double2). The binder asks for them only when both column steps are 1, k and both row
+// steps are multiples of COLS, COLS values fill whole 16-byte words and X and Y start on 16 bytes, so a
+// strip lies in one row, aligned, and lies wholly below k when its first column does.
 #pragma once
 
 #include "warp.cuh"
@@ -51,5 +57,92 @@ __device__ __forceinline__ void strip_keep(T* __restrict__ out, const long long 
     for (int c = 0; c < COLS; ++c) {
         const long long col = j + (long long)c * LANES;
         if (col < k) out[offset + col] = sum[c];
+    }
+}
+
+// The first column of this lane's strip in the tile starting at column t0.
+template <int LANES, int COLS, bool VEC>
+__device__ __forceinline__ long long strip_first(const long long t0, const int lane) {
+    return VEC ? t0 + (long long)lane * COLS : t0 + lane;
+}
+
+// 16 bytes of values read into v[0 .. 16 / sizeof(T)) and written from them.
+__device__ __forceinline__ void load16(const float* __restrict__ p, float* v) {
+#if COCKTAIL_LDG
+    const float4 w = __ldg(reinterpret_cast<const float4*>(p));
+#else
+    const float4 w = *reinterpret_cast<const float4*>(p);
+#endif
+    v[0] = w.x;
+    v[1] = w.y;
+    v[2] = w.z;
+    v[3] = w.w;
+}
+
+__device__ __forceinline__ void load16(const double* __restrict__ p, double* v) {
+#if COCKTAIL_LDG
+    const double2 w = __ldg(reinterpret_cast<const double2*>(p));
+#else
+    const double2 w = *reinterpret_cast<const double2*>(p);
+#endif
+    v[0] = w.x;
+    v[1] = w.y;
+}
+
+__device__ __forceinline__ void store16(float* p, const float* v) {
+    *reinterpret_cast<float4*>(p) = make_float4(v[0], v[1], v[2], v[3]);
+}
+
+__device__ __forceinline__ void store16(double* p, const double* v) {
+    *reinterpret_cast<double2*>(p) = make_double2(v[0], v[1]);
+}
+
+// Plain loads of y for store_strip_vec (never through the read-only path: y is written).
+__device__ __forceinline__ void read16(const float* p, float* v) {
+    const float4 w = *reinterpret_cast<const float4*>(p);
+    v[0] = w.x;
+    v[1] = w.y;
+    v[2] = w.z;
+    v[3] = w.w;
+}
+
+__device__ __forceinline__ void read16(const double* p, double* v) {
+    const double2 w = *reinterpret_cast<const double2*>(p);
+    v[0] = w.x;
+    v[1] = w.y;
+}
+
+// sum += v * X[x_row, j .. j + COLS) for a vector strip starting below k (x_row: the row's offset in x).
+template <typename T, int COLS>
+__device__ __forceinline__ void strip_add_vec(T (&sum)[COLS], const T v, const T* __restrict__ x,
+                                              const long long x_row, const long long j) {
+    constexpr int N = 16 / sizeof(T);
+    static_assert(COLS % N == 0, "a vector strip fills whole 16-byte words");
+#pragma unroll
+    for (int i = 0; i < COLS; i += N) {
+        T w[N];
+        load16(x + x_row + j + i, w);
+#pragma unroll
+        for (int c = 0; c < N; ++c) sum[i + c] += v * w[c];
+    }
+}
+
+// Y[row, j .. j + COLS) = alpha * sum + beta * Y[...], never reading Y when beta == 0.
+template <typename T, int COLS>
+__device__ __forceinline__ void strip_store_vec(T* __restrict__ y, const long long y_row, const T (&sum)[COLS],
+                                                const long long j, const T alpha, const T beta) {
+    constexpr int N = 16 / sizeof(T);
+#pragma unroll
+    for (int i = 0; i < COLS; i += N) {
+        T w[N];
+        if (beta == T(0)) {
+#pragma unroll
+            for (int c = 0; c < N; ++c) w[c] = alpha * sum[i + c];
+        } else {
+            read16(y + y_row + j + i, w);
+#pragma unroll
+            for (int c = 0; c < N; ++c) w[c] = alpha * sum[i + c] + beta * w[c];
+        }
+        store16(y + y_row + j + i, w);
     }
 }

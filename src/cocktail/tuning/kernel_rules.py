@@ -22,6 +22,12 @@ SPMM_MAX_LANES, SPMM_ROW_MAJOR_COLUMNS, SPMM_MAX_COLUMNS = 32, 4, 8
 #: (longer runs get a block each).
 SPMM_MERGE_ITEMS, SPMM_MERGE_MIN_ITEMS, SPMM_MERGE_SHORT_RUN = 128, 16, 8
 SPMM_MERGE_SHARES_PER_THREAD_SLOT = 0.25
+#: Block products of a matrix bound to a vendor SpMV kernel (cusparse_csr) run our block kernel from this
+#: many columns on, one vendor SpMV per column below it: the vendor's SpMV is better balanced than ours on
+#: the irregular matrices the planner gives it, so reading the matrix once pays only from a few columns.
+#: Measured crossover between 4 and 16 columns on a power-law matrix (powerlaw_1M, H100, float32); to be
+#: replaced by the device profile's samples over k.
+SPMM_VENDOR_MIN_COLUMNS = 8
 #: csr_spmm_merge: columns per launch (the carry buffer made once per matrix holds this many per share).
 SPMM_MERGE_CHUNK = 16
 #: csr_spmm_merge: lanes per share, within these bounds, and columns per lane.  A share is a long
@@ -86,6 +92,12 @@ def spmm_shape(k: int, row_major: bool = True) -> tuple[int, int]:
         return (1, SPMM_ROW_MAJOR_COLUMNS) if k <= SPMM_ROW_MAJOR_COLUMNS else (2, SPMM_ROW_MAJOR_COLUMNS)
     columns = _power_of_two_covering(k, 1, SPMM_ROW_MAJOR_COLUMNS)
     return _power_of_two_covering(k / columns, 1, SPMM_MAX_LANES), columns
+
+
+def spmm_min_columns(spmv_kernel) -> int:
+    """The fewest columns a block product runs the block kernel for, on a matrix bound to ``spmv_kernel``
+    (a :class:`~cocktail.kernels.spec.KernelSpec`): SPMM_VENDOR_MIN_COLUMNS after a vendor kernel, else 2."""
+    return SPMM_VENDOR_MIN_COLUMNS if spmv_kernel.vendor else 2
 
 
 def spmm_merge_items(merge_items: int, resident_threads: int) -> int:
