@@ -150,3 +150,18 @@ def test_a_block_product_reads_the_matrix_once_and_x_and_y_k_times():
 def test_a_block_product_needs_a_positive_int_k(k):
     with pytest.raises(ValueError, match="k must be a positive int"):
         _csr(A).dram_bytes(k=k)
+
+
+def test_a_banded_x_past_l2_is_read_once_when_its_window_fits():
+    # A tridiagonal 2000 x 2000: x is 16000 bytes, but rows worked on together read a window of 3 rows
+    # of it, which slides down x: with L2 below x and above the window, x still moves once.
+    n, val = 2000, 8
+    S = sp.diags_array([np.ones(n - 1), 2 * np.ones(n), np.ones(n - 1)], offsets=[-1, 0, 1], format="csr")
+    csr = CSR.from_arrays(S.data, S.indices, S.indptr, S.shape)
+    for name in ("dia", "dia_vi", "bdia"):
+        fmt = get(name).from_csr(csr)
+        assert fmt.x_window() == 3
+        assert fmt.dram_bytes(l2_bytes=1000) == fmt.dram_bytes()  # the window fits: x once
+        assert fmt.dram_bytes(l2_bytes=1000, k=16) == fmt.dram_bytes(k=16)  # 3 rows x 16 columns still fit
+        assert fmt.dram_bytes(l2_bytes=1000, k=64) > fmt.dram_bytes(k=64)  # 3 x 64 x 8 bytes do not
+    assert csr.x_window() == n and csr.dram_bytes(l2_bytes=1000) > csr.dram_bytes()  # CSR knows no reach

@@ -151,21 +151,24 @@ class SparseFormat:
 
         Every array a product reads is read once (``unread_fields`` left out; value arrays
         counted at ``dtype``'s item size, default the format's own).  ``x`` is read once
-        (``n`` values) when it fits in ``l2_bytes`` of L2 (None: assume it fits); otherwise the
-        model counts one read per ``x_reads()``, at least ``n`` values, a rough upper bound.
+        (``n`` values) when the rows of it a product works on at once (``x_window()``: all ``n``
+        unless the format knows its reach, as the diagonal formats do) fit in ``l2_bytes`` of L2
+        (None: assume they fit); otherwise the model counts one read per ``x_reads()``, at least
+        ``n`` values, a rough upper bound.
         ``y`` moves as ``y_bytes`` says: written once, plus a read and a write of the rows a
         later kernel adds into.  beta != 0 would read ``y`` once more.  See
         docs/performance-notes.md, "DRAM traffic model".
 
         ``k``: a block product ``A @ X`` with ``k`` columns, the matrix read once for all of them
         (an SpMM kernel): ``X`` (``n x k``) and ``Y`` (``m x k``) move as ``x`` and ``y`` do, ``k``
-        values per row, and ``X`` counts as fitting when all ``k`` columns fit in ``l2_bytes``.
+        values per row, and ``X`` counts as fitting when its window's rows, all ``k`` columns of
+        them, fit in ``l2_bytes``.
         """
         if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
             raise ValueError(f"dram_bytes: k must be a positive int (columns of X), got {k!r}")
         val, _ = self._sizes(dtype)
         x = self.shape[1] * val * k
-        if l2_bytes is not None and x > l2_bytes:
+        if l2_bytes is not None and self.x_window() * val * k > l2_bytes:
             x = max(x, self.x_reads() * val * k)
         return self._stream_bytes(val) + x + self.y_bytes(val) * k
 
@@ -173,6 +176,11 @@ class SparseFormat:
         """Bytes of the arrays a product reads, each read once, values at ``val`` bytes each."""
         own = sum(array_bytes(getattr(self, k), val) for k in self.array_fields if k not in self.unread_fields)
         return own + sum(getattr(self, p)._stream_bytes(val) for p in self.part_fields)
+
+    def x_window(self) -> int:
+        """Rows of ``x`` a product reads from at once, the working set L2 must hold for ``x`` to be read
+        once: all ``n`` here (any row may read any column); formats that know their reach say less."""
+        return self.shape[1]
 
     def x_reads(self) -> int:
         """Reads of ``x`` one product makes when no cache keeps it: one per stored entry.

@@ -168,6 +168,10 @@ class Cocktail(SparseFormat):
     def _stream_bytes(self, val: int) -> int:
         return sum(p._stream_bytes(val) for p in self.parts)
 
+    def x_window(self) -> int:
+        """The widest window of ``x`` a part reads from at once: every part reads the same ``x``."""
+        return max((p.x_window() for p in self.parts), default=0)
+
     def x_reads(self) -> int:
         """The parts' reads of ``x``.  (With ``x`` in L2 the DRAM model counts it once for all
         the parts: the later parts find it there.)"""

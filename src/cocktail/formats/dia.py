@@ -152,6 +152,14 @@ class DIA(SparseFormat):
         valid = valid_slots(self.diagonals(), self.shape)
         return int(self.offsets.shape[0]) * idx + 2 * valid * val + self.shape[0] * val
 
+    def x_window(self) -> int:
+        """The span of the diagonals (at most ``n``): row ``i`` reads ``x[i + lowest offset .. i + highest]``,
+        so rows worked on together read a window of ``x`` that slides down it as the product goes."""
+        d = self.diagonals()
+        if d.shape[0] == 0:
+            return 0
+        return min(self.shape[1], int(d.max()) - int(d.min()) + 1)
+
     def x_reads(self) -> int:
         """The in-matrix slots: each multiplies its ``x`` value, fill included."""
         return valid_slots(self.diagonals(), self.shape)
