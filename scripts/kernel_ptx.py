@@ -1,6 +1,7 @@
 """Compare the device code of two trees without a GPU: the PTX of every kernel instantiation.
 
-    python scripts/kernel_ptx.py dump DIR          # PTX of each instantiation (NVRTC, sm_90, both ldg settings)
+    python scripts/kernel_ptx.py dump DIR          # PTX of each instantiation, block kernels too (NVRTC, sm_90,
+                                                   # both ldg settings)
     python scripts/kernel_ptx.py compare OLD NEW   # identical entries; memory, barrier and shuffle ops
 
 Run ``dump`` in each tree (``PYTHONPATH=<tree>/src``), then ``compare``. A refactor of the ``.cu``
@@ -42,10 +43,13 @@ def _ptx(code: str, expressions: list[str], options: list[str]) -> tuple[str, di
 
 def dump(out: Path) -> int:
     """Write one file per instantiation (comments dropped) under ``out``; return how many."""
-    from cocktail.kernels import get, names, source
+    from cocktail import kernels
+    from cocktail.kernels import source
 
     out.mkdir(parents=True, exist_ok=True)
-    jobs = [(n, get(n).source, list(get(n).all_expressions()), ldg) for n in names() if get(n).source
+    specs = [kernels.get(n) for n in kernels.names()]
+    specs += [kernels.get_block(n) for n in getattr(kernels, "block_names", list)()]  # the block kernels
+    jobs = [(spec.name, spec.source, list(spec.all_expressions()), ldg) for spec in specs if spec.source
             for ldg in (True, False)]
     jobs += [(stem, stem, list(exprs), False) for stem, exprs in source.HELPERS.items()]
     count = 0

@@ -99,6 +99,9 @@ def test_explain_names_the_block_product():
     assert "block products (k=16): scipy" in text
     assert f"bytes per block product (DRAM model, k=16): {A.storage.dram_bytes(None, k=16):,}" in text
     assert "block products" not in A.explain()
+    assert A.block_plan(16) == "scipy"
+    with pytest.raises(ValueError, match="block_plan: k"):
+        A.block_plan(0)
     for bad in (0, -1, 2.5, True):
         with pytest.raises(ValueError, match="explain: k"):
             A.explain(k=bad)

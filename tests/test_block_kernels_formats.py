@@ -45,7 +45,8 @@ def test_the_block_kernel_is_found_by_format_and_spmv_kernel(fmt):
     assert spec.formats == (fmt,) and spec.default_for == (fmt,) and spec.extends == (spmv,)
     assert spec.source == block and spec.deterministic and not spec.profile
     vector = block == "dia_vi_spmm"  # vector strips (16-byte loads of adjacent columns) too
-    assert spec.defaults == {"operands": None, "lanes": None, "columns_per_lane": None, **({"vector": None} if vector else {}),
+    more = {"vector": None} if vector else {"prepared": None} if block == "sell_spmm" else {}
+    assert spec.defaults == {"operands": None, "lanes": None, "columns_per_lane": None, **more,
                              "ldg": True, "block_threads": None}
     assert block in kernels.block_names() and block not in kernels.names()  # no SpMV path lists it
     scalar = [f"{block}<float, int, {t}, {c}{', false' if vector else ''}>" for t in LANES for c in COLUMNS_PER_LANE]
@@ -248,3 +249,12 @@ def test_the_kernels_walk_gives_the_product(zm, layout):
     for k, (lanes, columns) in ((1, (1, 1)), (3, (1, 4)), (5, (2, 2)), (11, (4, 2))):
         X = rng.standard_normal((zm.shape[1], k))
         np.testing.assert_allclose(_walk(fmt, A, X, lanes, columns), S @ X, rtol=1e-12, atol=1e-12)
+
+
+def test_sell_widens_its_slice_pointers_once_when_prepared():
+    from cocktail.kernels import sell_spmm
+
+    storage = _layout("sell", next(z for z in ZOO if z.name == "power_law"), "float32", "int32")
+    widened = sell_spmm.prepare(storage)
+    assert widened.dtype == np.int64 and np.array_equal(widened, storage.slice_ptr)
+    assert kernels.get_block("sell_spmm").prepare is sell_spmm.prepare

@@ -518,6 +518,13 @@ class SparseMatrix:
         """A ``scipy.sparse.csr_array`` on the host with the matrix's canonical entries."""
         return self.storage.to_csr().to_scipy()
 
+    def block_plan(self, k: int) -> str:
+        """What a block product ``A @ X`` of ``k`` row-major columns runs: per part (joined by ``+``), a block
+        kernel with its shape (each stored entry read once per tile of columns) or ``"<kernel> per column"``."""
+        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+            raise ValueError(f"block_plan: k must be a positive int (the columns of X), got {k!r}")
+        return " + ".join(self._executor.block_kernels(int(k)))
+
     def explain(self, k: int | None = None) -> str:
         """A readable description: format, parameters, executor, padding and bytes per SpMV; with ``k``, also
         what a block product ``A @ X`` of ``k`` columns runs (a block kernel and its shape, or one product per
@@ -544,7 +551,7 @@ class SparseMatrix:
         ]
         lines += [f"  {key}: {value}" for key, value in fmt.describe().items()]
         if k is not None:
-            lines += [f"  block products (k={k}): {' + '.join(self._executor.block_kernels(int(k)))}",
+            lines += [f"  block products (k={k}): {self.block_plan(int(k))}",
                       f"  bytes per block product (DRAM model, k={k}): {fmt.dram_bytes(None, k=int(k)):,}"]
         if self.auto is not None:
             lines += describe.auto_lines(self.auto, self.nnz)

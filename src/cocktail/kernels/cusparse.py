@@ -166,6 +166,20 @@ def _destroy(lib, mat, vectors) -> None:
         lib.cusparseDestroyDnVec(vec)
 
 
+def sparse_descriptor(lib, storage: str, shape, nnz: int, arrays, itype: int, cuda_type: int) -> ctypes.c_void_p:
+    """A cuSPARSE CSR or COO matrix descriptor over the device ``arrays`` (``indptr`` or ``row``, ``indices``
+    or ``col``, ``data``), zero-based; the caller destroys it."""
+    m, n = shape
+    ptrs = [a.data.ptr for a in arrays]
+    mat = ctypes.c_void_p()
+    if storage == "csr":
+        status = lib.cusparseCreateCsr(ctypes.byref(mat), m, n, nnz, *ptrs, itype, itype, _INDEX_BASE_ZERO, cuda_type)
+    else:
+        status = lib.cusparseCreateCoo(ctypes.byref(mat), m, n, nnz, *ptrs, itype, _INDEX_BASE_ZERO, cuda_type)
+    _check(status, f"cusparseCreate{storage.capitalize()}")
+    return mat
+
+
 class SpMVLaunch:
     """One ``cusparseSpMV`` with everything resolved: ``launch(x_ptr, y_ptr, alpha, beta, stream_ptr)``.
 
@@ -197,14 +211,8 @@ class SpMVLaunch:
         cuda_type, itype = _CUDA_TYPES[dtype], _INDEX_TYPES[index_dtype]
         self._type, self._alg = cuda_type, ALGORITHMS[(storage, self.alg)]
         m, n = self.shape
-        ptrs = [a.data.ptr for a in self._arrays]
-        mat, x_desc, y_desc = ctypes.c_void_p(), ctypes.c_void_p(), ctypes.c_void_p()
-        if storage == "csr":
-            status = lib.cusparseCreateCsr(ctypes.byref(mat), m, n, nnz, *ptrs, itype, itype, _INDEX_BASE_ZERO,
-                                           cuda_type)
-        else:
-            status = lib.cusparseCreateCoo(ctypes.byref(mat), m, n, nnz, *ptrs, itype, _INDEX_BASE_ZERO, cuda_type)
-        _check(status, f"cusparseCreate{storage.capitalize()}")
+        mat = sparse_descriptor(lib, storage, self.shape, nnz, self._arrays, itype, cuda_type)
+        x_desc, y_desc = ctypes.c_void_p(), ctypes.c_void_p()
         self._mat = mat
         made = [x_desc, y_desc]
         self._release = weakref.finalize(self, _destroy, lib, mat, made)

@@ -16,7 +16,7 @@ import weakref
 import numpy as np
 
 from . import cusparse
-from .cusparse import _CUDA_TYPES, _INDEX_BASE_ZERO, _INDEX_TYPES, _NON_TRANSPOSE, _SCALARS, CusparseError
+from .cusparse import _CUDA_TYPES, _INDEX_TYPES, _NON_TRANSPOSE, _SCALARS, CusparseError
 
 #: ``cusparseSpMMAlg_t`` of cusparse.h: ``(storage, algorithm number) -> value``.
 ALGORITHMS = {("csr", 1): 4, ("csr", 2): 6, ("csr", 3): 12,
@@ -72,14 +72,8 @@ class SpMMLaunch:
         cuda_type, itype = _CUDA_TYPES[dtype], _INDEX_TYPES[index_dtype]
         self._type, self._alg = cuda_type, ALGORITHMS[(storage, self.alg)]
         m, n = self.shape
-        ptrs = [a.data.ptr for a in self._arrays]
-        mat, x_desc, y_desc = ctypes.c_void_p(), ctypes.c_void_p(), ctypes.c_void_p()
-        if storage == "csr":
-            status = lib.cusparseCreateCsr(ctypes.byref(mat), m, n, nnz, *ptrs, itype, itype, _INDEX_BASE_ZERO,
-                                           cuda_type)
-        else:
-            status = lib.cusparseCreateCoo(ctypes.byref(mat), m, n, nnz, *ptrs, itype, _INDEX_BASE_ZERO, cuda_type)
-        cusparse._check(status, f"cusparseCreate{storage.capitalize()}")
+        mat = cusparse.sparse_descriptor(lib, storage, self.shape, nnz, self._arrays, itype, cuda_type)
+        x_desc, y_desc = ctypes.c_void_p(), ctypes.c_void_p()
         self._mat = mat
         self._release = weakref.finalize(self, _destroy, lib, mat, [x_desc, y_desc])
         x0 = cupy.zeros(max(n * k, 1), dtype=dtype)

@@ -66,50 +66,49 @@ __device__ __forceinline__ long long strip_first(const long long t0, const int l
     return VEC ? t0 + (long long)lane * COLS : t0 + lane;
 }
 
-// 16 bytes of values read into v[0 .. 16 / sizeof(T)) and written from them.
-__device__ __forceinline__ void load16(const float* __restrict__ p, float* v) {
+// 16 bytes of values: the word type of each value type, and its values in and out of v[].
+template <typename T>
+struct Word16;
+template <>
+struct Word16<float> {
+    using type = float4;
+    static __device__ __forceinline__ void unpack(const float4 w, float* v) {
+        v[0] = w.x;
+        v[1] = w.y;
+        v[2] = w.z;
+        v[3] = w.w;
+    }
+    static __device__ __forceinline__ float4 pack(const float* v) { return make_float4(v[0], v[1], v[2], v[3]); }
+};
+template <>
+struct Word16<double> {
+    using type = double2;
+    static __device__ __forceinline__ void unpack(const double2 w, double* v) {
+        v[0] = w.x;
+        v[1] = w.y;
+    }
+    static __device__ __forceinline__ double2 pack(const double* v) { return make_double2(v[0], v[1]); }
+};
+
+// 16 bytes of x (through the read-only path where COCKTAIL_LDG), of y (plain: y is written), and a store.
+template <typename T>
+__device__ __forceinline__ void load16(const T* __restrict__ p, T* v) {
+    using W = typename Word16<T>::type;
 #if COCKTAIL_LDG
-    const float4 w = __ldg(reinterpret_cast<const float4*>(p));
+    Word16<T>::unpack(__ldg(reinterpret_cast<const W*>(p)), v);
 #else
-    const float4 w = *reinterpret_cast<const float4*>(p);
+    Word16<T>::unpack(*reinterpret_cast<const W*>(p), v);
 #endif
-    v[0] = w.x;
-    v[1] = w.y;
-    v[2] = w.z;
-    v[3] = w.w;
 }
 
-__device__ __forceinline__ void load16(const double* __restrict__ p, double* v) {
-#if COCKTAIL_LDG
-    const double2 w = __ldg(reinterpret_cast<const double2*>(p));
-#else
-    const double2 w = *reinterpret_cast<const double2*>(p);
-#endif
-    v[0] = w.x;
-    v[1] = w.y;
+template <typename T>
+__device__ __forceinline__ void read16(const T* p, T* v) {
+    Word16<T>::unpack(*reinterpret_cast<const typename Word16<T>::type*>(p), v);
 }
 
-__device__ __forceinline__ void store16(float* p, const float* v) {
-    *reinterpret_cast<float4*>(p) = make_float4(v[0], v[1], v[2], v[3]);
-}
-
-__device__ __forceinline__ void store16(double* p, const double* v) {
-    *reinterpret_cast<double2*>(p) = make_double2(v[0], v[1]);
-}
-
-// Plain loads of y for store_strip_vec (never through the read-only path: y is written).
-__device__ __forceinline__ void read16(const float* p, float* v) {
-    const float4 w = *reinterpret_cast<const float4*>(p);
-    v[0] = w.x;
-    v[1] = w.y;
-    v[2] = w.z;
-    v[3] = w.w;
-}
-
-__device__ __forceinline__ void read16(const double* p, double* v) {
-    const double2 w = *reinterpret_cast<const double2*>(p);
-    v[0] = w.x;
-    v[1] = w.y;
+template <typename T>
+__device__ __forceinline__ void store16(T* p, const T* v) {
+    *reinterpret_cast<typename Word16<T>::type*>(p) = Word16<T>::pack(v);
 }
 
 // sum += v * X[x_row, j .. j + COLS) for a vector strip starting below k (x_row: the row's offset in x).

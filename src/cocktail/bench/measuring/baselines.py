@@ -114,28 +114,38 @@ class Torch:
 
     def prepare(self, inputs: Inputs) -> Prepared:
         """The torch CSR tensor; torch is pointed at CuPy's current stream until ``close``."""
-        try:
-            import torch
-        except ImportError:
-            raise Unavailable("torch is not installed") from None
         import cupy
 
-        if not torch.cuda.is_available():
-            raise Unavailable("torch has no CUDA support here")
-        S = inputs.S
-        index = S.indices.dtype
-        parts = [torch.from_dlpack(cupy.asarray(a)) for a in (S.indptr.astype(index), S.indices, S.data)]
-        with warnings.catch_warnings():  # torch's notes that sparse CSR is beta and unchecked
-            warnings.simplefilter("ignore", UserWarning)
-            A = torch.sparse_csr_tensor(*parts, size=S.shape, check_invariants=False)
-        xs = [torch.from_dlpack(x) for x in inputs.x_dev]
-        previous = torch.cuda.current_stream()
-        torch.cuda.set_stream(torch.cuda.ExternalStream(cupy.cuda.get_current_stream().ptr))
+        torch, A, xs, restore = torch_operands(inputs)
         calls = [(lambda x=x: torch.mv(A, x)) for x in xs]
-        model = csr_model(S, index)
+        model = csr_model(inputs.S, inputs.S.indices.dtype)
         return Prepared(self.name, calls, lambda: cupy.from_dlpack(torch.mv(A, xs[0])),
                         {"call": "torch.mv", "torch": torch.__version__}, model.spmv_bytes(),
-                        close=lambda: torch.cuda.set_stream(previous), dram_bytes=model.dram_bytes)
+                        close=restore, dram_bytes=model.dram_bytes)
+
+
+def torch_operands(inputs: Inputs):
+    """``(torch, A, xs, restore)``: a ``torch.sparse_csr_tensor`` and the input buffers sharing the device
+    arrays through DLPack, with torch pointed at CuPy's current stream until ``restore()``;
+    :class:`Unavailable` without torch or its CUDA support."""
+    try:
+        import torch
+    except ImportError:
+        raise Unavailable("torch is not installed") from None
+    import cupy
+
+    if not torch.cuda.is_available():
+        raise Unavailable("torch has no CUDA support here")
+    S = inputs.S
+    index = S.indices.dtype
+    parts = [torch.from_dlpack(cupy.asarray(a)) for a in (S.indptr.astype(index), S.indices, S.data)]
+    with warnings.catch_warnings():  # torch's notes that sparse CSR is beta and unchecked
+        warnings.simplefilter("ignore", UserWarning)
+        A = torch.sparse_csr_tensor(*parts, size=S.shape, check_invariants=False)
+    xs = [torch.from_dlpack(x) for x in inputs.x_dev]
+    previous = torch.cuda.current_stream()
+    torch.cuda.set_stream(torch.cuda.ExternalStream(cupy.cuda.get_current_stream().ptr))
+    return torch, A, xs, lambda: torch.cuda.set_stream(previous)
 
 
 @dataclass(frozen=True)

@@ -12,12 +12,11 @@ The byte counts are the DRAM traffic model's for ``k`` columns (the matrix read 
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
 
-from .baselines import CUPYX, Cupyx, Cusparse, Torch
+from .baselines import CUPYX, Cupyx, Cusparse, Torch, torch_operands
 from .methods import AutoMethod, Inputs, KernelMethod, Prepared, Unavailable, _build, coo_model, csr_model, \
     matrix_params
 from ..records.record import fastest_per_problem
@@ -32,7 +31,7 @@ def _block_prepared(A, inputs: Inputs, label: str, column_major: bool = False) -
     xs, y = inputs.column_major() if column_major else (inputs.x_dev, inputs.y_dev)
     k = inputs.k
     calls = [(lambda X=X: A.matmat(X, out=y)) for X in xs]
-    params = {**matrix_params(A), "block": " + ".join(A._executor.block_kernels(k)),
+    params = {**matrix_params(A), "block": A.block_plan(k),
               "layout": "column-major" if column_major else "row-major"}
     return Prepared(label, calls, lambda: A.matmat(xs[0], out=y), params, A.storage.dram_bytes(None, k=k),
                     A.storage.padding_ratio, dram_bytes=lambda l2: A.storage.dram_bytes(l2, k=k))
@@ -180,29 +179,15 @@ class TorchSpMM:
 
     def prepare(self, inputs: Inputs) -> Prepared:
         """The torch CSR tensor; torch is pointed at CuPy's current stream until ``close``."""
-        try:
-            import torch
-        except ImportError:
-            raise Unavailable("torch is not installed") from None
         import cupy
 
-        if not torch.cuda.is_available():
-            raise Unavailable("torch has no CUDA support here")
-        S, k = inputs.S, inputs.k
-        index = S.indices.dtype
-        parts = [torch.from_dlpack(cupy.asarray(a)) for a in (S.indptr.astype(index), S.indices, S.data)]
-        with warnings.catch_warnings():  # torch's notes that sparse CSR is beta and unchecked
-            warnings.simplefilter("ignore", UserWarning)
-            A = torch.sparse_csr_tensor(*parts, size=S.shape, check_invariants=False)
-        xs = [torch.from_dlpack(X) for X in inputs.x_dev]
-        previous = torch.cuda.current_stream()
-        torch.cuda.set_stream(torch.cuda.ExternalStream(cupy.cuda.get_current_stream().ptr))
-        model = csr_model(S, index)
+        torch, A, xs, restore = torch_operands(inputs)
+        k = inputs.k
+        model = csr_model(inputs.S, inputs.S.indices.dtype)
         return Prepared(self.name, [(lambda X=X: torch.sparse.mm(A, X)) for X in xs],
                         lambda: cupy.from_dlpack(torch.sparse.mm(A, xs[0])),
                         {"call": "torch.sparse.mm", "layout": "row-major", "torch": torch.__version__},
-                        model.dram_bytes(None, k=k), close=lambda: torch.cuda.set_stream(previous),
-                        dram_bytes=lambda l2: model.dram_bytes(l2, k=k))
+                        model.dram_bytes(None, k=k), close=restore, dram_bytes=lambda l2: model.dram_bytes(l2, k=k))
 
 
 #: cuSPARSE's SpMM algorithms timed by default (CSR, both orders); ``--all-kernels`` adds the COO ones.
