@@ -99,9 +99,24 @@ def test_explain_names_the_block_product():
     assert "block products (k=16): scipy" in text
     assert f"bytes per block product (DRAM model, k=16): {A.storage.dram_bytes(None, k=16):,}" in text
     assert "block products" not in A.explain()
-    assert A.block_plan(16) == "scipy"
+    assert A.block_plan(16) == "scipy" == A.block_plan(16, row_major=False)
     with pytest.raises(ValueError, match="block_plan: k"):
         A.block_plan(0)
+    A.prepare_block_products()  # nothing to make on the CPU
+    assert A.block_dram_bytes(None, 16) == A.storage.dram_bytes(None, k=16)  # SciPy's one product for the block
+
+
+def test_block_bytes_count_the_matrix_once_a_column_where_no_block_kernel_runs():
+    from cocktail.executors.base import Executor
+
+    A = SparseMatrix(laplacian(5, 8), format="csr", device="cpu")
+
+    class PerColumn(Executor):
+        kernel = "k"
+
+    A._executor = PerColumn()
+    assert A.block_plan(4) == "k per column"
+    assert A.block_dram_bytes(1 << 20, 4) == 4 * A.storage.dram_bytes(1 << 20)
     for bad in (0, -1, 2.5, True):
         with pytest.raises(ValueError, match="explain: k"):
             A.explain(k=bad)

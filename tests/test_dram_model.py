@@ -155,7 +155,7 @@ def test_a_block_product_needs_a_positive_int_k(k):
 def test_a_banded_x_past_l2_is_read_once_when_its_window_fits():
     # A tridiagonal 2000 x 2000: x is 16000 bytes, but rows worked on together read a window of 3 rows
     # of it, which slides down x: with L2 below x and above the window, x still moves once.
-    n, val = 2000, 8
+    n = 2000
     S = sp.diags_array([np.ones(n - 1), 2 * np.ones(n), np.ones(n - 1)], offsets=[-1, 0, 1], format="csr")
     csr = CSR.from_arrays(S.data, S.indices, S.indptr, S.shape)
     for name in ("dia", "dia_vi", "bdia"):

@@ -75,7 +75,7 @@ def test_merge_shares_of_any_size_give_the_product(zm, items, short_run):
     if not m:
         return
     ex = A._executor
-    k = 5
+    k = 37  # three chunks of 16 columns: every launch pair past the first starts at col0 > 0
     X_host = np.random.default_rng(items).standard_normal((n, k))
     Y0_host = np.random.default_rng(1).standard_normal((m, k))
     X, Y = cupy.asarray(X_host), cupy.asarray(Y0_host)
@@ -140,6 +140,8 @@ def test_a_block_product_is_captured_from_its_first_call(kernel):
     X_host = np.random.default_rng(3).standard_normal((zm.shape[1], 12)).astype("float32")
     X = cupy.asarray(X_host)
     Y = cupy.zeros((zm.shape[0], 12), dtype="float32")
+    if kernel == "csr_merge":  # its shares are device work: made before the capture
+        A.prepare_block_products()
     cupy.cuda.Device().synchronize()
     stream = cupy.cuda.Stream(non_blocking=True)
     with stream:
@@ -149,3 +151,59 @@ def test_a_block_product_is_captured_from_its_first_call(kernel):
         graph.launch(stream)
     stream.synchronize()
     assert_product_close(Y.get(), *raw, zm.shape, X_host)
+
+
+def test_a_first_merge_block_product_inside_a_capture_says_what_to_do():
+    zm = MATRICES[-3]
+    A, raw = build(zm, "csr", {}, "csr_merge", {}, "float32", "int32")
+    X = cupy.ones((zm.shape[1], 12), dtype="float32")
+    Y = cupy.zeros((zm.shape[0], 12), dtype="float32")
+    cupy.cuda.Device().synchronize()
+    stream = cupy.cuda.Stream(non_blocking=True)
+    with stream:
+        stream.begin_capture()
+        try:
+            with pytest.raises(RuntimeError, match="prepare_block_products"):
+                A.matmat(X, out=Y)
+        finally:
+            stream.end_capture()
+    A.matmat(X, out=Y)  # outside a capture the first product prepares the shares itself
+    assert_product_close(Y.get(), *raw, zm.shape, X.get())
+
+
+def test_a_matrix_on_cusparse_csr_multiplies_wide_blocks_with_the_merge_kernel():
+    zm = MATRICES[-1]  # a few very long rows
+    A, raw = build(zm, "csr", {}, "cusparse_csr", {}, "float32", "int32")
+    from cocktail.tuning import kernel_rules
+
+    narrow, wide = kernel_rules.SPMM_VENDOR_MIN_COLUMNS - 1, kernel_rules.SPMM_VENDOR_MIN_COLUMNS + 9
+    assert A.block_plan(narrow) == "cusparse_csr per column"
+    assert A.block_plan(wide).startswith("csr_spmm_merge (")
+    for k in (narrow, wide):
+        X_host = np.random.default_rng(k).standard_normal((zm.shape[1], k)).astype("float32")
+        assert_product_close((A @ cupy.asarray(X_host)).get(), *raw, zm.shape, X_host)
+    assert _bound_ks(A) == {wide}  # the narrow block ran column by column
+
+
+@pytest.mark.parametrize("kernel", ["csr_vector", "dia_vi"])
+def test_an_unaligned_block_runs_scalar_strips(kernel):
+    zm = MATRICES[-2]  # the 7-point Laplacian: dia_vi holds it
+    fmt = "dia_vi" if kernel == "dia_vi" else "csr"
+    A, raw = build(zm, fmt, {"max_fill": None} if fmt == "dia_vi" else {}, None if fmt == "dia_vi" else kernel,
+                   {}, "float32", "int32")
+    m, n = zm.shape
+    X_host = np.random.default_rng(5).standard_normal((n, 8)).astype("float32")
+    flat = cupy.zeros(n * 8 + 1, dtype="float32")
+    X = flat[1:].reshape(n, 8)  # 4 bytes past a 16-byte boundary
+    X[...] = cupy.asarray(X_host)
+    from cocktail.kernels.block_operands import BlockOperands
+
+    Y = cupy.zeros((m, 8), dtype="float32")
+    assert not BlockOperands.of(X, Y).aligned
+    A.matmat(X, out=Y)
+    assert_product_close(Y.get(), *raw, zm.shape, X_host)
+    (operands,) = A._executor._block_launches
+    assert A._executor.block_config(operands)["vector"] is False
+    A.matmat(cupy.asarray(X_host), out=Y)  # aligned: vector strips
+    assert_product_close(Y.get(), *raw, zm.shape, X_host)
+    assert any(A._executor.block_config(o)["vector"] for o in A._executor._block_launches)

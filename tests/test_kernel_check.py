@@ -147,13 +147,13 @@ def test_block_operands_read_the_steps_of_any_layout():
     assert BlockOperands.of(X[::-1], Y) is None  # a negative step: through a copy
     assert BlockOperands.of(X, np.broadcast_to(Y[:1], Y.shape)) is None  # Y's rows would overlap
     assert BlockOperands.of(np.broadcast_to(X[:1], X.shape), Y).x_steps == (0, 1)  # X may repeat
-    from cocktail.kernels.block_operands import has_repeated_elements
+    from cocktail.validate import may_repeat_elements
 
-    assert not has_repeated_elements(Y) and not has_repeated_elements(np.asfortranarray(Y))
-    assert not has_repeated_elements(wide[:, 2:8]) and not has_repeated_elements(Y[::-1])
-    assert has_repeated_elements(np.broadcast_to(Y[:1], Y.shape))
-    assert has_repeated_elements(np.lib.stride_tricks.as_strided(Y, shape=(40, 6), strides=(4, 4)))
-    assert not has_repeated_elements(np.zeros((0, 6))) and not has_repeated_elements(np.zeros((1, 1)))
+    assert not may_repeat_elements(Y) and not may_repeat_elements(np.asfortranarray(Y))
+    assert not may_repeat_elements(wide[:, 2:8]) and not may_repeat_elements(Y[::-1])
+    assert may_repeat_elements(np.broadcast_to(Y[:1], Y.shape))
+    assert may_repeat_elements(np.lib.stride_tricks.as_strided(Y, shape=(40, 6), strides=(4, 4)))
+    assert not may_repeat_elements(np.zeros((0, 6))) and not may_repeat_elements(np.zeros((1, 1)))
     operands = BlockOperands(8, (8, 1), (12, 1))
     assert operands.vectors_fit(4, 4) and operands.vectors_fit(2, 8) and not operands.vectors_fit(2, 4)
     assert not operands.vectors_fit(8, 4)  # a row step of 12 is no multiple of 8 columns

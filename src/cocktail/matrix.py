@@ -21,7 +21,6 @@ from .arrays import cuda_available, is_cupy_array, to_numpy
 from .bound import BoundProduct
 from .errors import CPUFallbackWarning
 from .formats.csr import CSR
-from .kernels.block_operands import has_repeated_elements
 
 DEVICES = ("cpu", "cuda")
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -394,10 +393,11 @@ class SparseMatrix:
             Y = self._xp.empty((self.shape[0], k), dtype=self._dtype)
         else:
             Y = self._output(out, k)
-            if has_repeated_elements(Y):
-                raise ValueError("out has elements that share memory (a broadcast or overlapping view); the "
-                                 "product needs a separate place for every element")
-            if not self._executor.overlap_safe and self._xp.may_share_memory(X, Y):
+            if validate.may_repeat_elements(Y):
+                raise ValueError("out's elements may share memory (a broadcast view, or strides that interleave); "
+                                 "the product needs a separate place for every element")
+            if k and self.shape[0] and not self._executor.overlap_safe and self._xp.may_share_memory(X, Y):
+                self._check_current_device()
                 X = X.copy()  # read from a copy: X may lie beside out in one array (or overlap it)
         if k and self.shape[0]:
             self._check_current_device()
@@ -518,19 +518,38 @@ class SparseMatrix:
         """A ``scipy.sparse.csr_array`` on the host with the matrix's canonical entries."""
         return self.storage.to_csr().to_scipy()
 
-    def block_plan(self, k: int) -> str:
-        """What a block product ``A @ X`` of ``k`` row-major columns runs: per part (joined by ``+``), a block
-        kernel with its shape (each stored entry read once per tile of columns) or ``"<kernel> per column"``."""
-        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-            raise ValueError(f"block_plan: k must be a positive int (the columns of X), got {k!r}")
-        return " + ".join(self._executor.block_kernels(int(k)))
+    def block_plan(self, k: int, row_major: bool = True) -> str:
+        """What a block product ``A @ X`` of ``k`` columns runs (row-major blocks, or column-major with
+        ``row_major=False``): per part (joined by ``+``), a block kernel with its shape (each stored entry
+        read once per tile of columns) or ``"<kernel> per column"``."""
+        return " + ".join(self._executor.block_kernels(_block_width(k, "block_plan"), row_major))
+
+    def block_dram_bytes(self, l2_bytes: int | None, k: int) -> int:
+        """The DRAM traffic model's bytes of a block product of ``k`` columns as this matrix runs it: the
+        matrix read once where a block kernel runs, once a column (``k`` SpMVs) where none does; a
+        Cocktail mixing both sums its parts so (leaving out the re-reads of y between parts)."""
+        k = _block_width(k, "block_dram_bytes")
+        once = self._executor.reads_once(k)
+        fmt = self.storage
+        if all(once):
+            return fmt.dram_bytes(l2_bytes, k=k)
+        if not any(once):
+            return k * fmt.dram_bytes(l2_bytes)
+        return sum(part.dram_bytes(l2_bytes, k=k) if read_once else k * part.dram_bytes(l2_bytes)
+                   for part, read_once in zip(fmt.parts, once))
+
+    def prepare_block_products(self) -> None:
+        """Make now, once, what block products need beyond their launches (a merge kernel's shares and carry
+        buffer: device work and a host synchronisation), so that a first block product can be captured
+        in a CUDA graph.  Otherwise the first block product makes it."""
+        self._executor.prepare_blocks()
 
     def explain(self, k: int | None = None) -> str:
         """A readable description: format, parameters, executor, padding and bytes per SpMV; with ``k``, also
         what a block product ``A @ X`` of ``k`` columns runs (a block kernel and its shape, or one product per
         column, for each part) and its bytes under the DRAM traffic model."""
-        if k is not None and (isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1):
-            raise ValueError(f"explain: k must be a positive int (the columns of X), got {k!r}")
+        if k is not None:
+            k = _block_width(k, "explain")
         fmt = self.storage
         m, n = self.shape
         flops = 2 * self.nnz
@@ -564,6 +583,13 @@ class SparseMatrix:
         m, n = self.shape
         return (f"<cocktail.SparseMatrix {m}x{n} format={self.format} nnz={self.nnz} "
                 f"dtype={self.dtype.name} device={self.device} executor={self.executor}>")
+
+
+def _block_width(k, what: str) -> int:
+    """``k`` as the positive int a block width is; ``ValueError`` naming ``what`` otherwise."""
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+        raise ValueError(f"{what}: k must be a positive int (the columns of X), got {k!r}")
+    return int(k)
 
 
 def _no_guard(x, y) -> None:

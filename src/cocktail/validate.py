@@ -260,3 +260,17 @@ def product_operands(shape, dtype: np.dtype, xp, x, out=None, alpha=1, beta=0) -
             raise TypeError("out must live on the same device as the matrix")
     X = x.reshape(shape[1], 1 if ncols is None else ncols).astype(dtype, copy=False)
     return CheckedOperands(X, out, alpha, beta, ncols)
+
+
+def may_repeat_elements(a) -> bool:
+    """Whether two indices of the array ``a`` may address the same memory (a broadcast view, or strides that
+    interleave): conservative, it answers True for some exotic views whose elements are in fact distinct."""
+    dims = sorted((abs(stride), size) for stride, size in zip(a.strides, a.shape) if size > 1)
+    if not dims or a.size == 0:
+        return False
+    extent = a.dtype.itemsize
+    for stride, size in dims:
+        if stride < extent:
+            return True
+        extent = stride * (size - 1) + extent
+    return False

@@ -35,9 +35,18 @@ class Executor:
         self.run(x, y_empty, alpha, 0)
         return y_empty
 
-    def block_kernels(self, k: int) -> tuple[str, ...]:
-        """What computes a block product of ``k`` columns, one entry per part: here ``"<kernel> per column"``."""
+    def block_kernels(self, k: int, row_major: bool = True) -> tuple[str, ...]:
+        """What computes a block product of ``k`` columns (row-major or column-major blocks), one entry per
+        part: here ``"<kernel> per column"``."""
         return (f"{self.kernel} per column",)
+
+    def reads_once(self, k: int) -> tuple[bool, ...]:
+        """Per part, whether a block product of ``k`` columns reads the stored matrix once (here: once a column,
+        unless ``k == 1``)."""
+        return (k == 1,)
+
+    def prepare_blocks(self) -> None:
+        """Make now what block products need made once (nothing here)."""
 
     def run_block(self, X, Y, alpha, beta) -> None:
         """``Y = alpha*A@X + beta*Y`` for 2-D ``X`` (n, k) and ``Y`` (m, k): one product per column."""

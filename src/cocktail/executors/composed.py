@@ -30,9 +30,18 @@ class Composed(Executor):
         for part in self._rest:
             part.run(x, y, alpha, 1)
 
-    def block_kernels(self, k: int) -> tuple[str, ...]:
+    def block_kernels(self, k: int, row_major: bool = True) -> tuple[str, ...]:
         """Each part's block product, in order."""
-        return tuple(name for part in self.parts for name in part.block_kernels(k))
+        return tuple(name for part in self.parts for name in part.block_kernels(k, row_major))
+
+    def reads_once(self, k: int) -> tuple[bool, ...]:
+        """Each part's answer, in order."""
+        return tuple(once for part in self.parts for once in part.reads_once(k))
+
+    def prepare_blocks(self) -> None:
+        """Every part's."""
+        for part in self.parts:
+            part.prepare_blocks()
 
     def run_block(self, X, Y, alpha, beta) -> None:
         """The same for a block of vectors."""

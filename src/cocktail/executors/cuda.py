@@ -34,11 +34,8 @@ class CudaExecutor(Executor):
         # first, as for any kernel).
         self._storage, self._props, self._accumulate = storage, props, accumulate
         self.block_spec = kernels.block_for(storage.name, spec)
-        self._block_min_columns = RULES.spmm_min_columns(spec)
         self._block_launches = {}
-        self._block_prepared = None
-        if self.block_spec is not None and self.block_spec.prepare is not None and storage.shape[0]:
-            self._block_prepared = self.block_spec.prepare(storage, props, RULES)
+        self._block_prepared = None  # the block kernel's prepare(), made by prepare_blocks()
 
     def run(self, x, y, alpha, beta) -> None:
         """Fill the per-product slots of every launch and issue them on the current stream."""
@@ -47,14 +44,33 @@ class CudaExecutor(Executor):
         for launch in self.launches:
             launch(xp, yp, alpha, beta, stream)
 
-    def block_kernels(self, k: int) -> tuple[str, ...]:
-        """The block kernel with its shape for a row-major block of ``k`` columns, or the SpMV kernel per column."""
-        if self.block_spec is None or k < self._block_min_columns:
+    def _blocks_run(self, k: int) -> bool:
+        """Whether a block of ``k`` columns runs the block kernel (the rule ``spmm_min_columns``, read now)."""
+        return self.block_spec is not None and k >= RULES.spmm_min_columns(self.spec)
+
+    def reads_once(self, k: int) -> tuple[bool, ...]:
+        """Whether a block of ``k`` columns reads the matrix once (a block kernel) rather than once a column."""
+        return (self._blocks_run(k),)
+
+    def block_kernels(self, k: int, row_major: bool = True) -> tuple[str, ...]:
+        """The block kernel with its shape for an aligned block of ``k`` columns (row-major, or column-major
+        X and Y), or the SpMV kernel per column."""
+        if not self._blocks_run(k):
             return super().block_kernels(k) if k > 1 else (self.kernel,)
-        config = self.block_config(BlockOperands.row_major(k))
+        m, n = self._storage.shape
+        operands = BlockOperands.row_major(k) if row_major else BlockOperands(k, (1, max(n, 1)), (1, max(m, 1)))
+        config = self.block_config(operands)
         shape = ", ".join(f"{p}={config[p]}" for p in ("lanes", "columns_per_lane", "vector", "items_per_share")
                           if p in config)
         return (f"{self.block_spec.name} ({shape})",)
+
+    def prepare_blocks(self) -> None:
+        """Make what the block kernel's launches need for any block (its ``prepare``: a merge kernel's shares
+        and carry buffer) now, once; a first block product makes it otherwise, which cannot happen inside
+        a CUDA graph capture."""
+        spec = self.block_spec
+        if self._block_prepared is None and spec is not None and spec.prepare is not None and self._storage.shape[0]:
+            self._block_prepared = spec.prepare(self._storage, self._props, RULES)
 
     def block_config(self, operands: BlockOperands) -> dict:
         """The block kernel's resolved configuration for ``operands``: the read path and block size the
@@ -69,7 +85,7 @@ class CudaExecutor(Executor):
         """``Y = alpha*A@X + beta*Y`` for ``X`` (n, k): the format's block kernel, each stored entry read once
         per tile of columns, reading ``X`` and writing ``Y`` where they lie (any memory order, a window of a
         wider array); without a block kernel, one product per column."""
-        if self.block_spec is None or X.shape[1] < self._block_min_columns:  # k == 1: the tuned SpMV kernel
+        if not self._blocks_run(X.shape[1]):  # k == 1: the tuned SpMV kernel
             return super().run_block(X, Y, alpha, beta)
         operands = BlockOperands.of(X, Y)
         if operands is None:  # negative or partial-element steps: through C-ordered copies
@@ -88,7 +104,13 @@ class CudaExecutor(Executor):
             launch(xp, yp, alpha, beta, stream)
 
     def _bind_block(self, operands: BlockOperands) -> tuple:
-        """The block kernel's launches for ``operands`` (:meth:`block_config`)."""
+        """The block kernel's launches for ``operands`` (:meth:`block_config`), after :meth:`prepare_blocks`."""
+        spec = self.block_spec
+        if self._block_prepared is None and spec.prepare is not None and self._current_stream().is_capturing():
+            raise RuntimeError(f"the first block product of a matrix on {self.kernel} ran inside a CUDA graph "
+                               f"capture: {spec.name} prepares its shares with device work first; call "
+                               "A.prepare_block_products() (or run one block product) before capturing")
+        self.prepare_blocks()
         storage = self._storage
         full = self.block_config(operands)
         return tuple(self.block_spec.bind(storage, full, self._props, self._accumulate)) if storage.shape[0] else ()

@@ -60,19 +60,6 @@ class BlockOperands:
         return tuple(np.int64(v) for v in (self.k, *self.x_steps, *self.y_steps))
 
 
-def has_repeated_elements(a) -> bool:
-    """Whether two indices of the 2-D array ``a`` address the same memory (a broadcast or overlapping view)."""
-    dims = sorted((abs(stride), size) for stride, size in zip(a.strides, a.shape) if size > 1)
-    if not dims or a.size == 0:
-        return False
-    extent = a.dtype.itemsize
-    for stride, size in dims:
-        if stride < extent:
-            return True
-        extent = stride * (size - 1) + extent
-    return False
-
-
 def _address(a) -> int:
     """The address of ``a``'s first element (a CuPy or NumPy array)."""
     ptr = getattr(a.data, "ptr", None)

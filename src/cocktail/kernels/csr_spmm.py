@@ -16,10 +16,10 @@ from .block_operands import VECTOR_BYTES, BlockOperands
 from .config import block_threads, flag
 from .device import grid_for
 from .launch import ALPHA, X, Y, Launch, beta_arg
-from .spec import own_kernel, type_names
+from .spec import VALUE_TYPES, own_kernel, type_names
 
 #: Bytes of a value of each C++ value type (vector strips fill 16-byte words).
-VALUE_SIZES = {"float": 4, "double": 8}
+VALUE_SIZES = {name: dtype.itemsize for dtype, name in VALUE_TYPES.items()}
 #: Lanes per row (or share) and columns per lane the block kernels are instantiated for.
 LANES = (1, 2, 4, 8, 16, 32)
 COLUMNS_PER_LANE = (1, 2, 4, 8)

@@ -28,7 +28,7 @@ def sections(records) -> list[tuple[str, list[str], list[list[str]]]]:
     """``(headline, header, rows)`` per (dtype, k) of the SpMM records: each matrix's ``cocktail-auto``
     time and block kernel, ``cusparse-spmm-best`` (and its algorithm), the speedup, ``k`` separate SpMVs
     of the same plan and what the block product gains over them, and the DRAM model's share of the copy
-    bandwidth."""
+    bandwidth.  The gain is left out (``-``) where the k-SpMV record planned differently."""
     out = []
     for (dtype, k), by in _by(spmm_records(records)).items():
         matrices = list(dict.fromkeys((suite, matrix) for suite, matrix, _ in by))
@@ -39,7 +39,9 @@ def sections(records) -> list[tuple[str, list[str], list[list[str]]]]:
             spmvs = by.get((suite, matrix, AUTO_COLUMNS))
             t_auto, t_best, t_spmvs = _us(auto), _us(best), _us(spmvs)
             speedup = t_best / t_auto if t_auto and t_best else None
-            gain = t_spmvs / t_auto if t_auto and t_spmvs else None
+            # k SpMVs of the same plan only: each record plans for itself, and a raced plan may differ
+            same_plan = bool(auto and spmvs) and auto["params"].get("plan") == spmvs["params"].get("plan")
+            gain = t_spmvs / t_auto if t_auto and t_spmvs and same_plan else None
             if speedup:
                 speedups.append(speedup)
             if gain:
