@@ -180,7 +180,26 @@ def sparse_descriptor(lib, storage: str, shape, nnz: int, arrays, itype: int, cu
     return mat
 
 
-class SpMVLaunch:
+class DenseOperandsCall:
+    """What the vendor launches share per product: their dense descriptors pointed at the product's operands
+    (only when a pointer changed) and this thread's handle on the product's stream."""
+
+    def _point(self, x_ptr: int, y_ptr: int, what: str) -> None:
+        if x_ptr != self._x_ptr:
+            _check(self._set_values(self._x_desc, x_ptr), what)
+            self._x_ptr = x_ptr
+        if y_ptr != self._y_ptr:
+            _check(self._set_values(self._y_desc, y_ptr), what)
+            self._y_ptr = y_ptr
+
+    def _handle_on(self, stream_ptr: int) -> _Handle:
+        handle = _handle(self._lib, self._device_id)  # this thread's: a handle is not shared across threads
+        if handle.stream != stream_ptr:
+            _set_stream(self._lib, handle, stream_ptr)
+        return handle
+
+
+class SpMVLaunch(DenseOperandsCall):
     """One ``cusparseSpMV`` with everything resolved: ``launch(x_ptr, y_ptr, alpha, beta, stream_ptr)``.
 
     The same call as a :class:`~cocktail.kernels.launch.Launch`, so executors and graph capture
@@ -250,17 +269,10 @@ class SpMVLaunch:
         self._release()
 
     def __call__(self, x_ptr: int, y_ptr: int, alpha, beta, stream_ptr: int) -> None:
-        if x_ptr != self._x_ptr:
-            _check(self._set_values(self._x_desc, x_ptr), "cusparseDnVecSetValues")
-            self._x_ptr = x_ptr
-        if y_ptr != self._y_ptr:
-            _check(self._set_values(self._y_desc, y_ptr), "cusparseDnVecSetValues")
-            self._y_ptr = y_ptr
+        self._point(x_ptr, y_ptr, "cusparseDnVecSetValues")
         self._alpha.value = alpha
         self._beta.value = 1 if self._accumulate else beta
-        handle = _handle(self._lib, self._device_id)  # this thread's: a handle is not shared across threads
-        if handle.stream != stream_ptr:
-            _set_stream(self._lib, handle, stream_ptr)
+        handle = self._handle_on(stream_ptr)
         status = self._spmv(handle.ptr, _NON_TRANSPOSE, self._alpha_ptr, self._mat, self._x_desc,
                             self._beta_ptr, self._y_desc, self._type, self._alg, self._work_ptr)
         if status:

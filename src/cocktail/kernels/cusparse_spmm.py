@@ -40,7 +40,7 @@ def _destroy(lib, mat, dense) -> None:
         lib.cusparseDestroyDnMat(d)
 
 
-class SpMMLaunch:
+class SpMMLaunch(cusparse.DenseOperandsCall):
     """One ``cusparseSpMM`` with everything resolved: ``launch(x_ptr, y_ptr, alpha, beta, stream_ptr)`` for
     ``X`` (n x k) and ``Y`` (m x k) in ``order`` (``"row"`` or ``"col"``), contiguous.
 
@@ -109,17 +109,10 @@ class SpMMLaunch:
         self._release()
 
     def __call__(self, x_ptr: int, y_ptr: int, alpha, beta, stream_ptr: int) -> None:
-        if x_ptr != self._x_ptr:
-            cusparse._check(self._set_values(self._x_desc, x_ptr), "cusparseDnMatSetValues")
-            self._x_ptr = x_ptr
-        if y_ptr != self._y_ptr:
-            cusparse._check(self._set_values(self._y_desc, y_ptr), "cusparseDnMatSetValues")
-            self._y_ptr = y_ptr
+        self._point(x_ptr, y_ptr, "cusparseDnMatSetValues")
         self._alpha.value = alpha
         self._beta.value = beta
-        handle = cusparse._handle(self._lib, self._device_id)
-        if handle.stream != stream_ptr:
-            cusparse._set_stream(self._lib, handle, stream_ptr)
+        handle = self._handle_on(stream_ptr)
         status = self._spmm(handle.ptr, _NON_TRANSPOSE, _NON_TRANSPOSE, self._alpha_ptr, self._mat, self._x_desc,
                             self._beta_ptr, self._y_desc, self._type, self._alg, self._work_ptr)
         if status:

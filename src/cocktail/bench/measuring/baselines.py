@@ -87,7 +87,7 @@ class Cusparse:
 
 @dataclass(frozen=True)
 class Cupyx:
-    """``cupyx.scipy.sparse.csr_matrix`` and ``A @ x``, as a CuPy user writes it."""
+    """``cupyx.scipy.sparse.csr_matrix`` and ``A @ x`` (``A @ X`` for a row-major block), as a CuPy user writes it."""
 
     name: str = CUPYX
     needs_gpu = True
@@ -100,14 +100,14 @@ class Cupyx:
         S = inputs.S
         A = csp.csr_matrix((cupy.asarray(S.data), cupy.asarray(S.indices), cupy.asarray(S.indptr)), shape=S.shape)
         calls = [(lambda x=x: A @ x) for x in inputs.x_dev]
-        model = csr_model(S)
-        return Prepared(self.name, calls, lambda: A @ inputs.x_dev[0], {"call": "A @ x"}, model.spmv_bytes(),
-                        dram_bytes=model.dram_bytes)
+        params = {"call": "A @ x"} if inputs.k == 1 else {"call": "A @ X", "layout": "row-major"}
+        return _csr_prepared(self.name, inputs, calls, lambda: A @ inputs.x_dev[0], params, csr_model(S))
 
 
 @dataclass(frozen=True)
 class Torch:
-    """``torch.mv`` on a ``torch.sparse_csr_tensor`` sharing the device arrays through DLPack."""
+    """``torch.mv`` (``torch.sparse.mm`` for a row-major block) on a ``torch.sparse_csr_tensor`` sharing the device
+    arrays through DLPack."""
 
     name: str = "torch"
     needs_gpu = True
@@ -117,11 +117,20 @@ class Torch:
         import cupy
 
         torch, A, xs, restore = torch_operands(inputs)
-        calls = [(lambda x=x: torch.mv(A, x)) for x in xs]
-        model = csr_model(inputs.S, inputs.S.indices.dtype)
-        return Prepared(self.name, calls, lambda: cupy.from_dlpack(torch.mv(A, xs[0])),
-                        {"call": "torch.mv", "torch": torch.__version__}, model.spmv_bytes(),
-                        close=restore, dram_bytes=model.dram_bytes)
+        product = torch.mv if inputs.k == 1 else torch.sparse.mm
+        params = {"call": "torch.mv"} if inputs.k == 1 else {"call": "torch.sparse.mm", "layout": "row-major"}
+        return _csr_prepared(self.name, inputs, [(lambda x=x: product(A, x)) for x in xs],
+                             lambda: cupy.from_dlpack(product(A, xs[0])), {**params, "torch": torch.__version__},
+                             csr_model(inputs.S, inputs.S.indices.dtype), close=restore)
+
+
+def _csr_prepared(label: str, inputs: Inputs, calls, result, params: dict, model, close=lambda: None) -> Prepared:
+    """A baseline on CSR arrays: its bytes from the CSR model, for ``inputs.k`` columns (one vector: Bell &
+    Garland's SpMV bytes; a block: the DRAM model's, the matrix read once)."""
+    k = inputs.k
+    spmv_bytes = model.spmv_bytes() if k == 1 else model.dram_bytes(None, k=k)
+    return Prepared(label, calls, result, params, spmv_bytes, close=close,
+                    dram_bytes=lambda l2: model.dram_bytes(l2, k=k))
 
 
 def torch_operands(inputs: Inputs):

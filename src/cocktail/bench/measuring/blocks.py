@@ -4,7 +4,8 @@ Every SpMV method has its block counterpart, under the same label, in records of
 section with their ``k``: our formats and ``cocktail-auto`` call ``A.matmat(X, out=Y)`` on
 row-major blocks (what torch and GNN code hold; ``cocktail-auto-col`` the same on column-major
 blocks), ``cocktail-auto-spmvs`` runs ``k`` separate SpMVs of the same plan (what the block kernels
-must beat), cupyx ``A @ X`` and ``torch.sparse.mm`` run as users write them, and cuSPARSE's
+must beat), cupyx ``A @ X`` and ``torch.sparse.mm`` run as users write them (the baselines
+themselves, given blocks), and cuSPARSE's
 ``cusparseSpMM`` runs per algorithm and memory order with its descriptors, workspace and
 preprocessing made once (``cusparse-spmm-best``, derived, is the fastest of them per problem).
 The byte counts are the DRAM traffic model's for ``k`` columns (the matrix read once).
@@ -16,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .baselines import CUPYX, Cupyx, Cusparse, Torch, torch_operands
+from .baselines import Cupyx, Cusparse, Torch
 from .methods import AutoMethod, Inputs, KernelMethod, Prepared, Unavailable, _build, coo_model, csr_model, \
     matrix_params
 from ..records.record import fastest_per_problem
@@ -151,46 +152,6 @@ class CusparseSpMM:
                         close=launch.close, dram_bytes=lambda l2: model.dram_bytes(l2, k=k))
 
 
-@dataclass(frozen=True)
-class CupyxSpMM:
-    """cupyx ``A @ X`` on a row-major block, as a CuPy user writes it."""
-
-    name: str = CUPYX
-    needs_gpu = True
-
-    def prepare(self, inputs: Inputs) -> Prepared:
-        """The cupyx matrix from device copies of the CSR arrays."""
-        import cupy
-        import cupyx.scipy.sparse as csp
-
-        S, k = inputs.S, inputs.k
-        A = csp.csr_matrix((cupy.asarray(S.data), cupy.asarray(S.indices), cupy.asarray(S.indptr)), shape=S.shape)
-        model = csr_model(S)
-        return Prepared(self.name, [(lambda X=X: A @ X) for X in inputs.x_dev], lambda: A @ inputs.x_dev[0],
-                        {"call": "A @ X", "layout": "row-major"}, model.dram_bytes(None, k=k),
-                        dram_bytes=lambda l2: model.dram_bytes(l2, k=k))
-
-
-@dataclass(frozen=True)
-class TorchSpMM:
-    """``torch.sparse.mm`` of a ``torch.sparse_csr_tensor`` and a row-major block, sharing the device arrays."""
-
-    name: str = "torch"
-    needs_gpu = True
-
-    def prepare(self, inputs: Inputs) -> Prepared:
-        """The torch CSR tensor; torch is pointed at CuPy's current stream until ``close``."""
-        import cupy
-
-        torch, A, xs, restore = torch_operands(inputs)
-        k = inputs.k
-        model = csr_model(inputs.S, inputs.S.indices.dtype)
-        return Prepared(self.name, [(lambda X=X: torch.sparse.mm(A, X)) for X in xs],
-                        lambda: cupy.from_dlpack(torch.sparse.mm(A, xs[0])),
-                        {"call": "torch.sparse.mm", "layout": "row-major", "torch": torch.__version__},
-                        model.dram_bytes(None, k=k), close=restore, dram_bytes=lambda l2: model.dram_bytes(l2, k=k))
-
-
 #: cuSPARSE's SpMM algorithms timed by default (CSR, both orders); ``--all-kernels`` adds the COO ones.
 CUSPARSE_SPMM = tuple(CusparseSpMM("csr", alg, order) for alg in (1, 2, 3) for order in ("row", "col"))
 CUSPARSE_SPMM_COO = tuple(CusparseSpMM("coo", alg, order) for alg in (1, 2, 3, 4) for order in ("row", "col"))
@@ -210,10 +171,8 @@ def for_block(methods, all_kernels: bool = False) -> list:
                 out += [BlockAuto(m, column_major=True), BlockAuto(m, columns=True)]
         elif isinstance(m, Cusparse):
             out += list(CUSPARSE_SPMM) + (list(CUSPARSE_SPMM_COO) if all_kernels else [])
-        elif isinstance(m, Cupyx):
-            out.append(CupyxSpMM())
-        elif isinstance(m, Torch):
-            out.append(TorchSpMM())
+        elif isinstance(m, (Cupyx, Torch)):  # the same baselines: they take a block as users give it
+            out.append(m)
     return list(dict.fromkeys(out))
 
 
