@@ -22,8 +22,9 @@ cupy = pytest.importorskip("cupy") if cocktail.arrays.cuda_available() else None
 KS = (1, 2, 3, 8, 33, 256, 300)
 
 
-#: The SpMV kernel a matrix is bound to, and the block kernel that extends it.
-BLOCK_KERNELS = {"csr_vector": "csr_spmm", "csr_merge": "csr_spmm_merge"}
+#: The SpMV kernel a matrix is bound to, its format, and the block kernel that extends it.
+BLOCK_KERNELS = {"csr_vector": ("csr", "csr_spmm"), "csr_merge": ("csr", "csr_spmm_merge"),
+                 "coo_atomic": ("coo", "csr_spmm_merge")}
 
 
 def _bound_ks(A) -> set:
@@ -37,8 +38,9 @@ def _bound_ks(A) -> set:
 @pytest.mark.parametrize("zm", MATRICES, ids=lambda m: m.name)
 @pytest.mark.parametrize("kernel", list(BLOCK_KERNELS))
 def test_csr_block_kernel_equivalent_to_scipy(kernel, zm, k, dtype, index_dtype):
-    A, raw = build(zm, "csr", {}, kernel, {}, dtype, index_dtype)
-    assert A._executor.block_spec.name == BLOCK_KERNELS[kernel]
+    fmt, block = BLOCK_KERNELS[kernel]
+    A, raw = build(zm, fmt, {}, kernel, {}, dtype, index_dtype)
+    assert A._executor.block_spec.name == block
     m, n = zm.shape
     rng = np.random.default_rng(k)
     X_host = rng.standard_normal((n, k)).astype(dtype)
@@ -106,7 +108,7 @@ def test_a_fortran_ordered_x_and_a_strided_out_are_used_in_place_and_its_neighbo
 @pytest.mark.parametrize("kernel", list(BLOCK_KERNELS))
 @pytest.mark.parametrize("zm", [MATRICES[-3], MATRICES[-1]], ids=lambda m: m.name)
 def test_the_block_kernels_are_deterministic(zm, kernel):
-    A, _ = build(zm, "csr", {}, kernel, {}, "float64", "int32")
+    A, _ = build(zm, BLOCK_KERNELS[kernel][0], {}, kernel, {}, "float64", "int32")  # coo_atomic's block too
     X = cupy.asarray(np.random.default_rng(4).standard_normal((zm.shape[1], 40)))
     first = A @ X
     for _ in range(5):

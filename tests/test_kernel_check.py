@@ -77,7 +77,8 @@ def test_a_block_kernel_is_found_by_format_and_configured_for_k():
     assert kernels.block_for("csr", row_kernel).name == "csr_spmm"
     assert kernels.block_for("csr", balanced).name == "csr_spmm_merge"
     assert kernels.block_for("csr", kernels.get("csr_stream")).name == "csr_spmm_merge"
-    assert kernels.block_for("coo", kernels.get("coo_atomic")) is None
+    assert kernels.block_for("coo", kernels.get("coo_atomic")).name == "csr_spmm_merge"  # through its row pointers
+    assert kernels.block_for("bcsr", kernels.get("bcsr")) is None
     assert "csr_spmm" not in kernels.names()  # not an SpMV kernel: no SpMV path lists it
     props = SimpleNamespace(max_threads_per_block=1024, sm_count=132, max_threads_per_sm=2048)
     fmt = SimpleNamespace(name="csr", shape=(10_000, 10_000), nnz=90_000, dtype=np.dtype("float32"))
@@ -159,3 +160,43 @@ def test_block_operands_read_the_steps_of_any_layout():
     assert not operands.vectors_fit(8, 4)  # a row step of 12 is no multiple of 8 columns
     assert not BlockOperands(8, (1, 100), (8, 1)).vectors_fit(4, 4)  # column-major X
     assert [int(a) for a in BlockOperands.of(X, Y).args()] == [6, 6, 1, 6, 1]
+
+
+@pytest.mark.parametrize("items", [1, 2, 3, 7, 128])
+def test_merge_shares_of_csr_and_of_the_same_coo_agree_with_a_walk_of_the_merge_path(items):
+    import scipy.sparse as sp
+
+    from cocktail import SparseMatrix
+    from cocktail.kernels import csr_spmm_merge
+
+    rng = np.random.default_rng(items)
+    lengths = np.r_[rng.integers(0, 4, 60), [0, 0, 300], rng.integers(0, 3, 40), [0]]
+    rows = np.repeat(np.arange(lengths.size), lengths)
+    S = sp.csr_array((rng.standard_normal(rows.size), (rows, rng.integers(0, 50, rows.size))), shape=(lengths.size, 50))
+    S.sum_duplicates()
+    csr = SparseMatrix(S, format="csr", device="cpu").storage
+    coo = SparseMatrix(S, format="coo", device="cpu").storage
+    np.testing.assert_array_equal(csr_spmm_merge.row_pointers(coo), csr.indptr)
+    for fmt in (csr, coo):
+        share_row, (run_row, run_first, run_count) = csr_spmm_merge.shares_of(fmt, items)
+        indptr = np.asarray(csr.indptr, dtype=np.int64)
+        m, nnz = fmt.shape[0], int(indptr[-1])
+        # the merge path: row end r at r + indptr[r + 1] (before the nonzero of that index), nonzero e after
+        # the row ends before it; share s starts at diagonal s * items
+        ends = np.arange(m) + indptr[1:]
+        total = m + nnz
+        d = np.minimum(np.arange(len(share_row)) * items, total)
+        np.testing.assert_array_equal(share_row, [int((ends < x).sum()) for x in d])
+        assert share_row[-1] == m
+        carried = {}
+        for s in range(len(share_row) - 1):
+            row = int(share_row[s + 1])
+            taken = int(d[s + 1]) - row  # nonzeros consumed by the end of share s
+            if row < m and taken > indptr[row]:
+                carried.setdefault(row, []).append(s)
+        runs = {int(r): list(range(int(f), int(f) + int(c))) for r, f, c in zip(run_row, run_first, run_count)}
+        assert runs == carried  # every share that carries part of a row, in runs of consecutive shares
+    shares = csr_spmm_merge.Shares.of(coo, items, short_run=2, chunk=16)
+    np.testing.assert_array_equal(shares.indptr, csr.indptr)
+    assert shares.carry.shape == (shares.shares * 16,)
+    assert all(int(c) <= 2 for c in shares.short[2]) and all(int(c) > 2 for c in shares.long[2])

@@ -2,8 +2,9 @@
 read once per tile of columns, rows spanning shares fixed up deterministically.
 
 A block kernel (``BLOCK_SPEC``) extending the load-balanced CSR kernels (csr_merge, csr_stream, and
-cuSPARSE's, from the block width the rule ``spmm_min_columns`` gives): a matrix bound to one of them
-keeps its balance for a block.  When a matrix's executor
+cuSPARSE's, from the block width the rule ``spmm_min_columns`` gives) and the COO kernels (a row-sorted
+COO is CSR's column indices and values with explicit rows: its row pointers are built once): a matrix
+bound to one of them keeps its balance for a block.  When a matrix's executor
 is made, :func:`prepare` computes where each share of the merge path starts, lists the runs of shares
 carrying one row and makes the carry buffer, so a block product of any width runs no search,
 allocates nothing and can be captured from its first call.
@@ -15,6 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..arrays import get_xp
 from .config import integer_or_none
 from .csr_spmm import BLOCK_PARAMS, COLUMNS_PER_LANE, LANES, block_shape, expression, launch_settings
 from .device import capped_grid, grid_for
@@ -27,16 +29,33 @@ def _expressions(v: str, i: str) -> list[str]:
             + [f"csr_spmm_merge_fixup<{v}, {flag}>" for flag in ("false", "true")])
 
 
-def shares_of(fmt, items: int):
-    """``share_row`` (row ends before each share of ``items`` merge items, and ``m`` after the last) and
-    the runs of shares that carry part of one row: ``(row, first share, count)``, as device arrays."""
-    import cupy
+def row_pointers(fmt):
+    """``indptr`` of a CSR matrix, or of a row-sorted COO one (built on the device: where each row starts)."""
+    if fmt.name == "csr":
+        return fmt.indptr
+    xp = get_xp(fmt.row)
+    rows = xp.arange(fmt.shape[0] + 1, dtype=fmt.index_dtype)
+    return xp.searchsorted(fmt.row, rows, side="left").astype(fmt.index_dtype)
 
+
+def entries(fmt) -> tuple:
+    """The column indices and values a share walks: CSR's ``indices`` and ``data``, or COO's ``col`` and ``data``
+    (a row-sorted COO holds them in CSR's order)."""
+    return (fmt.indices, fmt.data) if fmt.name == "csr" else (fmt.col, fmt.data)
+
+
+def shares_of(fmt, items: int, indptr=None):
+    """``share_row`` (row ends before each share of ``items`` merge items, and ``m`` after the last) and
+    the runs of shares that carry part of one row: ``(row, first share, count)``, as device arrays.
+    ``indptr``: the matrix's row pointers (default :func:`row_pointers`).  On the arrays' device (NumPy's
+    on the host, for the tests)."""
+    indptr = row_pointers(fmt) if indptr is None else indptr
+    cupy = get_xp(indptr)
     m, nnz = fmt.shape[0], int(fmt.nnz)
     total = m + nnz
     shares = -(-total // items)
     d = cupy.minimum(cupy.arange(shares + 1, dtype=cupy.int64) * items, total)
-    indptr = fmt.indptr.astype(cupy.int64, copy=False)
+    indptr = indptr.astype(cupy.int64, copy=False)
     row_ends = cupy.arange(m, dtype=cupy.int64) + indptr[1:]  # a row end's place on the merge path
     share_row = cupy.searchsorted(row_ends, d, side="left")
     carry_row, consumed = share_row[1:], d[1:] - share_row[1:]
@@ -52,13 +71,15 @@ def shares_of(fmt, items: int):
 
 @dataclass
 class Shares:
-    """What every block product of one matrix shares: the shares' starts, the runs of carries split at
-    ``short_run`` (short: a thread per column; long: a block per run) and a carry buffer of ``chunk``
-    columns per share (a product runs its block ``chunk`` columns at a time)."""
+    """What every block product of one matrix shares: its row pointers (a COO matrix's built once), the
+    shares' starts, the runs of carries split at ``short_run`` (short: a thread per column; long: a block
+    per run) and a carry buffer of ``chunk`` columns per share (a product runs its block ``chunk`` columns
+    at a time)."""
 
     items: int
     short_run: int
     chunk: int
+    indptr: object
     share_row: object
     short: tuple
     long: tuple
@@ -72,15 +93,15 @@ class Shares:
     @classmethod
     def of(cls, fmt, items: int, short_run: int, chunk: int) -> Shares:
         """The shares of ``fmt`` (device work and a host synchronisation: made once, not per product)."""
-        import cupy
-
-        share_row, (run_row, run_first, run_count) = shares_of(fmt, items)
+        indptr = row_pointers(fmt)
+        cupy = get_xp(indptr)
+        share_row, (run_row, run_first, run_count) = shares_of(fmt, items, indptr)
         long_run = run_count > short_run
         split = []
         for chosen in (cupy.flatnonzero(~long_run), cupy.flatnonzero(long_run)):
             split.append((run_row[chosen], run_first[chosen], run_count[chosen]))
         carry = cupy.empty((int(share_row.shape[0]) - 1) * chunk, dtype=fmt.dtype)
-        return cls(items, short_run, chunk, share_row, split[0], split[1], carry)
+        return cls(items, short_run, chunk, indptr, share_row, split[0], split[1], carry)
 
 
 def prepare(fmt, props, rules) -> Shares:
@@ -118,7 +139,7 @@ def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
         tiles = -(-width // tile)
         launches.append(Launch(main_fn, grid_for(shares.shares * tiles * t, block, props), block,
                                (np.int64(shares.shares), np.int64(shares.items), np.int64(m + nnz), shares.share_row,
-                                np.int64(col0), np.int64(chunk), *operands.args(), fmt.indptr, fmt.indices, fmt.data,
+                                np.int64(col0), np.int64(chunk), *operands.args(), shares.indptr, *entries(fmt),
                                 X, Y, ALPHA, beta_arg(fmt, accumulate), shares.carry), fmt.dtype))
         for fn, (run_row, run_first, run_count), is_long in fixups:
             runs = int(run_row.shape[0])
@@ -134,8 +155,8 @@ def configure(spec, fmt, p, props, rules) -> dict:
     the longest run of carries fixed up a thread per column and the columns per launch: given, else the
     rules'; the prepared shares (:func:`prepare`), passed on."""
     out = {**launch_settings(spec, p, props, rules), **block_shape(spec, p, rules.spmm_merge_shape)}
-    defaults = {"items_per_share": lambda: merge_items(fmt, props, rules), "short_run": lambda: rules.SPMM_MERGE_SHORT_RUN,
-                "chunk": lambda: rules.SPMM_MERGE_CHUNK}
+    defaults = {"items_per_share": lambda: merge_items(fmt, props, rules),
+                "short_run": lambda: rules.SPMM_MERGE_SHORT_RUN, "chunk": lambda: rules.SPMM_MERGE_CHUNK}
     for name, default in defaults.items():
         value = integer_or_none(default() if p[name] is None else p[name])
         if value is None or value < 1:
@@ -149,10 +170,11 @@ def configure(spec, fmt, p, props, rules) -> dict:
     return out
 
 
-BLOCK_SPEC = own_kernel("csr_spmm_merge", ("csr",),
+BLOCK_SPEC = own_kernel("csr_spmm_merge", ("csr", "coo"),
                         "merge-path shares of rows and nonzeros, a group of 1-32 lanes per share with strips of "
                         "the block's columns; rows spanning shares fixed up deterministically",
                         _expressions, bind, configure,
                         params={**BLOCK_PARAMS, "items_per_share": None, "short_run": None, "chunk": None,
                                 "prepared": None},
-                        default=True, extends=("csr_merge", "csr_stream", "cusparse_csr"), prepare=prepare)
+                        default=True, extends=("csr_merge", "csr_stream", "cusparse_csr", "coo_atomic",
+                                               "coo_segmented", "cusparse_coo"), prepare=prepare)

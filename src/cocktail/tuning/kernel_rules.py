@@ -22,8 +22,8 @@ SPMM_MAX_LANES, SPMM_ROW_MAJOR_COLUMNS, SPMM_MAX_COLUMNS = 32, 4, 8
 #: (longer runs get a block each).
 SPMM_MERGE_ITEMS, SPMM_MERGE_MIN_ITEMS, SPMM_MERGE_SHORT_RUN = 128, 16, 8
 SPMM_MERGE_SHARES_PER_THREAD_SLOT = 0.25
-#: Block products of a matrix bound to a vendor SpMV kernel (cusparse_csr) run our block kernel from this
-#: many columns on, one vendor SpMV per column below it: the vendor's SpMV is better balanced than ours on
+#: Block products of a matrix bound to a vendor SpMV kernel (cusparse_csr, cusparse_coo) run our block kernel
+#: from this many columns on, one vendor SpMV per column below it: the vendor's SpMV is better balanced than ours on
 #: the irregular matrices the planner gives it, so reading the matrix once pays only from a few columns.
 #: Measured crossover between 4 and 16 columns on a power-law matrix (powerlaw_1M, H100, float32); to be
 #: replaced by the device profile's samples over k.
