@@ -158,3 +158,21 @@ def test_plots_are_written_as_png(tmp_path):
     paths = plots.write_all(RECORDS, tmp_path)
     assert sorted(p.name for p in paths) == ["bandwidth_float64.png", "profile_float64.png", "speedup_s_float64.png"]
     assert all(p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for p in paths)
+
+
+def _block(matrix, method, k, us):
+    return {"section": "spmm", "suite": "s", "matrix": matrix, "dtype": "float32", "method": method, "k": k,
+            "kernel_us": us, "nnz": 10, "params": {}, "note": ""}
+
+
+def test_the_block_plot_shows_speedups_and_gains_against_k(tmp_path):
+    records = [_block("a", "cocktail-auto", 4, 10.0), _block("a", "cusparse-spmm-best", 4, 30.0),
+               _block("a", "cocktail-auto-spmvs", 4, 20.0), _block("a", "cocktail-auto", 16, 40.0),
+               _block("a", "cusparse-spmm-best", 16, 20.0), _block("b", "cocktail-auto", 4, 5.0)]
+    ks, speedups, gains = plots.block_data(records, "float32")
+    assert ks == [4, 16]
+    assert speedups == {"a": [3.0, 0.5], "b": [None, None]}
+    assert gains == {"a": [2.0, None], "b": [None, None]}
+    paths = plots.write_all(records, tmp_path)
+    assert [p.name for p in paths] == ["blocks_float32.png"] and paths[0].stat().st_size > 0
+    assert plots.block_data(records, "float64") == ([], {}, {})

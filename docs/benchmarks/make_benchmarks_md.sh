@@ -76,6 +76,10 @@ grep -q '^commit 0d3dba2$' $SPMM/gpu.txt
   echo
   echo "GPU: NVIDIA H100 80GB HBM3 ($SPMM/gpu.txt), commit 0d3dba2, 2026-11-25. Command: \`cocktail bench laplace5_2000 laplace27_100 powerlaw_1M.npz rmat19.npz --formats csr --methods ours,cocktail-auto,cusparse,cupyx --k 1,4,16,64 --dtype float32 --repeat 20 --json spmm_0d3dba2.json\` (powerlaw_1M is \`generators.power_law(1_000_000)\`, rmat19 \`holdout.rmat(k=19)\`, saved as .npz; rmat19 was not used to set any rule). The console report is $SPMM/bench_stdout_0d3dba2.txt. Per block width: \`cocktail-auto\`'s \`A.matmat(X, out=Y)\` on row-major blocks and what its plan runs for them; \`cusparse-spmm-best\`, the fastest of cusparseSpMM's CSR algorithms 1-3 in row- and column-major order (descriptors, workspace and preprocessing made once); \`cocktail-auto-spmvs\`, k separate SpMVs of the same plan (gain: their time over the block product's); the DRAM traffic model's bytes for k columns over the kernel time as a share of the measured copy bandwidth (3,004 GB/s), recomputed with this checkout's model for the generated Laplacians (the run recorded the earlier model, which counted a read of X per stored slot once X passed L2; the diagonal formats now count X once when the window of X their diagonals span fits in L2). Targets (issue 22): at least 1.5x \`cusparse-spmm-best\` in geometric mean at each k and 0.97x on every matrix; at k = 16, 4x over 16 SpMVs on the regular family and 2x on the power-law family, and 70% of the copy bandwidth on matrices whose model bytes exceed 4x L2."
   PYTHONPATH=src "$PYTHON" scripts/spmm_targets.py $SPMM/spmm_0d3dba2.json 4 --model-now
+  PYTHONPATH=src "$PYTHON" -c "import json, sys; from cocktail.bench.output import plots; plots.blocks(json.load(open(sys.argv[1])), 'float32', sys.argv[2], 'Block products A @ X, float32 (kernel time), H100, 0d3dba2')" \
+    $SPMM/spmm_0d3dba2.json $SPMM/plots/blocks_float32.png
+  echo
+  echo "![cocktail-auto over cusparse-spmm-best and over k SpMVs of its plan, against k](${SPMM#docs/}/plots/blocks_float32.png)"
   echo
   "$PYTHON" - "$SPMM/vector_ab_0d3dba2.json" <<'PY'
 import json, sys

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from ...errors import CocktailError
 from ..records import metrics
-from ..records.selection import summary_records
+from ..records.selection import spmm_records, summary_records
 
 #: The methods a reader compares, in legend order, with their colours: ours in a strong red,
 #: cuSPARSE in blue, the other libraries apart from both.
@@ -313,9 +313,62 @@ def _save(fig, path) -> Path:
     return path
 
 
+def block_data(records, dtype: str) -> tuple[list[int], dict, dict]:
+    """``(ks, speedups, gains)`` of the block-product records of ``dtype``: per matrix, ``cocktail-auto``'s
+    speedup over ``cusparse-spmm-best`` and its gain over k SpMVs of its plan (``cocktail-auto-spmvs``) at
+    each block width ``k`` (None where a record is missing)."""
+    rows = [r for r in spmm_records(records) if r["dtype"] == dtype and metrics.time_us(r) and not r.get("note")]
+    time = {(r["matrix"], r["k"], r["method"]): metrics.time_us(r) for r in rows}
+    ks = sorted({r["k"] for r in rows})
+    matrices = list(dict.fromkeys(r["matrix"] for r in rows if r["method"] == "cocktail-auto"))
+
+    def over(baseline: str) -> dict:
+        return {m: [time[m, k, baseline] / time[m, k, "cocktail-auto"]
+                    if (m, k, baseline) in time and (m, k, "cocktail-auto") in time else None for k in ks]
+                for m in matrices}
+
+    return ks, over("cusparse-spmm-best"), over("cocktail-auto-spmvs")
+
+
+def blocks(records, dtype: str, path, title: str) -> Path:
+    """Block products against the block width: cocktail-auto over cuSPARSE's best SpMM, and over k SpMVs."""
+    return _save(blocks_figure(records, dtype, title), path)
+
+
+def blocks_figure(records, dtype: str, title: str):
+    """The figure :func:`blocks` writes: two panels, a line per matrix across the block widths (log axes)."""
+    plt = _pyplot()
+    from matplotlib.ticker import FuncFormatter, NullFormatter
+
+    ks, speedups, gains = block_data(records, dtype)
+    fig, axes = plt.subplots(1, 2, figsize=(11.0, 4.4), sharex=True)
+    for ax, series, label in ((axes[0], speedups, "cocktail-auto over cusparse-spmm-best"),
+                              (axes[1], gains, "cocktail-auto over k SpMVs of its plan")):
+        ax.axhline(1.0, color="#444444", linewidth=1.2, zorder=2)
+        for matrix, ys in series.items():
+            points = [(k, y) for k, y in zip(ks, ys) if y]
+            if points:
+                ax.plot(*zip(*points), marker="o", markersize=4, color=colour(matrix), label=matrix, zorder=5)
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xticks(ks)
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+        ax.yaxis.set_minor_formatter(NullFormatter())
+        low, high = ax.get_ylim()
+        ax.set_yticks([t for t in (0.1, 0.2, 0.3, 0.5, 0.7, 1, 1.5, 2, 3, 5, 10) if low <= t <= high])
+        ax.set_xlabel("k (columns of X)")
+        ax.set_ylabel(f"{label} (log; 1: as fast)", fontsize=9)
+        ax.yaxis.grid(True, color="#dddddd", zorder=0)
+    axes[1].legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, title="matrix",
+                   title_fontsize=8)
+    fig.suptitle(title)
+    return fig
+
+
 def write_all(records, directory) -> list[Path]:
     """PNG files in ``directory``: speedups over the baseline per suite and dtype, a profile and a bandwidth map
-    per dtype."""
+    per dtype, and the block products against k per dtype (``cocktail bench --k``)."""
     directory = Path(directory)
     paths = []
     for dtype in dict.fromkeys(r["dtype"] for r in records):
@@ -331,4 +384,8 @@ def write_all(records, directory) -> list[Path]:
             paths.append(profile(of_dtype, directory / f"profile_{dtype}.png", f"Performance profile, {dtype}"))
             paths.append(bandwidth(of_dtype, directory / f"bandwidth_{dtype}.png",
                                    f"Effective bandwidth, {dtype}"))
+        ks, speedups, _ = block_data(of_dtype, dtype)
+        if ks and any(y for ys in speedups.values() for y in ys):
+            paths.append(blocks(of_dtype, dtype, directory / f"blocks_{dtype}.png",
+                                f"Block products A @ X, {dtype} (kernel time)"))
     return paths
