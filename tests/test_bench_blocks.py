@@ -120,3 +120,35 @@ def test_block_bytes_count_the_matrix_once_a_column_where_no_block_kernel_runs()
     for bad in (0, -1, 2.5, True):
         with pytest.raises(ValueError, match="explain: k"):
             A.explain(k=bad)
+
+
+def test_a_block_goes_column_by_column_without_copies_when_its_columns_are_contiguous():
+    from cocktail.executors.base import Executor
+
+    S = laplacian(5, 6).toarray()
+
+    class Columns(Executor):
+        kernel = "k"
+        seen = []
+
+        def run(self, x, y, alpha, beta):
+            assert x.flags.c_contiguous and y.flags.c_contiguous
+            self.seen.append((np.shares_memory(x, self.X), np.shares_memory(y, self.Y)))
+            y[...] = alpha * (S @ x) + (beta * y if beta else 0)
+
+    rng = np.random.default_rng(0)
+    for order in ("C", "F"):
+        X = np.array(rng.standard_normal((36, 3)), order=order)
+        Y0 = np.array(rng.standard_normal((36, 3)), order=order)
+        Y = Y0.copy(order=order)
+        ex = Columns()
+        ex.seen, ex.X, ex.Y = [], X, Y
+        ex.run_block(X, Y, 2.0, 0.5)
+        np.testing.assert_allclose(Y, 2.0 * S @ X + 0.5 * Y0)
+        assert ex.seen == [(order == "F", order == "F")] * 3  # C-ordered blocks go through copies
+    X, Y = np.asfortranarray(rng.standard_normal((36, 2))), np.zeros((36, 2), order="F")
+    ex = Columns()
+    ex.seen, ex.X, ex.Y = [], X, Y
+    ex.run_block(X, Y, 1.0, 0.0)
+    assert ex.seen == [(True, True), (True, True)]  # views of the caller's columns, written in place
+    np.testing.assert_allclose(Y, S @ X)

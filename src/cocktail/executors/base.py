@@ -49,9 +49,14 @@ class Executor:
         """Make now what block products need made once (nothing here)."""
 
     def run_block(self, X, Y, alpha, beta) -> None:
-        """``Y = alpha*A@X + beta*Y`` for 2-D ``X`` (n, k) and ``Y`` (m, k): one product per column."""
+        """``Y = alpha*A@X + beta*Y`` for 2-D ``X`` (n, k) and ``Y`` (m, k): one product per column, on the columns
+        themselves when both blocks are column-major, else through C-ordered copies of their transposes."""
         from ..arrays import get_xp
 
+        if X.flags.f_contiguous and Y.flags.f_contiguous:  # every column contiguous: no copy either way
+            for j in range(X.shape[1]):
+                self.run(X[:, j], Y[:, j], alpha, beta)
+            return
         xp = get_xp(X)
         Xt = xp.ascontiguousarray(X.T)
         Yt = xp.ascontiguousarray(Y.T) if beta != 0 else xp.empty((Y.shape[1], Y.shape[0]), dtype=Y.dtype)
