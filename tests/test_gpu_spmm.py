@@ -27,20 +27,14 @@ BLOCK_KERNELS = {"csr_vector": ("csr", "csr_spmm"), "csr_merge": ("csr", "csr_sp
                  "coo_atomic": ("coo", "csr_spmm_merge")}
 
 
-def _bound_ks(A) -> set:
+def bound_ks(A) -> set:
     """The column counts the matrix's block kernel has been bound for."""
     return {operands.k for operands in A._executor._block_launches}
 
 
-@pytest.mark.parametrize("index_dtype", ["int32", "int64"])
-@pytest.mark.parametrize("dtype", ["float32", "float64"])
-@pytest.mark.parametrize("k", KS)
-@pytest.mark.parametrize("zm", MATRICES, ids=lambda m: m.name)
-@pytest.mark.parametrize("kernel", list(BLOCK_KERNELS))
-def test_csr_block_kernel_equivalent_to_scipy(kernel, zm, k, dtype, index_dtype):
-    fmt, block = BLOCK_KERNELS[kernel]
-    A, raw = build(zm, fmt, {}, kernel, {}, dtype, index_dtype)
-    assert A._executor.block_spec.name == block
+def check_block_products(A, raw, zm, k, dtype):
+    """Every layout of X and out, alpha and beta, beta = 0 over a NaN-filled out, X never written, and the
+    block kernel bound for k: the products of A checked against the float64 reference."""
     m, n = zm.shape
     rng = np.random.default_rng(k)
     X_host = rng.standard_normal((n, k)).astype(dtype)
@@ -60,8 +54,21 @@ def test_csr_block_kernel_equivalent_to_scipy(kernel, zm, k, dtype, index_dtype)
             A.matmat(X, out=out, alpha=3.0, beta=0.0)  # beta = 0 never reads out
             assert bool(cupy.isfinite(out).all())
             assert_product_close(out.get(), *raw, zm.shape, X_host, alpha=3.0)
+        cupy.testing.assert_array_equal(X, X_before)
     if m and k > 1:
-        assert _bound_ks(A) == {k}  # the block kernel ran, bound for this k, each layout in place
+        assert bound_ks(A) == {k}  # the block kernel ran, bound for this k, each layout in place
+
+
+@pytest.mark.parametrize("index_dtype", ["int32", "int64"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("k", KS)
+@pytest.mark.parametrize("zm", MATRICES, ids=lambda m: m.name)
+@pytest.mark.parametrize("kernel", list(BLOCK_KERNELS))
+def test_csr_block_kernel_equivalent_to_scipy(kernel, zm, k, dtype, index_dtype):
+    fmt, block = BLOCK_KERNELS[kernel]
+    A, raw = build(zm, fmt, {}, kernel, {}, dtype, index_dtype)
+    assert A._executor.block_spec.name == block
+    check_block_products(A, raw, zm, k, dtype)
 
 
 @pytest.mark.parametrize("items, short_run", [(1, 1), (2, 1), (3, 2), (64, 8)])
@@ -102,7 +109,7 @@ def test_a_fortran_ordered_x_and_a_strided_out_are_used_in_place_and_its_neighbo
     A.matmat(cupy.asarray(X_host), out=window)
     assert_product_close(window.get(), *raw, zm.shape, X_host)
     assert not bool(wide[:, :2].any()) and not bool(wide[:, 7:].any())
-    assert _bound_ks(A) == {5}
+    assert bound_ks(A) == {5}
 
 
 @pytest.mark.parametrize("kernel", list(BLOCK_KERNELS))
@@ -184,7 +191,7 @@ def test_a_matrix_on_cusparse_csr_multiplies_wide_blocks_with_the_merge_kernel()
     for k in (narrow, wide):
         X_host = np.random.default_rng(k).standard_normal((zm.shape[1], k)).astype("float32")
         assert_product_close((A @ cupy.asarray(X_host)).get(), *raw, zm.shape, X_host)
-    assert _bound_ks(A) == {wide}  # the narrow block ran column by column
+    assert bound_ks(A) == {wide}  # the narrow block ran column by column
 
 
 @pytest.mark.parametrize("kernel", ["csr_vector", "dia_vi"])

@@ -12,6 +12,7 @@ import pytest
 import cocktail
 from oracle import assert_product_close
 from test_gpu_kernels import MATRICES, build
+from test_gpu_spmm import check_block_products
 
 pytestmark = pytest.mark.gpu
 
@@ -42,36 +43,6 @@ def _config_id(config) -> str:
     return kernel + ("[" + ",".join(parts) + "]" if parts else "")
 
 
-def _bound_ks(A) -> set:
-    """The column counts the matrix's block kernel has been bound for."""
-    return {operands.k for operands in A._executor._block_launches}
-
-
-def _check_block_products(A, raw, zm, k, dtype):
-    m, n = zm.shape
-    rng = np.random.default_rng(k)
-    X_host = rng.standard_normal((n, k)).astype(dtype)
-    Y0_host = rng.standard_normal((m, k)).astype(dtype)
-    for x_order in ("C", "F"):
-        X = cupy.asarray(np.array(X_host, order=x_order))
-        X_before = X.copy()
-        Y = A @ X
-        assert Y.shape == (m, k) and Y.dtype == np.dtype(dtype) and Y.flags.c_contiguous
-        assert_product_close(Y.get(), *raw, zm.shape, X_host)
-        cupy.testing.assert_array_equal(X, X_before)  # the operand is never written
-        for order in ("C", "F"):
-            out = cupy.asarray(np.array(Y0_host, order=order))
-            assert A.matmat(X, out=out, alpha=-0.5, beta=2.0) is out
-            assert_product_close(out.get(), *raw, zm.shape, X_host, alpha=-0.5, beta=2.0, y0=Y0_host)
-            out = cupy.full((m, k), cupy.nan, dtype=dtype, order=order)
-            A.matmat(X, out=out, alpha=3.0, beta=0.0)  # beta = 0 never reads out
-            assert bool(cupy.isfinite(out).all())
-            assert_product_close(out.get(), *raw, zm.shape, X_host, alpha=3.0)
-        cupy.testing.assert_array_equal(X, X_before)
-    if m and k > 1:
-        assert _bound_ks(A) == {k}  # the block kernel ran, bound for this k, each layout in place
-
-
 @pytest.mark.parametrize("index_dtype", ["int32", "int64"])
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("k", KS)
@@ -82,7 +53,7 @@ def test_format_block_kernel_equivalent_to_scipy(config, zm, k, dtype, index_dty
     A, raw = build(zm, fmt, dict(fparams), kernel, {}, dtype, index_dtype)
     assert A.kernel == kernel
     assert A._executor.block_spec.name == CONFIGS[config]
-    _check_block_products(A, raw, zm, k, dtype)
+    check_block_products(A, raw, zm, k, dtype)
 
 
 @pytest.mark.parametrize("index_dtype", ["int32", "int64"])
@@ -93,7 +64,7 @@ def test_format_block_kernel_on_other_layouts(config, zm, k, index_dtype):
     fmt, fparams, kernel = config
     A, raw = build(zm, fmt, fparams, kernel, {}, "float64", index_dtype)
     assert A._executor.block_spec.name == CONFIGS[(fmt, (("max_fill", None),), kernel)]
-    _check_block_products(A, raw, zm, k, "float64")
+    check_block_products(A, raw, zm, k, "float64")
 
 
 @pytest.mark.parametrize("config", list(CONFIGS), ids=_config_id)

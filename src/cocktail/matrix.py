@@ -396,11 +396,10 @@ class SparseMatrix:
             if validate.may_repeat_elements(Y):
                 raise ValueError("out's elements may share memory (a broadcast view, or strides that interleave); "
                                  "the product needs a separate place for every element")
-            if k and self.shape[0] and not self._executor.overlap_safe and self._xp.may_share_memory(X, Y):
-                self._check_current_device()
-                X = X.copy()  # read from a copy: X may lie beside out in one array (or overlap it)
         if k and self.shape[0]:
             self._check_current_device()
+            if out is not None and not self._executor.overlap_safe and self._xp.may_share_memory(X, Y):
+                X = X.copy()  # read from a copy: X may lie beside out in one array (or overlap it)
             self._executor.run_block(X, Y, alpha, beta)
         return Y if out is None else out
 
@@ -570,8 +569,8 @@ class SparseMatrix:
         ]
         lines += [f"  {key}: {value}" for key, value in fmt.describe().items()]
         if k is not None:
-            lines += [f"  block products (k={k}): {self.block_plan(int(k))}",
-                      f"  bytes per block product (DRAM model, k={k}): {fmt.dram_bytes(None, k=int(k)):,}"]
+            lines += [f"  block products (k={k}): {self.block_plan(k)}",
+                      f"  bytes per block product (DRAM model, k={k}): {self.block_dram_bytes(None, k):,}"]
         if self.auto is not None:
             lines += describe.auto_lines(self.auto, self.nnz)
         elif self._auto_reason:

@@ -49,21 +49,11 @@ class Cusparse:
 
         from ...kernels import cusparse
 
-        from ...validate import choose_index_dtype
-
         S = inputs.S
         if not cusparse.available():
             raise Unavailable("cuSPARSE could not be loaded (CuPy's libcusparse)")
         storage, number = _ALGS[self.alg]
-        index_dtype = choose_index_dtype(max(S.nnz, *S.shape))
-        m, _ = S.shape
-        vals = cupy.asarray(S.data)
-        cols = cupy.asarray(S.indices.astype(index_dtype))
-        if storage == "csr":
-            arrays, model = (cupy.asarray(S.indptr.astype(index_dtype)), cols, vals), csr_model(S, index_dtype)
-        else:
-            rows = cupy.asarray(np.repeat(np.arange(m, dtype=index_dtype), np.diff(S.indptr)))
-            arrays, model = (rows, cols, vals), coo_model(S, index_dtype)
+        arrays, model, index_dtype = vendor_arrays(S, storage)
         try:
             launch = cusparse.SpMVLaunch(storage, number, S.shape, S.nnz, arrays, S.dtype, index_dtype,
                                          cupy.cuda.Device().id)
@@ -131,6 +121,23 @@ def _csr_prepared(label: str, inputs: Inputs, calls, result, params: dict, model
     spmv_bytes = model.spmv_bytes() if k == 1 else model.dram_bytes(None, k=k)
     return Prepared(label, calls, result, params, spmv_bytes, close=close,
                     dram_bytes=lambda l2: model.dram_bytes(l2, k=k))
+
+
+def vendor_arrays(S, storage: str):
+    """``(arrays, model, index_dtype)``: device copies of ``S``'s arrays as cuSPARSE's users hold them (CSR's
+    ``indptr, indices, data``, or COO's ``row, col, data`` for ``storage == "coo"``) at the narrowest index
+    dtype, and the format model counting their bytes."""
+    import cupy
+
+    from ...validate import choose_index_dtype
+
+    index_dtype = choose_index_dtype(max(S.nnz, *S.shape))
+    vals = cupy.asarray(S.data)
+    cols = cupy.asarray(S.indices.astype(index_dtype))
+    if storage == "csr":
+        return (cupy.asarray(S.indptr.astype(index_dtype)), cols, vals), csr_model(S, index_dtype), index_dtype
+    rows = cupy.asarray(np.repeat(np.arange(S.shape[0], dtype=index_dtype), np.diff(S.indptr)))
+    return (rows, cols, vals), coo_model(S, index_dtype), index_dtype
 
 
 def torch_operands(inputs: Inputs):

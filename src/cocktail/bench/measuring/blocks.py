@@ -17,9 +17,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .baselines import Cupyx, Cusparse, Torch
-from .methods import AutoMethod, Inputs, KernelMethod, Prepared, Unavailable, _build, coo_model, csr_model, \
-    matrix_params
+from .baselines import Cupyx, Cusparse, Torch, vendor_arrays
+from .methods import AutoMethod, Inputs, KernelMethod, Prepared, Unavailable, _build, matrix_params
 from ..records.record import fastest_per_problem
 
 SPMM_BEST = "cusparse-spmm-best"
@@ -117,19 +116,11 @@ class CusparseSpMM:
         import cupy
 
         from ...kernels import cusparse_spmm
-        from ...validate import choose_index_dtype
 
         S, k = inputs.S, inputs.k
         if not cusparse_spmm.available():
             raise Unavailable("cusparseSpMM could not be loaded (CuPy's libcusparse)")
-        index_dtype = choose_index_dtype(max(S.nnz, *S.shape))
-        vals = cupy.asarray(S.data)
-        cols = cupy.asarray(S.indices.astype(index_dtype))
-        if self.storage == "csr":
-            arrays, model = (cupy.asarray(S.indptr.astype(index_dtype)), cols, vals), csr_model(S, index_dtype)
-        else:
-            rows = cupy.asarray(np.repeat(np.arange(S.shape[0], dtype=index_dtype), np.diff(S.indptr)))
-            arrays, model = (rows, cols, vals), coo_model(S, index_dtype)
+        arrays, model, index_dtype = vendor_arrays(S, self.storage)
         try:
             launch = cusparse_spmm.SpMMLaunch(self.storage, self.alg, S.shape, S.nnz, arrays, S.dtype, index_dtype,
                                               cupy.cuda.Device().id, k, self.order)
