@@ -108,7 +108,7 @@ class CudaExecutor(Executor):
         spec = self.block_spec
         if self._block_prepared is None and spec.prepare is not None and self._current_stream().is_capturing():
             raise RuntimeError(f"the first block product of a matrix on {self.kernel} ran inside a CUDA graph "
-                               f"capture: {spec.name} prepares its shares with device work first; call "
+                               f"capture: {spec.name} first prepares what its launches need with device work; call "
                                "A.prepare_block_products() (or run one block product) before capturing")
         self.prepare_blocks()
         storage = self._storage

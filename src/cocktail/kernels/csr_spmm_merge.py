@@ -164,7 +164,7 @@ def configure(spec, fmt, p, props, rules) -> dict:
         out[name] = value
     prepared = p["prepared"]
     if prepared is not None and not isinstance(prepared, Shares):
-        raise ValueError(f"{spec.name}: prepared must be the matrix's Shares (made when its executor is made), "
+        raise ValueError(f"{spec.name}: prepared must be the matrix's Shares (made by prepare()), "
                          f"got {prepared!r}")
     out["prepared"] = prepared
     return out

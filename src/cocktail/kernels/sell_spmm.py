@@ -39,9 +39,9 @@ def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
 
 
 def prepare(fmt, props=None, rules=None):
-    """The slice pointers as 64-bit, once per matrix (when its executor is made): a 32-bit ``slice_ptr`` is
-    widened on the device then, so that binding a block product does no device work and a first product
-    can be captured."""
+    """The slice pointers as 64-bit, once per matrix (:meth:`~cocktail.SparseMatrix.prepare_block_products` or
+    the first block product): a 32-bit ``slice_ptr`` is widened on the device then, so that binding a block
+    product for new operands does no device work."""
     return fmt.slice_ptr.astype(np.int64, copy=False)
 
 

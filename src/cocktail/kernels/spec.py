@@ -95,8 +95,9 @@ class KernelSpec:
     #: bound to another kernel, a load-balanced one, keeps multiplying a block one column at a time).
     extends: tuple[str, ...] = ()
     #: A block kernel only: ``prepare(storage, props, rules)``, the device work its launches need for any block,
-    #: made once when a matrix's executor is made (so that a first block product allocates nothing and
-    #: can be captured); it reaches ``configure`` as the parameter ``prepared``.  None: binding needs none.
+    #: made once per matrix, by the executor's ``prepare_blocks`` (``A.prepare_block_products()``) or its
+    #: first block product, so that later block products allocate nothing and one run after it can be
+    #: captured; it reaches ``configure`` as the parameter ``prepared``.  None: binding needs none.
     prepare: Callable | None = None
 
     def is_deterministic(self, config: dict) -> bool:
