@@ -241,6 +241,11 @@ class SparseMatrix:
             decision = decide(csr, self.device, executor, tune, deterministic, vendor)
             if decision.report is not None:
                 self.storage, self._executor, self.auto = decision.storage, decision.executor, decision.report
+                if self.device == "cuda":  # block products planned per bucket of k, timed on first use
+                    from .auto.block_plans import planner
+
+                    for leaf in self._executor.block_executors():
+                        leaf.block_planner = planner(deterministic, vendor)
                 return
             format, self._auto_reason = decision.format, decision.reason
         storage = formats.get(format).from_csr(csr, **format_params(format, csr.dtype, params))
@@ -537,11 +542,36 @@ class SparseMatrix:
         return sum(part.dram_bytes(l2_bytes, k=k) if read_once else k * part.dram_bytes(l2_bytes)
                    for part, read_once in zip(fmt.parts, once))
 
-    def prepare_block_products(self) -> None:
-        """Make now, once, what block products need beyond their launches (a merge kernel's shares and carry
-        buffer: device work and a host synchronisation), so that a first block product can be captured
-        in a CUDA graph.  Otherwise the first block product makes it."""
+    def prepare_block_products(self, k: int | None = None, row_major: bool = True) -> None:
+        """Make now what block products need beyond their launches, so that a first block product can be
+        captured in a CUDA graph: a merge kernel's shares and carry buffer (device work and a host
+        synchronisation), and, for a matrix planned by ``format="auto"`` and given ``k``, the plan of the
+        bucket of ``k`` (row-major blocks, or column-major with ``row_major=False``): its candidates timed on
+        scratch blocks.  Otherwise the first block product (of the bucket) makes them."""
         self._executor.prepare_blocks()
+        if k is not None and _block_width(k, "prepare_block_products") > 1 and self.shape[0]:
+            from .kernels.block_operands import BlockOperands
+
+            m, n = self.shape
+            operands = (BlockOperands.row_major(k) if row_major
+                        else BlockOperands(int(k), (1, max(n, 1)), (1, max(m, 1))))
+            for leaf in self._executor.block_executors():
+                leaf.plan_blocks(operands)
+
+    def block_timings(self, k: int, row_major: bool = True) -> dict:
+        """What the block planner of a matrix planned by ``format="auto"`` measured for the bucket of ``k``
+        (row-major blocks, or column-major): µs per block product of each choice it timed (per part of a
+        Cocktail, prefixed ``part<i>:``); empty before that bucket was planned, or where nothing was timed."""
+        from .executors.cuda import block_key
+        from .kernels.block_operands import BlockOperands
+
+        m, n = self.shape
+        k = _block_width(k, "block_timings")
+        key = block_key(BlockOperands.row_major(k) if row_major
+                        else BlockOperands(k, (1, max(n, 1)), (1, max(m, 1))))
+        leaves = self._executor.block_executors()
+        return {(f"part{i}:" if len(leaves) > 1 else "") + label: us
+                for i, leaf in enumerate(leaves) for label, us in getattr(leaf, "block_times", {}).get(key, {}).items()}
 
     def explain(self, k: int | None = None) -> str:
         """A readable description: format, parameters, executor, padding and bytes per SpMV; with ``k``, also
@@ -571,6 +601,11 @@ class SparseMatrix:
         if k is not None:
             lines += [f"  block products (k={k}): {self.block_plan(k)}",
                       f"  bytes per block product (DRAM model, k={k}): {self.block_dram_bytes(None, k):,}"]
+            timed = self.block_timings(k)
+            if timed:
+                lines += textwrap.wrap("  block plan timed (µs): " + ", ".join(f"{label} {us:.1f}"
+                                                                           for label, us in timed.items()),
+                                       describe.WIDTH, subsequent_indent="    ")
         if self.auto is not None:
             lines += describe.auto_lines(self.auto, self.nnz)
         elif self._auto_reason:

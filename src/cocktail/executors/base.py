@@ -45,8 +45,20 @@ class Executor:
         unless ``k == 1``)."""
         return (k == 1,)
 
+    #: ``planner(executor, operands) -> BlockChoice``: plans each bucket of k and layout of block products
+    #: (:mod:`cocktail.auto.block_plans`, set by a planned matrix on each of :meth:`block_executors`); None:
+    #: the rule's choice.  Only an executor with block kernels (``cuda``) consults it.
+    block_planner = None
+
+    def block_executors(self) -> tuple:
+        """The executors whose block products are planned on their own: this one (a composed one: its parts)."""
+        return (self,)
+
     def prepare_blocks(self) -> None:
         """Make now what block products need made once (nothing here)."""
+
+    def plan_blocks(self, operands) -> None:
+        """Plan block products of ``operands``' bucket of k and layout now (nothing to plan here)."""
 
     def run_block(self, X, Y, alpha, beta) -> None:
         """``Y = alpha*A@X + beta*Y`` for 2-D ``X`` (n, k) and ``Y`` (m, k): one product per column, on the columns

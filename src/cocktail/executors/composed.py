@@ -38,6 +38,10 @@ class Composed(Executor):
         """Each part's answer, in order."""
         return tuple(once for part in self.parts for once in part.reads_once(k))
 
+    def block_executors(self) -> tuple:
+        """Every part's."""
+        return tuple(e for part in self.parts for e in part.block_executors())
+
     def prepare_blocks(self) -> None:
         """Every part's."""
         for part in self.parts:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from .. import kernels
 from ..kernels import device
 from ..kernels.block_operands import BlockOperands
+from ..kernels.cusparse import CusparseError
 from ..tuning.kernel_rules import choose_kernel
 from ..tuning.launch_rules import RULES, configure, user_view
 from .base import Executor
@@ -29,13 +32,17 @@ class CudaExecutor(Executor):
         self.launches = tuple(spec.bind(storage, full, props, accumulate)) if storage.shape[0] else ()
         self.nondeterministic = kernels.nondeterministic(spec, full)
         self._current_stream = cupy.cuda.get_current_stream
-        # The block kernel extending this one (None: blocks loop over their columns) and its launches
-        # per BlockOperands (k and the steps of X and Y), bound on first use of each (a compilation on the
-        # first, as for any kernel).
+        # Block products: the rule's block kernel extending this one (None: blocks loop over their columns),
+        # every block kernel extending it (a vendor's too), the plan of each bucket of k and layout (a
+        # BlockChoice: the rule's, or the fastest timed by block_planner, which a planned matrix sets), and the
+        # launches per BlockOperands (k and the steps of X and Y), bound on first use of each.
         self._storage, self._props, self._accumulate = storage, props, accumulate
         self.block_spec = kernels.block_for(storage.name, spec)
+        self.block_specs = tuple(kernels.blocks_for(storage.name, spec))
+        self._block_plans = {}
+        self.block_times = {}  # block_key -> {choice label: µs}, what block_planner measured
         self._block_launches = {}
-        self._block_prepared = None  # the block kernel's prepare(), made by prepare_blocks()
+        self._block_prepared = None  # the rule's block kernel's prepare(), made by prepare_blocks()
 
     def run(self, x, y, alpha, beta) -> None:
         """Fill the per-product slots of every launch and issue them on the current stream."""
@@ -45,47 +52,105 @@ class CudaExecutor(Executor):
             launch(xp, yp, alpha, beta, stream)
 
     def _blocks_run(self, k: int) -> bool:
-        """Whether a block of ``k`` columns runs the block kernel (the rule ``spmm_min_columns``, read now)."""
+        """Whether the rule runs the block kernel for ``k`` columns (the rule ``spmm_min_columns``, read now)."""
         return self.block_spec is not None and k >= RULES.spmm_min_columns(self.spec)
 
+    def rule_choice(self, k: int) -> BlockChoice:
+        """What a block of ``k`` columns runs unless planned: the rule's block kernel, or one product per column."""
+        return BlockChoice(self.block_spec) if self._blocks_run(k) else BlockChoice(None)
+
+    def block_choices(self, operands: BlockOperands, deterministic: bool = False) -> list[BlockChoice]:
+        """Everything a block product of ``operands`` can run: one product per column, then each block kernel
+        extending this kernel with each of its settings (only deterministic ones with ``deterministic``)."""
+        found = [BlockChoice(None)]
+        for spec in self.block_specs:
+            found += [BlockChoice(spec, tuple(sorted(s.items())))
+                      for s in spec.settings_for(self._storage, operands, deterministic)]
+        return found
+
+    def block_choice(self, operands: BlockOperands) -> BlockChoice:
+        """The plan of the bucket of k and the layout of ``operands``: made on first use, by ``block_planner``
+        where a planned matrix set one (not inside a CUDA graph capture: timing needs the host), else the
+        rule's."""
+        key = block_key(operands)
+        found = self._block_plans.get(key)
+        if found is None:
+            planned = self.block_planner is not None and not self._current_stream().is_capturing()
+            found = self._block_plans[key] = (self.block_planner(self, operands) if planned
+                                              else self.rule_choice(operands.k), planned)
+        return found[0]
+
+    def plan_blocks(self, operands: BlockOperands) -> BlockChoice:
+        """Plan the bucket and layout of ``operands`` now with ``block_planner`` (again where a capture left it to
+        the rule); later products of that bucket and layout run its choice."""
+        key = block_key(operands)
+        if self.block_planner is not None and not self._block_plans.get(key, (None, False))[1]:
+            self._block_plans[key] = (self.block_planner(self, operands), True)
+            self._block_launches = {ops: launches for ops, launches in self._block_launches.items()
+                                    if block_key(ops) != key}
+        return self.block_choice(operands)
+
     def reads_once(self, k: int) -> tuple[bool, ...]:
-        """Whether a block of ``k`` columns reads the matrix once (a block kernel) rather than once a column."""
-        return (self._blocks_run(k),)
+        """Whether a block of ``k`` row-major columns reads the matrix once (a block kernel) rather than once a
+        column."""
+        return (self.block_choice(BlockOperands.row_major(k)).spec is not None,) if k > 1 else (True,)
 
     def block_kernels(self, k: int, row_major: bool = True) -> tuple[str, ...]:
-        """The block kernel with its shape for an aligned block of ``k`` columns (row-major, or column-major
-        X and Y), or the SpMV kernel per column."""
-        if not self._blocks_run(k):
-            return super().block_kernels(k) if k > 1 else (self.kernel,)
+        """What an aligned block of ``k`` columns runs (row-major, or column-major X and Y): a block kernel with
+        its shape or settings, or the SpMV kernel per column."""
+        if k == 1:
+            return (self.kernel,)
         m, n = self._storage.shape
         operands = BlockOperands.row_major(k) if row_major else BlockOperands(k, (1, max(n, 1)), (1, max(m, 1)))
-        config = self.block_config(operands)
-        shape = ", ".join(f"{p}={config[p]}" for p in ("lanes", "columns_per_lane", "vector", "items_per_share")
-                          if p in config)
-        return (f"{self.block_spec.name} ({shape})",)
+        choice = self.block_choice(operands)
+        if choice.spec is None:
+            return super().block_kernels(k)
+        config = self.block_config(operands, choice)
+        shape = ", ".join(f"{p}={config[p]}" for p in ("lanes", "columns_per_lane", "vector", "items_per_share",
+                                                       "alg") if config.get(p) is not None)
+        return (f"{choice.spec.name} ({shape})",)
 
     def prepare_blocks(self) -> None:
-        """Make what the block kernel's launches need for any block (its ``prepare``: a merge kernel's shares
-        and carry buffer) now, once; a first block product makes it otherwise, which cannot happen inside
-        a CUDA graph capture."""
+        """Make what the rule's block kernel's launches need for any block (its ``prepare``: a merge kernel's
+        shares and carry buffer) now, once; a first block product makes it otherwise, which cannot happen
+        inside a CUDA graph capture."""
         spec = self.block_spec
         if self._block_prepared is None and spec is not None and spec.prepare is not None and self._storage.shape[0]:
             self._block_prepared = spec.prepare(self._storage, self._props, RULES)
 
-    def block_config(self, operands: BlockOperands) -> dict:
-        """The block kernel's resolved configuration for ``operands``: the read path and block size the
-        matrix's kernel was given, the rest from the rules."""
-        spec = self.block_spec
+    def block_config(self, operands: BlockOperands, choice: BlockChoice | None = None) -> dict:
+        """The configuration of ``choice`` (default: the rule's block kernel) for ``operands``: its settings, the
+        read path and block size the matrix's kernel was given, the rest from the rules."""
+        spec = self.block_spec if choice is None else choice.spec
         given = {p: self.config[p] for p in ("ldg", "block_threads") if p in self.config and p in spec.defaults}
-        if self._block_prepared is not None:
+        if spec is self.block_spec and self._block_prepared is not None:
             given["prepared"] = self._block_prepared
-        return configure(spec, self._storage, {"operands": operands, **given}, self._props)
+        params = {} if choice is None else dict(choice.settings)
+        return configure(spec, self._storage, {"operands": operands, **given, **params}, self._props)
+
+    def bind_choice(self, choice: BlockChoice, operands: BlockOperands):
+        """The launches of ``choice`` for ``operands`` (None: one product per column), after
+        :meth:`prepare_blocks` where it is the rule's kernel."""
+        spec = choice.spec
+        if spec is None:
+            return None
+        if spec.prepare is not None:
+            if spec is not self.block_spec:
+                raise ValueError(f"{spec.name}: only the rule's block kernel may need a prepare")
+            if self._block_prepared is None and self._current_stream().is_capturing():
+                raise RuntimeError(f"the first block product of a matrix on {self.kernel} ran inside a CUDA graph "
+                                   f"capture: {spec.name} first prepares what its launches need with device work; "
+                                   "call A.prepare_block_products() (or run one block product) before capturing")
+            self.prepare_blocks()
+        storage = self._storage
+        full = self.block_config(operands, choice)
+        return tuple(spec.bind(storage, full, self._props, self._accumulate)) if storage.shape[0] else ()
 
     def run_block(self, X, Y, alpha, beta) -> None:
-        """``Y = alpha*A@X + beta*Y`` for ``X`` (n, k): the format's block kernel, each stored entry read once
-        per tile of columns, reading ``X`` and writing ``Y`` where they lie (any memory order, a window of a
-        wider array); without a block kernel, one product per column."""
-        if not self._blocks_run(X.shape[1]):  # k == 1: the tuned SpMV kernel
+        """``Y = alpha*A@X + beta*Y`` for ``X`` (n, k): the plan of k's bucket and the layout (:meth:`block_choice`):
+        a block kernel, each stored entry read once per tile of columns, reading ``X`` and writing ``Y`` where
+        they lie (any memory order, a window of a wider array), or one product per column."""
+        if X.shape[1] == 1 or not self.block_specs:  # k == 1: the tuned SpMV kernel
             return super().run_block(X, Y, alpha, beta)
         operands = BlockOperands.of(X, Y)
         if operands is None:  # negative or partial-element steps: through C-ordered copies
@@ -95,25 +160,60 @@ class CudaExecutor(Executor):
             self.run_block(cupy.ascontiguousarray(X), work, alpha, beta)
             Y[...] = work
             return
-        launches = self._block_launches.get(operands)
+        launches = self._block_launches.get(operands, _UNBOUND)
+        if launches is _UNBOUND:
+            launches = self._block_launches[operands] = self._bind_planned(operands)
         if launches is None:
-            launches = self._block_launches[operands] = self._bind_block(operands)
+            return super().run_block(X, Y, alpha, beta)
         stream = self._current_stream().ptr
         xp, yp = X.data.ptr, Y.data.ptr
         for launch in launches:
             launch(xp, yp, alpha, beta, stream)
 
-    def _bind_block(self, operands: BlockOperands) -> tuple:
-        """The block kernel's launches for ``operands`` (:meth:`block_config`), after :meth:`prepare_blocks`."""
-        spec = self.block_spec
-        if self._block_prepared is None and spec.prepare is not None and self._current_stream().is_capturing():
-            raise RuntimeError(f"the first block product of a matrix on {self.kernel} ran inside a CUDA graph "
-                               f"capture: {spec.name} first prepares what its launches need with device work; call "
-                               "A.prepare_block_products() (or run one block product) before capturing")
-        self.prepare_blocks()
-        storage = self._storage
-        full = self.block_config(operands)
-        return tuple(self.block_spec.bind(storage, full, self._props, self._accumulate)) if storage.shape[0] else ()
+
+    def _bind_planned(self, operands: BlockOperands):
+        """:meth:`bind_choice` of the plan of ``operands``; where cuSPARSE refuses these operands (the plan was
+        timed on contiguous scratch blocks, these may be a window), the rule's choice, kept for the bucket."""
+        choice = self.block_choice(operands)
+        try:
+            return self.bind_choice(choice, operands)
+        except CusparseError:
+            if not choice.vendor:
+                raise
+            rule = self.rule_choice(operands.k)
+            self._block_plans[block_key(operands)] = (rule, True)
+            return self.bind_choice(rule, operands)
+
+
+_UNBOUND = object()
+
+
+@dataclass(frozen=True)
+class BlockChoice:
+    """What a block product runs: a block kernel ``spec`` with ``settings`` (sorted ``(name, value)`` pairs;
+    empty: the rule's), or one product per column (``spec`` None)."""
+
+    spec: object = None
+    settings: tuple = ()
+
+    @property
+    def vendor(self) -> bool:
+        """Whether a vendor library computes it (a block kernel of cuSPARSE's)."""
+        return self.spec is not None and self.spec.vendor
+
+    def label(self, kernel: str) -> str:
+        """``csr_spmm_merge``, ``cusparse_spmm(alg=2)``, or ``<kernel> per column`` for the SpMV ``kernel``."""
+        if self.spec is None:
+            return f"{kernel} per column"
+        return self.spec.name + (f"({', '.join(f'{k}={v}' for k, v in self.settings)})" if self.settings else "")
+
+
+def block_key(operands: BlockOperands) -> tuple[int, str]:
+    """The plan a block product shares with others: its bucket of k (the rule ``spmm_bucket``) and its layout,
+    ``"row"`` (each row of X and Y contiguous), ``"col"`` (each column) or ``"strided"``."""
+    (x_row, x_col), (y_row, y_col) = operands.x_steps, operands.y_steps
+    layout = "row" if x_col == 1 and y_col == 1 else "col" if x_row == 1 and y_row == 1 else "strided"
+    return RULES.spmm_bucket(operands.k), layout
 
 
 def create(storage, spec, params: dict, required: bool, accumulate: bool = False, deterministic: bool = False):

@@ -57,6 +57,15 @@ def block_for(format_name: str, spec: KernelSpec) -> KernelSpec | None:
                  if format_name in get_block(n).default_for and spec.name in get_block(n).extends), None)
 
 
+def blocks_for(format_name: str, spec: KernelSpec) -> list[KernelSpec]:
+    """Every block kernel that extends the SpMV kernel ``spec`` on matrices stored in ``format_name``: first
+    :func:`block_for`'s (the rule's choice), then the others (a vendor's, timed by a planned matrix)."""
+    first = block_for(format_name, spec)
+    others = [get_block(n) for n in block_names() if format_name in get_block(n).formats
+              and spec.name in get_block(n).extends and get_block(n) is not first]
+    return ([first] if first is not None else []) + others
+
+
 def for_format(format_name: str) -> list[KernelSpec]:
     """The kernels that multiply matrices stored in ``format_name``."""
     return [get(n) for n in names() if format_name in get(n).formats]
@@ -77,4 +86,5 @@ def nondeterministic(spec: KernelSpec, config: dict) -> tuple[str, ...]:
 
 
 __all__ = ["KernelSpec", "names", "get", "register", "for_format", "nondeterministic", "value_type_name",
-           "block_names", "get_block", "block_for"]
+           "block_names", "get_block", "block_for",
+           "blocks_for"]

@@ -99,6 +99,17 @@ class KernelSpec:
     #: first block product, so that later block products allocate nothing and one run after it can be
     #: captured; it reaches ``configure`` as the parameter ``prepared``.  None: binding needs none.
     prepare: Callable | None = None
+    #: A block kernel only: ``block_settings(storage, operands, deterministic)``, the parameter settings a planned
+    #: matrix times for a block of these :class:`~cocktail.kernels.block_operands.BlockOperands` (a vendor
+    #: kernel's algorithms); empty where the kernel cannot multiply them.  None: one setting, the rule's.
+    block_settings: Callable | None = None
+
+    def settings_for(self, storage, operands, deterministic: bool = False) -> tuple[dict, ...]:
+        """The settings :attr:`block_settings` gives, or the rule's alone (``{}``), deterministic ones only with
+        ``deterministic``."""
+        if self.block_settings is not None:
+            return tuple(self.block_settings(storage, operands, deterministic))
+        return ({},) if not deterministic or self.deterministic else ()
 
     def is_deterministic(self, config: dict) -> bool:
         """Whether a product with ``config`` (resolved, or a variant's parameters) is bit-wise deterministic."""

@@ -16,6 +16,11 @@ BLOCK_THREADS = 256
 #: registers for a row-major X (four independent loads and sums per stored entry) and, at most, for X
 #: in another layout (a lane per row, reading its strip like an SpMV reads x).
 SPMM_MAX_LANES, SPMM_ROW_MAJOR_COLUMNS, SPMM_MAX_COLUMNS = 32, 4, 8
+#: Block kernels of the blocked formats (bcsr_spmm, bell_spmm, sbell_spmm): partial sums (block rows x
+#: columns per lane) a lane holds, at most, in the shape the rule picks: spmm_shape's strips are narrowed
+#: to fit and spread over more lanes.  16 keeps a float64 lane's sums in 32 registers beside its block
+#: pieces and X values (4 columns up to 4-row blocks, 2 for 8-row ones); a guess, not yet measured.
+BLOCK_SPMM_MAX_SUMS = 16
 #: csr_spmm_merge: merge items (row ends + nonzeros) per share, at most and at least (fewer on smaller
 #: matrices, so that SPMM_MERGE_SHARES_PER_THREAD_SLOT shares per resident thread of the device keep it
 #: busy), and the longest run of shares carrying one row that the fix-up sums a thread per column
@@ -28,6 +33,9 @@ SPMM_MERGE_SHARES_PER_THREAD_SLOT = 0.25
 #: Measured crossover between 4 and 16 columns on a power-law matrix (powerlaw_1M, H100, float32); to be
 #: replaced by the device profile's samples over k.
 SPMM_VENDOR_MIN_COLUMNS = 8
+#: A planned matrix keeps one block plan per bucket of k: the smallest of these at least k (the last for
+#: any wider block), so blocks of 5 to 8 columns share one plan.
+SPMM_K_BUCKETS = (1, 2, 4, 8, 16, 32, 64, 128, 256)
 #: csr_spmm_merge: columns per launch (the carry buffer made once per matrix holds this many per share).
 SPMM_MERGE_CHUNK = 16
 #: csr_spmm_merge: lanes per share, within these bounds, and columns per lane.  A share is a long
@@ -94,10 +102,25 @@ def spmm_shape(k: int, row_major: bool = True) -> tuple[int, int]:
     return _power_of_two_covering(k / columns, 1, SPMM_MAX_LANES), columns
 
 
+def block_spmm_shape(k: int, row_major: bool, rows: int, columns) -> tuple[int, int]:
+    """``(lanes per superrow, columns per lane)`` of a blocked format's block kernel for ``k`` columns and
+    blocks of ``rows`` rows, ``columns`` the columns per lane it is instantiated for (1 among them): the tile
+    of :func:`spmm_shape`, its strips narrowed to the widest instantiated ones of at most BLOCK_SPMM_MAX_SUMS
+    partial sums (``rows`` per column) and spread over correspondingly more lanes, up to a warp."""
+    lanes, wanted = spmm_shape(k, row_major)
+    narrow = max(c for c in columns if c == 1 or (c <= wanted and rows * c <= BLOCK_SPMM_MAX_SUMS))
+    return min(SPMM_MAX_LANES, lanes * max(1, wanted // narrow)), narrow
+
+
 def spmm_min_columns(spmv_kernel) -> int:
     """The fewest columns a block product runs the block kernel for, on a matrix bound to ``spmv_kernel``
     (a :class:`~cocktail.kernels.spec.KernelSpec`): SPMM_VENDOR_MIN_COLUMNS after a vendor kernel, else 2."""
     return SPMM_VENDOR_MIN_COLUMNS if spmv_kernel.vendor else 2
+
+
+def spmm_bucket(k: int) -> int:
+    """The bucket of a block of ``k`` columns: the smallest of SPMM_K_BUCKETS at least ``k``, else the last."""
+    return next((b for b in SPMM_K_BUCKETS if b >= k), SPMM_K_BUCKETS[-1])
 
 
 def spmm_merge_items(merge_items: int, resident_threads: int) -> int:

@@ -31,9 +31,13 @@ def _block_prepared(A, inputs: Inputs, label: str, column_major: bool = False) -
     the matrix runs them (read once by a block kernel, once a column without one)."""
     xs, y = inputs.column_major() if column_major else (inputs.x_dev, inputs.y_dev)
     k = inputs.k
+    A.prepare_block_products(k, row_major=not column_major)  # a planned matrix times its choices for k now
     calls = [(lambda X=X: A.matmat(X, out=y)) for X in xs]
     params = {**matrix_params(A), "block": A.block_plan(k, row_major=not column_major),
               "layout": "column-major" if column_major else "row-major"}
+    timed = A.block_timings(k, row_major=not column_major)
+    if timed:
+        params["block_timed_us"] = {label: round(us, 2) for label, us in timed.items()}
     return Prepared(label, calls, lambda: A.matmat(xs[0], out=y), params, A.block_dram_bytes(None, k),
                     A.storage.padding_ratio, dram_bytes=lambda l2: A.block_dram_bytes(l2, k))
 

@@ -1,0 +1,100 @@
+"""Block products of a planned matrix: one plan per bucket of k and layout, timed on the matrix.
+
+A matrix planned by ``format="auto"`` multiplies a block of ``k`` vectors with whichever of its
+executor's block choices is fastest for that bucket of ``k`` (the rule ``spmm_bucket``: 2, 4, 8, ...,
+256) and layout of ``X`` and ``Y`` (row-major, column-major, strided): one product per column, the
+format's block kernel (each stored entry read once per tile of columns), or, for a CSR or COO
+matrix, each of cuSPARSE's SpMM algorithms.  The choice is made on the first block product of the
+bucket (or by ``A.prepare_block_products(k)``): each candidate is timed from BLOCK_RACE_CALLS
+products in a CUDA graph, on scratch blocks of the same shape and layout (the caller's arrays are
+never touched), and kept per bucket, so later products pay nothing.  One product per column is
+timed as ``k`` SpMVs.  Between the vendor and ours a tie (within :data:`.planning.RACE_TIE`) goes
+to the vendor, as in the SpMV race: the goal is never to be slower than the vendor.
+
+A block product inside a CUDA graph capture cannot be timed: a bucket first met there takes the
+rule's choice (``A.prepare_block_products(k)`` ahead of the capture plans it).
+"""
+
+from __future__ import annotations
+
+from ..executors.cuda import block_key
+from ..kernels.cusparse import CusparseError
+from .planning import RACE_TIE
+
+#: Products per timed graph and timed replays of a block candidate (one replay warms, the median of the
+#: others counts).
+BLOCK_RACE_CALLS, BLOCK_RACE_REPLAYS = 2, 3
+
+
+def planner(deterministic: bool = False, vendor: bool = True):
+    """The block planner of a matrix planned with ``deterministic`` (only bit-wise deterministic choices) and
+    ``vendor`` (cuSPARSE's kernels allowed): ``plan(executor, operands) -> BlockChoice``."""
+
+    def plan(executor, operands):
+        """The fastest of ``executor``'s block choices for ``operands``, timed on scratch blocks (the rule's
+        choice alone where nothing else may run)."""
+        choices = [c for c in executor.block_choices(operands, deterministic) if vendor or not c.vendor]
+        rule = executor.rule_choice(operands.k)
+        if len(choices) < 2:
+            return choices[0] if choices else rule
+        times = _time_choices(executor, operands, choices)
+        if not times:
+            return rule
+        best = min(times, key=times.get)
+        if not best.vendor:
+            rivals = [c for c in times if c.vendor and times[c] <= times[best] * (1.0 + RACE_TIE)]
+            best = min(rivals, key=lambda c: times[c]) if rivals else best
+        executor.block_times[block_key(operands)] = {c.label(executor.kernel): t for c, t in times.items()}
+        return best
+
+    return plan
+
+
+def _layout(operands) -> str:
+    """``"row"`` where X's and Y's rows are contiguous (scratch blocks in C order), else ``"col"`` (F order)."""
+    return "row" if operands.x_steps[1] == 1 and operands.y_steps[1] == 1 else "col"
+
+
+def _time_choices(executor, operands, choices) -> dict:
+    """Median µs of one block product of each choice, on scratch blocks of ``operands``' shape and layout."""
+    import cupy
+
+    from ..kernels.block_operands import BlockOperands
+    from ..timing import replay_us
+
+    m, n = executor._storage.shape
+    k, dtype = operands.k, executor._storage.dtype
+    order = "C" if _layout(operands) == "row" else "F"
+    X = cupy.asarray(cupy.random.default_rng(0).standard_normal((n, k)).astype(dtype), order=order)
+    Y = cupy.zeros((m, k), dtype=dtype, order=order)
+    x, y = cupy.ascontiguousarray(X[:, 0]), cupy.zeros(m, dtype=dtype)
+    scratch = BlockOperands.of(X, Y)
+    stream = cupy.cuda.Stream(non_blocking=True)
+    built = cupy.cuda.Event()
+    built.record(cupy.cuda.get_current_stream())
+    stream.wait_event(built)
+    one, zero = dtype.type(1), dtype.type(0)
+    times = {}
+    with stream:
+        for choice in choices:
+            try:
+                launches = executor.bind_choice(choice, scratch)
+            except CusparseError:  # an algorithm cuSPARSE refuses for these operands: not a candidate
+                continue
+            if launches is None:  # one product per column: k SpMVs
+
+                def call():
+                    for _ in range(k):
+                        executor.run(x, y, one, zero)
+            else:
+
+                def call(launches=launches):
+                    for launch in launches:
+                        launch(X.data.ptr, Y.data.ptr, one, zero, stream.ptr)
+
+            try:
+                times[choice] = replay_us(call, BLOCK_RACE_CALLS, BLOCK_RACE_REPLAYS)
+            except CusparseError:
+                continue
+    stream.synchronize()
+    return times

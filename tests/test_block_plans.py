@@ -1,0 +1,96 @@
+"""The pieces of planned block products that need no GPU: buckets of k, layouts, the block choices each SpMV
+kernel offers, and where cuSPARSE's SpMM takes the operands."""
+
+from __future__ import annotations
+
+import pytest
+
+from cocktail import kernels
+from cocktail.executors.cuda import BlockChoice, block_key
+from cocktail.kernels import cusparse_spmm
+from cocktail.kernels.block_operands import BlockOperands
+from cocktail.tuning.kernel_rules import SPMM_K_BUCKETS, spmm_bucket
+
+
+@pytest.mark.parametrize("k, bucket", [(1, 1), (2, 2), (3, 4), (5, 8), (8, 8), (9, 16), (64, 64), (65, 128),
+                                       (256, 256), (257, 256), (4096, 256)])
+def test_a_block_width_falls_in_the_smallest_bucket_holding_it(k, bucket):
+    assert spmm_bucket(k) == bucket
+    assert bucket in SPMM_K_BUCKETS
+
+
+def test_block_keys_tell_buckets_and_layouts_apart():
+    row, col = BlockOperands.row_major(12), BlockOperands(12, (1, 100), (1, 80))
+    assert block_key(row) == (16, "row") and block_key(col) == (16, "col")
+    assert block_key(BlockOperands(12, (12, 1), (1, 80))) == (16, "strided")
+    assert block_key(BlockOperands.row_major(9)) == block_key(row)
+
+
+@pytest.mark.parametrize("kernel, blocks", [
+    ("cusparse_csr", ["csr_spmm_merge", "cusparse_spmm"]),
+    ("csr_vector", ["csr_spmm", "cusparse_spmm"]),
+    ("csr_merge", ["csr_spmm_merge", "cusparse_spmm"]),
+])
+def test_every_csr_kernel_offers_its_own_block_kernel_first_and_the_vendors_after(kernel, blocks):
+    assert [s.name for s in kernels.blocks_for("csr", kernels.get(kernel))] == blocks
+    assert kernels.block_for("csr", kernels.get(kernel)).name == blocks[0]
+
+
+def test_the_vendors_block_kernel_is_offered_to_coo_but_to_no_other_format():
+    assert "cusparse_spmm" in [s.name for s in kernels.blocks_for("coo", kernels.get("coo_atomic"))]
+    assert "cusparse_spmm" not in [s.name for s in kernels.blocks_for("ell", kernels.get("ell"))]
+    spec = kernels.get_block("cusparse_spmm")
+    assert spec.vendor and not spec.default_for
+
+
+@pytest.mark.parametrize("x_steps, y_steps, aligned, expected", [
+    ((16, 1), (16, 1), True, ("row", 16, 16)),
+    ((16, 1), (32, 1), True, ("row", 16, 32)),        # out a window of a wider array
+    ((1, 30), (1, 20), True, ("col", 30, 20)),
+    ((1, 30), (1, 40), True, ("col", 30, 40)),        # out a window of a taller array
+    ((16, 1), (1, 20), True, None),                   # orders differ
+    ((16, 1), (16, 1), False, None),                  # not 16-byte aligned
+    ((8, 1), (16, 1), True, None),                    # a row step shorter than a row: not a layout
+    ((2, 32), (16, 1), True, None),                   # strided both ways
+])
+def test_cusparse_spmm_takes_blocks_in_one_order_with_their_leading_dimensions(x_steps, y_steps, aligned, expected):
+    operands = BlockOperands(16, x_steps, y_steps, aligned)
+    assert cusparse_spmm.layout(operands, (20, 30)) == expected
+
+
+def test_a_block_choice_names_itself_and_knows_the_vendor():
+    spec = kernels.get_block("cusparse_spmm")
+    assert BlockChoice(spec, (("alg", 2),)).label("csr_merge") == "cusparse_spmm(alg=2)"
+    assert BlockChoice(spec, (("alg", 2),)).vendor
+    assert BlockChoice(None).label("csr_merge") == "csr_merge per column" and not BlockChoice(None).vendor
+    own = kernels.get_block("csr_spmm_merge")
+    assert BlockChoice(own).label("csr_merge") == "csr_spmm_merge" and not BlockChoice(own).vendor
+
+
+def test_own_block_kernels_offer_the_rules_setting_and_the_vendors_its_deterministic_algorithms():
+    own = kernels.get_block("csr_spmm")
+    assert own.settings_for(None, BlockOperands.row_major(4)) == ({},)
+    assert own.settings_for(None, BlockOperands.row_major(4), deterministic=True) == ({},)
+
+    class Stored:  # what settings() reads of a stored matrix
+        name, nnz, shape = "csr", 10, (20, 30)
+
+    if cusparse_spmm.available():
+        algs = cusparse_spmm.settings(Stored, BlockOperands.row_major(16))
+        assert algs == ({"alg": 1}, {"alg": 2}, {"alg": 3})
+        assert cusparse_spmm.settings(Stored, BlockOperands.row_major(16), deterministic=True) == ({"alg": 3},)
+    assert cusparse_spmm.settings(Stored, BlockOperands(16, (16, 1), (1, 20))) == ()
+
+
+def test_cusparse_spmm_configure_names_a_bad_algorithm_and_a_layout_it_cannot_take():
+    spec = kernels.get_block("cusparse_spmm")
+
+    class Stored:
+        name, nnz, shape = "coo", 10, (20, 30)
+
+    with pytest.raises(ValueError, match=r"alg must be one of \[1, 2, 3, 4\] for coo"):
+        spec.configure(spec, Stored, {"alg": 7, "operands": None}, None, None)
+    with pytest.raises(ValueError, match="both row-major or both column-major"):
+        spec.configure(spec, Stored, {"alg": 1, "operands": BlockOperands(16, (16, 1), (1, 20))}, None, None)
+    config = spec.configure(spec, Stored, {"alg": 2, "operands": BlockOperands.row_major(16)}, None, None)
+    assert spec.is_deterministic(config) and not spec.is_deterministic({**config, "alg": 1})

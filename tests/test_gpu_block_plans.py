@@ -1,0 +1,151 @@
+"""Planned block products: cuSPARSE's SpMM as a block choice of CSR and COO matrices, and the block planner
+(one plan per bucket of k and layout, timed on scratch blocks) of matrices planned by ``format="auto"``.
+
+Marked ``gpu``: skipped where CuPy sees no CUDA device.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import cocktail
+from oracle import assert_product_close
+from test_gpu_kernels import MATRICES, build
+
+pytestmark = pytest.mark.gpu
+
+cupy = pytest.importorskip("cupy") if cocktail.arrays.cuda_available() else None
+
+#: (format, SpMV kernel) of the matrices cusparse_spmm extends, one of each storage.
+STORAGES = (("csr", "cusparse_csr"), ("coo", "coo_atomic"))
+
+
+def _vendor(choices, alg):
+    """The cusparse_spmm choice with algorithm ``alg`` among ``choices`` (None when it does not apply)."""
+    return next((c for c in choices if c.vendor and dict(c.settings)["alg"] == alg), None)
+
+
+def _planned_as(A, alg):
+    """Plan every block product of ``A`` as cuSPARSE's algorithm ``alg`` where it applies, else the rule's."""
+    for leaf in A._executor.block_executors():
+        leaf.block_planner = lambda ex, ops: _vendor(ex.block_choices(ops), alg) or ex.rule_choice(ops.k)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("k", (2, 33))
+@pytest.mark.parametrize("zm", MATRICES, ids=lambda m: m.name)
+@pytest.mark.parametrize("storage", STORAGES, ids=lambda s: s[0])
+def test_cusparse_spmm_gives_the_product_in_both_orders_and_in_windows(storage, zm, k, dtype):
+    from cocktail.executors.cuda import block_key
+    from cocktail.kernels import cusparse_spmm
+    from cocktail.kernels.block_operands import BlockOperands
+
+    fmt, kernel = storage
+    A, raw = build(zm, fmt, {}, kernel, {}, dtype, "int32")
+    m, n = zm.shape
+    rng = np.random.default_rng(k)
+    X_host = rng.standard_normal((n, k)).astype(dtype)
+    Y0_host = rng.standard_normal((m, k)).astype(dtype)
+    algs = sorted(a for s, a in cusparse_spmm.ALGORITHMS if s == fmt)
+    ran = refused = 0
+    for alg in algs:
+        _planned_as(A, alg)
+        A._executor._block_plans.clear()
+        A._executor._block_launches.clear()
+        for order in ("C", "F"):
+            X = cupy.asarray(np.array(X_host, order=order))
+            # out a window of a wider (C) or taller (F) array, aligned: leading dimension 2k or 2m
+            if order == "C":
+                wide = cupy.asarray(np.concatenate([Y0_host, Y0_host], axis=1))
+                out, other = wide[:, :k], wide[:, k:]
+            else:
+                wide = cupy.asarray(np.asfortranarray(np.concatenate([Y0_host, Y0_host], axis=0)))
+                out, other = wide[:m], wide[m:]
+            A.matmat(X, out=out, alpha=-0.5, beta=2.0)
+            assert_product_close(out.get(), *raw, zm.shape, X_host, alpha=-0.5, beta=2.0, y0=Y0_host)
+            cupy.testing.assert_array_equal(other, cupy.asarray(Y0_host))
+            if m and A.nnz:
+                choice, _ = A._executor._block_plans[block_key(BlockOperands.of(X, out))]
+                if choice.vendor:
+                    assert dict(choice.settings) == {"alg": alg}
+                    ran += 1
+                else:  # an algorithm cuSPARSE refuses for this order: the rule's kernel ran instead
+                    assert choice == A._executor.rule_choice(k)
+                    refused += 1
+    assert ran > refused or not (m and A.nnz)
+
+
+def test_a_planned_block_product_times_its_choices_once_per_bucket_and_runs_the_fastest():
+    from cocktail.auto.block_plans import planner
+    from cocktail.executors.cuda import block_key
+    from cocktail.kernels.block_operands import BlockOperands
+
+    zm = next(z for z in MATRICES if z.name == "powerlaw_5000x3000")
+    A, raw = build(zm, "csr", {}, "cusparse_csr", {}, "float32", "int32")
+    ex = A._executor
+    ex.block_planner = planner()
+    m, n = zm.shape
+    X_host = np.random.default_rng(1).standard_normal((n, 12)).astype("float32")
+    Y = A @ cupy.asarray(X_host)  # bucket 16, row-major: planned now
+    assert_product_close(Y.get(), *raw, zm.shape, X_host)
+    key = block_key(BlockOperands.row_major(12))
+    times = ex.block_times[key]
+    labels = set(times)
+    assert "cusparse_csr per column" in labels and "csr_spmm_merge" in labels
+    assert {"cusparse_spmm(alg=1)", "cusparse_spmm(alg=2)", "cusparse_spmm(alg=3)"} <= labels
+    (choice, planned), = ex._block_plans.values()
+    assert planned and times[choice.label(ex.kernel)] <= min(times.values()) * 1.04
+    A @ cupy.asarray(X_host[:, :9])  # the same bucket (9 .. 16): no new timing
+    assert list(ex.block_times) == [key]
+    assert A.block_plan(16).startswith(choice.label(ex.kernel).split("(")[0])
+    assert "block plan timed (µs): cusparse_csr per column" in A.explain(k=12)
+    assert set(A.block_timings(16)) == labels
+
+
+def test_the_block_planner_keeps_to_deterministic_and_to_our_own_kernels_when_asked():
+    from cocktail.auto.block_plans import planner
+    from cocktail.kernels.block_operands import BlockOperands
+
+    zm = next(z for z in MATRICES if z.name == "powerlaw_5000x3000")
+    A, _ = build(zm, "csr", {}, "csr_merge", {}, "float64", "int32")
+    ex = A._executor
+    operands = BlockOperands.row_major(16)
+    everything = {c.label(ex.kernel) for c in ex.block_choices(operands)}
+    assert "cusparse_spmm(alg=2)" in everything
+    deterministic = {c.label(ex.kernel) for c in ex.block_choices(operands, deterministic=True)}
+    assert "cusparse_spmm(alg=3)" in deterministic and "cusparse_spmm(alg=2)" not in deterministic
+    ex.block_planner = planner(vendor=False)
+    assert not ex.plan_blocks(operands).vendor
+    assert not any("cusparse" in label for label in ex.block_times[(16, "row")])
+
+
+def test_an_auto_matrix_plans_its_block_products_and_a_capture_takes_the_rule_until_prepared():
+    from cocktail.executors.cuda import block_key
+    from cocktail.kernels.block_operands import BlockOperands
+
+    zm = next(z for z in MATRICES if z.name == "laplace7_20^3")
+    data, indices, indptr = zm.data, zm.indices, zm.indptr
+    import scipy.sparse as sp
+
+    S = sp.csr_array((data.astype("float64"), indices, indptr), shape=zm.shape)
+    A = cocktail.SparseMatrix(S, format="auto", device="cuda")
+    A.prepare_block_products()  # a merge kernel's shares, if the plan has one
+    leaves = A._executor.block_executors()
+    assert all(leaf.block_planner is not None for leaf in leaves)
+    m, n = zm.shape
+    X = cupy.asarray(np.random.default_rng(2).standard_normal((n, 4)))
+    Y = cupy.zeros((m, 4))
+    stream = cupy.cuda.Stream(non_blocking=True)
+    with stream:
+        stream.begin_capture()
+        A.matmat(X, out=Y)  # bucket 4 first met inside the capture: the rule's choice, untimed
+        graph = stream.end_capture()
+        graph.launch(stream)
+    stream.synchronize()
+    assert_product_close(Y.get(), data, indices, indptr, zm.shape, X.get())
+    key = block_key(BlockOperands.row_major(4))
+    assert all(key not in leaf.block_times for leaf in leaves)
+    A.prepare_block_products(4)  # now timed
+    assert all(key in leaf.block_times for leaf in leaves if len(leaf.block_choices(BlockOperands.row_major(4))) > 1)
+    assert_product_close((A @ X).get(), data, indices, indptr, zm.shape, X.get())
