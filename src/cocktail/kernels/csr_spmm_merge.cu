@@ -13,9 +13,22 @@
 //    are listed once per matrix: (row, first share, count).
 // A launch covers the columns [col0, min(col0 + chunk, k)), so the carry buffer (shares x chunk)
 // is made once per matrix whatever k is: a wider block runs a pair of launches per chunk.
+// VEC: vector strips (spmm.cuh); the binder asks for them only where chunk is a multiple of COLS too, so
+// a strip starting below a chunk's end lies wholly inside it.
 #include "spmm.cuh"
 
-template <typename T, typename I, int LANES, int COLS>
+// sum += v * X[x_row, strip columns]: a vector strip's 16-byte loads, or a scalar strip's columns below col_end.
+template <typename T, int LANES, int COLS, bool VEC>
+__device__ __forceinline__ void add_entry(T (&sum)[COLS], const T v, const T* __restrict__ x, const long long x_row,
+                                          const long long j, const long long col_end, const long long x_col_step) {
+    if constexpr (VEC) {
+        strip_add_vec<T, COLS>(sum, v, x, x_row, j);
+    } else {
+        strip_add<T, LANES, COLS>(sum, v, x, x_row, j, col_end, x_col_step);
+    }
+}
+
+template <typename T, typename I, int LANES, int COLS, bool VEC>
 __global__ void csr_spmm_merge(const long long shares, const long long items, const long long total,
                                const I* __restrict__ share_row, const long long col0, const long long chunk,
                                COCKTAIL_BLOCK_ARGS, COCKTAIL_CSR_ARGS(T, I), COCKTAIL_PRODUCT_ARGS(T),
@@ -29,7 +42,8 @@ __global__ void csr_spmm_merge(const long long shares, const long long items, co
         const long long unit = base + g.group_in_warp;
         if (unit >= units) continue;
         const long long share = unit / tiles;
-        const long long j = col0 + (unit - share * tiles) * TILE + g.lane;
+        const long long j = strip_first<LANES, COLS, VEC>(col0 + (unit - share * tiles) * TILE, g.lane);
+        if (j >= col_end) continue;  // a lane past the chunk's columns (no lane waits for another)
         const long long d0 = share * items;
         const long long d1 = min(d0 + items, total);
         long long row = share_row[share];
@@ -39,16 +53,26 @@ __global__ void csr_spmm_merge(const long long shares, const long long items, co
         strip_clear(sum);
         for (; row < carry_row; ++row) {
             for (const long long end = indptr[row + 1]; e < end; ++e) {
-                strip_add<T, LANES, COLS>(sum, data[e], x, (long long)indices[e] * x_row_step, j, col_end,
-                                          x_col_step);
+                add_entry<T, LANES, COLS, VEC>(sum, data[e], x, (long long)indices[e] * x_row_step, j, col_end,
+                                               x_col_step);
             }
-            strip_store<T, LANES, COLS>(y, row * y_row_step, sum, j, col_end, y_col_step, alpha, beta);
+            if constexpr (VEC) {
+                strip_store_vec<T, COLS>(y, row * y_row_step, sum, j, alpha, beta);
+            } else {
+                strip_store<T, LANES, COLS>(y, row * y_row_step, sum, j, col_end, y_col_step, alpha, beta);
+            }
             strip_clear(sum);
         }
         for (const long long end = d1 - carry_row; e < end; ++e) {
-            strip_add<T, LANES, COLS>(sum, data[e], x, (long long)indices[e] * x_row_step, j, col_end, x_col_step);
+            add_entry<T, LANES, COLS, VEC>(sum, data[e], x, (long long)indices[e] * x_row_step, j, col_end,
+                                           x_col_step);
         }
-        strip_keep<T, LANES, COLS>(carry, share * chunk - col0, sum, j, col_end);
+        if constexpr (VEC) {
+#pragma unroll
+            for (int c = 0; c < COLS; ++c) carry[share * chunk - col0 + j + c] = sum[c];
+        } else {
+            strip_keep<T, LANES, COLS>(carry, share * chunk - col0, sum, j, col_end);
+        }
     }
 }
 

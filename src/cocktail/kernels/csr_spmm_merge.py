@@ -18,14 +18,14 @@ import numpy as np
 
 from ..arrays import get_xp
 from .config import integer_or_none
-from .csr_spmm import BLOCK_PARAMS, COLUMNS_PER_LANE, LANES, block_shape, expression, launch_settings
+from .csr_spmm import VECTOR_BLOCK_PARAMS, block_shape, expression, launch_settings, vector_expressions
 from .device import capped_grid, grid_for
 from .launch import ALPHA, X, Y, Launch, beta_arg
 from .spec import own_kernel, type_names
 
 
 def _expressions(v: str, i: str) -> list[str]:
-    return ([expression("csr_spmm_merge", v, i, t, c) for t in LANES for c in COLUMNS_PER_LANE]
+    return (vector_expressions("csr_spmm_merge", v, i)
             + [f"csr_spmm_merge_fixup<{v}, {flag}>" for flag in ("false", "true")])
 
 
@@ -129,7 +129,8 @@ def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
     if shares is None or (shares.items, shares.short_run, shares.chunk) != (items, config["short_run"], chunk):
         shares = Shares.of(fmt, items, config["short_run"], chunk)
     v, i = type_names(fmt)
-    main_fn = BLOCK_SPEC.compiled(expression("csr_spmm_merge", v, i, t, c), config["ldg"], props.id)
+    main_fn = BLOCK_SPEC.compiled(expression("csr_spmm_merge", v, i, t, c, config["vector"]), config["ldg"],
+                                  props.id)
     fixups = [(BLOCK_SPEC.compiled(f"csr_spmm_merge_fixup<{v}, {'true' if is_long else 'false'}>", config["ldg"],
                                    props.id), runs, is_long)
               for runs, is_long in ((shares.short, False), (shares.long, True)) if runs[0].shape[0]]
@@ -151,10 +152,12 @@ def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
 
 
 def configure(spec, fmt, p, props, rules) -> dict:
-    """The block shape (the rule ``spmm_merge_shape``), read path and block size; merge items per share,
+    """The block shape (the rule ``spmm_merge_shape``; vector strips where the operands allow them and the
+    chunk holds whole strips), read path and block size; merge items per share,
     the longest run of carries fixed up a thread per column and the columns per launch: given, else the
     rules'; the prepared shares (:func:`prepare`), passed on."""
-    out = {**launch_settings(spec, p, props, rules), **block_shape(spec, p, rules.spmm_merge_shape)}
+    out = {**launch_settings(spec, p, props, rules),
+           **block_shape(spec, p, rules.spmm_merge_shape, np.dtype(fmt.dtype).itemsize)}
     defaults = {"items_per_share": lambda: merge_items(fmt, props, rules),
                 "short_run": lambda: rules.SPMM_MERGE_SHORT_RUN, "chunk": lambda: rules.SPMM_MERGE_CHUNK}
     for name, default in defaults.items():
@@ -162,6 +165,11 @@ def configure(spec, fmt, p, props, rules) -> dict:
         if value is None or value < 1:
             raise ValueError(f"{spec.name}: {name} must be a positive integer or None, got {p[name]!r}")
         out[name] = value
+    if out["vector"] and out["chunk"] % out["columns_per_lane"]:  # a vector strip must not straddle chunks
+        if p["vector"]:
+            raise ValueError(f"{spec.name}: vector strips need chunk a multiple of columns_per_lane, got chunk "
+                             f"{out['chunk']} and {out['columns_per_lane']} columns per lane")
+        out["vector"] = False
     prepared = p["prepared"]
     if prepared is not None and not isinstance(prepared, Shares):
         raise ValueError(f"{spec.name}: prepared must be the matrix's Shares (made by prepare()), "
@@ -174,7 +182,7 @@ BLOCK_SPEC = own_kernel("csr_spmm_merge", ("csr", "coo"),
                         "merge-path shares of rows and nonzeros, a group of 1-32 lanes per share with strips of "
                         "the block's columns; rows spanning shares fixed up deterministically",
                         _expressions, bind, configure,
-                        params={**BLOCK_PARAMS, "items_per_share": None, "short_run": None, "chunk": None,
+                        params={**VECTOR_BLOCK_PARAMS, "items_per_share": None, "short_run": None, "chunk": None,
                                 "prepared": None},
                         default=True, extends=("csr_merge", "csr_stream", "cusparse_csr", "coo_atomic",
                                                "coo_segmented", "cusparse_coo"), prepare=prepare)
