@@ -1,9 +1,9 @@
-"""The block kernels of the padded and diagonal formats (ell_spmm, sell_spmm, dia_spmm, dia_vi_spmm) on the
-CPU: found by format and SpMV kernel, configured for k as the rule says, bad parameters refused, every
-binder's arguments matching its kernel's signature, and a NumPy walk of each kernel's indexing.
+"""The block kernels of the padded and diagonal formats (ell_spmm, sell_spmm, dia_spmm, dia_vi_spmm,
+bdia_spmm) on the CPU: found by format and SpMV kernel, configured for k as the rule says, bad parameters
+refused, every binder's arguments matching its kernel's signature, and a NumPy walk of each kernel's indexing.
 
-The walks mirror the .cu files loop for loop (a row's slots or diagonals, the stop at the first padding
-slot, the skip of columns outside the matrix, the permuted store, tiles of ``lanes * columns`` columns)
+The walks mirror the .cu files loop for loop (a row's slots, diagonals or bands, the stop at the first
+padding slot, the skip of columns outside the matrix, the permuted store, tiles of ``lanes * columns`` columns)
 over layouts built from the zoo, so the layout premises are checked without a GPU.
 """
 
@@ -27,7 +27,12 @@ from zoo import ZOO
 
 #: Format -> (its SpMV kernel, the block kernel extending it).
 BLOCK_KERNELS = {"ell": ("ell", "ell_spmm"), "sell": ("sell", "sell_spmm"), "dia": ("dia", "dia_spmm"),
-                 "dia_vi": ("dia_vi", "dia_vi_spmm")}
+                 "dia_vi": ("dia_vi", "dia_vi_spmm"), "bdia": ("bdia", "bdia_spmm")}
+#: Block kernel -> the other SpMV kernels of its format it extends too.
+ALSO_EXTENDS = {"bdia_spmm": ("bdia_direct",)}
+#: The block kernels with vector strips (16-byte loads of adjacent columns), and those with a ``prepare``.
+VECTOR = ("dia_vi_spmm", "bdia_spmm")
+PREPARED = ("sell_spmm", "bdia_spmm")
 PROPS = SimpleNamespace(max_threads_per_block=1024, id=0)
 
 
@@ -42,10 +47,13 @@ def test_the_block_kernel_is_found_by_format_and_spmv_kernel(fmt):
     spmv, block = BLOCK_KERNELS[fmt]
     assert kernels.block_for(fmt, kernels.get(spmv)).name == block
     spec = kernels.get_block(block)
-    assert spec.formats == (fmt,) and spec.default_for == (fmt,) and spec.extends == (spmv,)
+    extends = (spmv, *ALSO_EXTENDS.get(block, ()))
+    assert spec.formats == (fmt,) and spec.default_for == (fmt,) and spec.extends == extends
+    assert all(kernels.block_for(fmt, kernels.get(s)).name == block for s in extends)
     assert spec.source == block and spec.deterministic and not spec.profile
-    vector = block == "dia_vi_spmm"  # vector strips (16-byte loads of adjacent columns) too
-    more = {"vector": None} if vector else {"prepared": None} if block == "sell_spmm" else {}
+    assert (spec.prepare is not None) == (block in PREPARED)
+    vector = block in VECTOR  # vector strips (16-byte loads of adjacent columns) too
+    more = {**({"vector": None} if vector else {}), **({"prepared": None} if block in PREPARED else {})}
     assert spec.defaults == {"operands": None, "lanes": None, "columns_per_lane": None, **more,
                              "ldg": True, "block_threads": None}
     assert block in kernels.block_names() and block not in kernels.names()  # no SpMV path lists it
@@ -170,7 +178,7 @@ def test_the_binders_arguments_match_the_kernels_signature(fmt, dtype, index_dty
     (launch,) = spec.bind(storage, config, props)
     v, i = value_type_name(dtype), index_type_name(index_dtype)
     t, c = config["lanes"], config["columns_per_lane"]
-    flag = ", false" if fmt == "dia_vi" else ""  # column-major X: scalar strips
+    flag = ", false" if block in VECTOR else ""  # column-major X: scalar strips
     assert launch.function == (f"{block}<{v}, {i}, {t}, {c}{flag}>", True)
     assert [_c_type(a, v) for a in launch.args] == _signature(block, v, i)
     assert [int(a) for a in launch.args[1:6]] == [37, 1, 150, 40, 1]
@@ -206,6 +214,14 @@ def _walk(fmt: str, A, X, lanes: int, columns: int):
                     break
                 entries.append((int(col[slot]), data[slot]))
             out = p
+        elif fmt == "bdia":  # bdia_spmm: band by band, each band's diagonals in order, columns in [0, n)
+            ptr = A.band_ptr.astype(np.int64)
+            for b, off in enumerate(A.offsets.astype(np.int64)):
+                c0, width = p + int(off), int(ptr[b + 1] - ptr[b])
+                lo, hi = min(max(-c0, 0), width), min(max(n - c0, 0), width)  # band_window
+                for q in range(lo, hi):
+                    entries.append((c0 + q, A.data.ravel()[(int(ptr[b]) + q) * A.stride + p]))
+            out = p
         elif fmt == "sell":
             C = A.slice_height
             ptr = A.slice_ptr.astype(np.int64)
@@ -236,7 +252,8 @@ def _walk(fmt: str, A, X, lanes: int, columns: int):
 WALKED = [z for z in ZOO if 0 < z.shape[0] * z.shape[1] and z.shape[0] <= 200]
 LAYOUTS = [("ell", {}), ("ell", {"align": 1}), ("sell", {}), ("sell", {"sort_window": 64}),
            ("sell", {"slice_height": 3, "sort_window": 12, "width_multiple": 2}), ("sell", {"slice_height": 1}),
-           ("dia", {}), ("dia", {"align": 1}), ("dia_vi", {}), ("dia_vi", {"align": 1})]
+           ("dia", {}), ("dia", {"align": 1}), ("dia_vi", {}), ("dia_vi", {"align": 1}), ("bdia", {}),
+           ("bdia", {"align": 1})]
 
 
 @pytest.mark.parametrize("layout", LAYOUTS, ids=lambda l: l[0] + "".join(f",{k}={v}" for k, v in l[1].items()))
@@ -258,3 +275,15 @@ def test_sell_widens_its_slice_pointers_once_when_prepared():
     widened = sell_spmm.prepare(storage)
     assert widened.dtype == np.int64 and np.array_equal(widened, storage.slice_ptr)
     assert kernels.get_block("sell_spmm").prepare is sell_spmm.prepare
+
+
+def test_bdia_widens_its_band_pointers_once_when_prepared():
+    from cocktail.kernels import bdia_spmm
+
+    for index_dtype in ("int32", "int64"):
+        storage = _layout("bdia", next(z for z in ZOO if z.name == "power_law"), "float32", index_dtype)
+        widened = bdia_spmm.prepare(storage)
+        assert widened.dtype == np.int64 and np.array_equal(widened, storage.band_ptr)
+        if storage.band_ptr.dtype == np.int64:
+            assert widened is storage.band_ptr  # nothing to widen
+    assert kernels.get_block("bdia_spmm").prepare is bdia_spmm.prepare

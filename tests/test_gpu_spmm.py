@@ -99,6 +99,35 @@ def test_merge_shares_of_any_size_give_the_product(zm, items, short_run):
     assert_product_close(Y.get(), *raw, zm.shape, X_host, alpha=1.5, beta=-1.0, y0=Y0_host)
 
 
+@pytest.mark.parametrize("dtype, columns", [("float32", 4), ("float32", 8), ("float64", 2), ("float64", 4)])
+@pytest.mark.parametrize("items, lanes", [(2, 1), (7, 4), (64, 8)])
+@pytest.mark.parametrize("zm", MATRICES, ids=lambda m: m.name)
+def test_merge_vector_strips_give_the_product(zm, items, lanes, dtype, columns):
+    # Vector strips of the merge kernel: k = 48 runs three chunks of 16 columns (col0 > 0), tiles wider than
+    # k included, shares small enough that most rows are carried.
+    from cocktail.kernels.block_operands import BlockOperands
+    from cocktail.tuning.launch_rules import configure
+
+    A, raw = build(zm, "csr", {}, "csr_merge", {}, dtype, "int32")
+    m, n = zm.shape
+    if not m:
+        return
+    ex = A._executor
+    k = 48
+    X_host = np.random.default_rng(items).standard_normal((n, k)).astype(dtype)
+    Y0_host = np.random.default_rng(1).standard_normal((m, k)).astype(dtype)
+    X, Y = cupy.asarray(X_host), cupy.asarray(Y0_host)
+    full = configure(ex.block_spec, ex._storage, {"operands": BlockOperands.of(X, Y), "items_per_share": items,
+                                                  "lanes": lanes, "columns_per_lane": columns, "vector": True},
+                     ex._props)
+    assert full["vector"]
+    stream = cupy.cuda.get_current_stream().ptr
+    one = np.dtype(dtype).type
+    for launch in ex.block_spec.bind(ex._storage, full, ex._props):
+        launch(X.data.ptr, Y.data.ptr, one(1.5), one(-1.0), stream)
+    assert_product_close(Y.get(), *raw, zm.shape, X_host, alpha=1.5, beta=-1.0, y0=Y0_host)
+
+
 def test_a_fortran_ordered_x_and_a_strided_out_are_used_in_place_and_its_neighbours_kept():
     zm = MATRICES[-3]  # power law 5000 x 3000
     A, raw = build(zm, "csr", {}, "csr_scalar", {}, "float64", "int32")

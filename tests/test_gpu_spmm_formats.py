@@ -1,10 +1,13 @@
-"""The block kernels of the padded and diagonal formats (ell_spmm, sell_spmm, dia_spmm, dia_vi_spmm) against
-SciPy in float64, on the zoo and the larger matrices of the kernel tests.
+"""The block kernels of the padded, diagonal and blocked formats (ell_spmm, sell_spmm, dia_spmm, dia_vi_spmm,
+bcsr_spmm, bell_spmm, sbell_spmm) against SciPy in float64, on the zoo and the larger matrices of the kernel
+tests.
 
 Marked ``gpu``: skipped where CuPy sees no CUDA device.
 """
 
 from __future__ import annotations
+
+import importlib
 
 import numpy as np
 import pytest
@@ -26,7 +29,10 @@ KS = (1, 2, 3, 8, 33, 256)
 CONFIGS = {("ell", (("max_fill", None),), "ell"): "ell_spmm",
            ("sell", (("max_fill", None),), "sell"): "sell_spmm",
            ("dia", (("max_fill", None),), "dia"): "dia_spmm",
-           ("dia_vi", (("max_fill", None),), "dia_vi"): "dia_vi_spmm"}
+           ("dia_vi", (("max_fill", None),), "dia_vi"): "dia_vi_spmm",
+           ("bcsr", (("max_fill", None),), "bcsr"): "bcsr_spmm",
+           ("bell", (("max_fill", None),), "bell"): "bell_spmm",
+           ("sbell", (("max_fill", None),), "sbell"): "sbell_spmm"}
 
 #: Other layouts of the same formats: unaligned strides, sorted (permuted) rows, odd slice heights.
 LAYOUTS = [("ell", {"max_fill": None, "align": 1}, "ell"),
@@ -34,7 +40,23 @@ LAYOUTS = [("ell", {"max_fill": None, "align": 1}, "ell"),
            ("sell", {"max_fill": None, "slice_height": 3, "sort_window": 12, "width_multiple": 2}, "sell"),
            ("sell", {"max_fill": None, "slice_height": 1}, "sell"),
            ("dia", {"max_fill": None, "align": 1}, "dia"),
-           ("dia_vi", {"max_fill": None, "align": 1}, "dia_vi")]
+           ("dia_vi", {"max_fill": None, "align": 1}, "dia_vi"),
+           # The blocked formats: block shapes of every r (8 rows: strips of at most 2 columns), every c, vector
+           # and scalar pieces of the units, unaligned strides, odd and single-superrow slices.
+           ("bcsr", {"max_fill": None, "block": (2, 2)}, "bcsr"),
+           ("bcsr", {"max_fill": None, "block": (3, 1)}, "bcsr"),
+           ("bcsr", {"max_fill": None, "block": (8, 8)}, "bcsr"),
+           ("bell", {"max_fill": None, "block": (4, 4), "align": 1}, "bell"),
+           ("bell", {"max_fill": None, "block": (8, 3)}, "bell"),
+           ("sbell", {"max_fill": None, "block": (2, 8), "slice_height": 3}, "sbell"),
+           ("sbell", {"max_fill": None, "block": (3, 2), "slice_height": 1}, "sbell"),
+           ("sbell", {"max_fill": None, "block": (8, 1), "slice_height": 5}, "sbell")]
+
+#: Layouts whose block kernel's instantiation grid depends on the stored matrix (the blocked formats' block
+#: rows bound the columns per lane): every shape of the grid is run on these too.
+GRID_LAYOUTS = [("bcsr", (("max_fill", None), ("block", (8, 8))), "bcsr"),
+                ("bell", (("max_fill", None), ("block", (3, 2))), "bell"),
+                ("sbell", (("max_fill", None), ("block", (4, 3)), ("slice_height", 5)), "sbell")]
 
 
 def _config_id(config) -> str:
@@ -67,12 +89,20 @@ def test_format_block_kernel_on_other_layouts(config, zm, k, index_dtype):
     check_block_products(A, raw, zm, k, "float64")
 
 
-@pytest.mark.parametrize("config", list(CONFIGS), ids=_config_id)
+def _block_shapes(spec, storage) -> list[tuple[int, int]]:
+    """Every (lanes, columns per lane) block kernel ``spec`` takes for ``storage``: its module's ``block_shapes``
+    where it declares one (a grid depending on the stored matrix), else csr_spmm's grid."""
+    from cocktail.kernels.csr_spmm import COLUMNS_PER_LANE, LANES
+
+    shapes = getattr(importlib.import_module(f"cocktail.kernels.{spec.name}"), "block_shapes", None)
+    return shapes(storage) if shapes is not None else [(t, c) for t in LANES for c in COLUMNS_PER_LANE]
+
+
+@pytest.mark.parametrize("config", list(CONFIGS) + GRID_LAYOUTS, ids=_config_id)
 def test_every_block_shape_gives_the_product(config):
     # Every instantiation (lanes x columns per lane), bound directly: tiles that cover k, tiles that do not
     # (several per row), and more lanes than columns.
     from cocktail.kernels.block_operands import BlockOperands
-    from cocktail.kernels.csr_spmm import COLUMNS_PER_LANE, LANES
     from cocktail.tuning.launch_rules import configure
 
     fmt, fparams, kernel = config
@@ -84,15 +114,13 @@ def test_every_block_shape_gives_the_product(config):
     X_host = np.asfortranarray(np.random.default_rng(5).standard_normal((n, k)))
     Y0_host = np.random.default_rng(6).standard_normal((m, k))
     stream = cupy.cuda.get_current_stream().ptr
-    for lanes in LANES:
-        for columns in COLUMNS_PER_LANE:
-            X, Y = cupy.asarray(X_host), cupy.asarray(Y0_host)
-            full = configure(ex.block_spec, ex._storage, {"operands": BlockOperands.of(X, Y), "lanes": lanes,
-                                                          "columns_per_lane": columns, "block_threads": 64},
-                             ex._props)
-            for launch in ex.block_spec.bind(ex._storage, full, ex._props):
-                launch(X.data.ptr, Y.data.ptr, np.float64(1.5), np.float64(-1.0), stream)
-            assert_product_close(Y.get(), *raw, zm.shape, X_host, alpha=1.5, beta=-1.0, y0=Y0_host)
+    for lanes, columns in _block_shapes(ex.block_spec, ex._storage):
+        X, Y = cupy.asarray(X_host), cupy.asarray(Y0_host)
+        full = configure(ex.block_spec, ex._storage, {"operands": BlockOperands.of(X, Y), "lanes": lanes,
+                                                      "columns_per_lane": columns, "block_threads": 64}, ex._props)
+        for launch in ex.block_spec.bind(ex._storage, full, ex._props):
+            launch(X.data.ptr, Y.data.ptr, np.float64(1.5), np.float64(-1.0), stream)
+        assert_product_close(Y.get(), *raw, zm.shape, X_host, alpha=1.5, beta=-1.0, y0=Y0_host)
 
 
 @pytest.mark.parametrize("config", list(CONFIGS), ids=_config_id)

@@ -78,7 +78,7 @@ def test_a_block_kernel_is_found_by_format_and_configured_for_k():
     assert kernels.block_for("csr", balanced).name == "csr_spmm_merge"
     assert kernels.block_for("csr", kernels.get("csr_stream")).name == "csr_spmm_merge"
     assert kernels.block_for("coo", kernels.get("coo_atomic")).name == "csr_spmm_merge"  # through its row pointers
-    assert kernels.block_for("bcsr", kernels.get("bcsr")) is None
+    assert kernels.block_for("bcsr", kernels.get("bcsr")).name == "bcsr_spmm"
     assert "csr_spmm" not in kernels.names()  # not an SpMV kernel: no SpMV path lists it
     props = SimpleNamespace(max_threads_per_block=1024, sm_count=132, max_threads_per_sm=2048)
     fmt = SimpleNamespace(name="csr", shape=(10_000, 10_000), nnz=90_000, dtype=np.dtype("float32"))
