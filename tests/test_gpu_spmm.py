@@ -29,7 +29,7 @@ BLOCK_KERNELS = {"csr_vector": ("csr", "csr_spmm"), "csr_merge": ("csr", "csr_sp
 
 def bound_ks(A) -> set:
     """The column counts the matrix's block kernel has been bound for."""
-    return {operands.k for operands in A._executor._block_launches}
+    return {operands.k for operands, launches in A._executor._block_launches.items() if launches is not None}
 
 
 def check_block_products(A, raw, zm, k, dtype):
@@ -110,7 +110,7 @@ def test_merge_vector_strips_give_the_product(zm, items, lanes, dtype, columns):
 
     A, raw = build(zm, "csr", {}, "csr_merge", {}, dtype, "int32")
     m, n = zm.shape
-    if not m:
+    if not (m and n):  # X of no rows: no strides to align
         return
     ex = A._executor
     k = 48

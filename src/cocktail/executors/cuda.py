@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .. import kernels
 from ..kernels import device
@@ -191,10 +191,15 @@ _UNBOUND = object()
 @dataclass(frozen=True)
 class BlockChoice:
     """What a block product runs: a block kernel ``spec`` with ``settings`` (sorted ``(name, value)`` pairs;
-    empty: the rule's), or one product per column (``spec`` None)."""
+    empty: the rule's), or one product per column (``spec`` None).  Equal, and hashed, by the kernel's name
+    and the settings (a spec holds dicts)."""
 
-    spec: object = None
+    spec: object = field(default=None, compare=False)
     settings: tuple = ()
+    name: str | None = field(default=None, init=False)
+
+    def __post_init__(self):
+        object.__setattr__(self, "name", None if self.spec is None else self.spec.name)
 
     @property
     def vendor(self) -> bool:
