@@ -94,3 +94,14 @@ def test_cusparse_spmm_configure_names_a_bad_algorithm_and_a_layout_it_cannot_ta
         spec.configure(spec, Stored, {"alg": 1, "operands": BlockOperands(16, (16, 1), (1, 20))}, None, None)
     config = spec.configure(spec, Stored, {"alg": 2, "operands": BlockOperands.row_major(16)}, None, None)
     assert spec.is_deterministic(config) and not spec.is_deterministic({**config, "alg": 1})
+
+
+@pytest.mark.parametrize("k, row_major, itemsize, shape", [
+    (16, True, 4, (4, 4)), (64, True, 4, (8, 4)), (2, True, 4, (4, 4)),   # float32: a 16-byte word a lane
+    (16, True, 8, (8, 2)), (64, True, 8, (8, 2)),                         # float64: two columns a word
+    (16, False, 4, (8, 2)), (3, False, 8, (4, 2)),                        # column-major X: scalar strips
+])
+def test_the_merge_kernels_strips_fill_a_16_byte_word_of_a_row_major_x(k, row_major, itemsize, shape):
+    from cocktail.tuning.kernel_rules import spmm_merge_shape
+
+    assert spmm_merge_shape(k, row_major, itemsize) == shape

@@ -91,7 +91,7 @@ def test_merge_shares_of_any_size_give_the_product(zm, items, short_run):
     operands = BlockOperands.of(X, Y)
     spec = ex.block_spec
     full = configure(spec, ex._storage, {"operands": operands, "items_per_share": items, "short_run": short_run,
-                                         "lanes": 2, "columns_per_lane": 2}, ex._props)
+                                         "lanes": 2, "columns_per_lane": 2, "chunk": 16}, ex._props)
     launches = spec.bind(ex._storage, full, ex._props)
     stream = cupy.cuda.get_current_stream().ptr
     for launch in launches:
@@ -118,7 +118,8 @@ def test_merge_vector_strips_give_the_product(zm, items, lanes, dtype, columns):
     Y0_host = np.random.default_rng(1).standard_normal((m, k)).astype(dtype)
     X, Y = cupy.asarray(X_host), cupy.asarray(Y0_host)
     full = configure(ex.block_spec, ex._storage, {"operands": BlockOperands.of(X, Y), "items_per_share": items,
-                                                  "lanes": lanes, "columns_per_lane": columns, "vector": True},
+                                                  "lanes": lanes, "columns_per_lane": columns, "vector": True,
+                                                  "chunk": 16},
                      ex._props)
     assert full["vector"]
     stream = cupy.cuda.get_current_stream().ptr

@@ -83,9 +83,10 @@ def test_a_block_kernel_is_found_by_format_and_configured_for_k():
     props = SimpleNamespace(max_threads_per_block=1024, sm_count=132, max_threads_per_sm=2048)
     fmt = SimpleNamespace(name="csr", shape=(10_000, 10_000), nnz=90_000, dtype=np.dtype("float32"))
     # csr_spmm, row-major X: up to 4 columns a lane, then lanes up to a warp (tiles of 128 columns past
-    # that); csr_spmm_merge: 2 columns a lane, 4 to 8 lanes
+    # that); csr_spmm_merge (float32): a 16-byte word of columns a lane (2 columns for a column-major X), 4
+    # to 8 lanes
     expected = {"csr_spmm": {1: (1, 1), 3: (1, 4), 16: (4, 4), 33: (16, 4), 256: (32, 4), 999: (32, 4)},
-                "csr_spmm_merge": {1: (4, 2), 3: (4, 2), 16: (8, 2), 33: (8, 2), 256: (8, 2), 999: (8, 2)}}
+                "csr_spmm_merge": {1: (4, 4), 3: (4, 4), 16: (4, 4), 33: (8, 4), 256: (8, 4), 999: (8, 4)}}
     column_major_expected = {"csr_spmm": (2, 4), "csr_spmm_merge": (8, 2)}
     for name in ("csr_spmm", "csr_spmm_merge"):
         spec = kernels.get_block(name)

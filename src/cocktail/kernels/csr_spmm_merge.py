@@ -156,8 +156,9 @@ def configure(spec, fmt, p, props, rules) -> dict:
     chunk holds whole strips), read path and block size; merge items per share,
     the longest run of carries fixed up a thread per column and the columns per launch: given, else the
     rules'; the prepared shares (:func:`prepare`), passed on."""
+    itemsize = np.dtype(fmt.dtype).itemsize
     out = {**launch_settings(spec, p, props, rules),
-           **block_shape(spec, p, rules.spmm_merge_shape, np.dtype(fmt.dtype).itemsize)}
+           **block_shape(spec, p, lambda k, row_major: rules.spmm_merge_shape(k, row_major, itemsize), itemsize)}
     defaults = {"items_per_share": lambda: merge_items(fmt, props, rules),
                 "short_run": lambda: rules.SPMM_MERGE_SHORT_RUN, "chunk": lambda: rules.SPMM_MERGE_CHUNK}
     for name, default in defaults.items():

@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 
 from .. import kernels
+from ..kernels.block_operands import VECTOR_BYTES
 from ..kernels.device import WARP_SIZE
 
 #: Threads per block of every kernel unless the user names one (see ``tuning.launch_rules.block_threads``).
@@ -37,10 +38,14 @@ SPMM_VENDOR_MIN_COLUMNS = 8
 #: any wider block), so blocks of 5 to 8 columns share one plan.
 SPMM_K_BUCKETS = (1, 2, 4, 8, 16, 32, 64, 128, 256)
 #: csr_spmm_merge: columns per launch (the carry buffer made once per matrix holds this many per share).
-SPMM_MERGE_CHUNK = 16
-#: csr_spmm_merge: lanes per share, within these bounds, and columns per lane.  A share is a long
-#: serial walk, so the kernel wants many lanes in flight more than long strips: narrower strips and
-#: more lanes (idle ones included when k is small) than csr_spmm.
+#: Every launch walks the whole matrix: at k = 64, 64 columns a launch ran 2.0-3.1x faster than 16 on
+#: powerlaw_1M and rmat19 (H200, float32 and float64, scripts/spmm_merge_sweep.py,
+#: docs/benchmarks/2026-11-26-h200-spmm/merge_sweep_35650d5.json); the buffer is shares x 64 values.
+SPMM_MERGE_CHUNK = 64
+#: csr_spmm_merge: lanes per share, within these bounds, and columns per lane: SPMM_MERGE_COLUMNS, or for a
+#: row-major X a 16-byte word of them (4 float32, 2 float64: vector strips, 1.1-1.3x faster at k = 16
+#: in the same sweep).  A share is a long serial walk, so the kernel wants many lanes in flight more than
+#: long strips: narrower strips and more lanes (idle ones included when k is small) than csr_spmm.
 SPMM_MERGE_MIN_LANES, SPMM_MERGE_MAX_LANES, SPMM_MERGE_COLUMNS = 4, 8, 2
 #: csr_vector: the smallest power of two covering the mean row length, within these bounds.
 VECTOR_MIN_THREADS, VECTOR_MAX_THREADS = 2, 32
@@ -131,12 +136,13 @@ def spmm_merge_items(merge_items: int, resident_threads: int) -> int:
     return int(min(SPMM_MERGE_ITEMS, max(SPMM_MERGE_MIN_ITEMS, merge_items // wanted_shares)))
 
 
-def spmm_merge_shape(k: int, row_major: bool = True) -> tuple[int, int]:
-    """``(lanes per share, columns per lane)`` of csr_spmm_merge for ``k`` columns, any layout: strips of
-    SPMM_MERGE_COLUMNS columns, lanes the smallest power of two covering ``k`` within
-    [SPMM_MERGE_MIN_LANES, SPMM_MERGE_MAX_LANES] (wider blocks run in tiles, each its own unit of work)."""
-    return (_power_of_two_covering(k / SPMM_MERGE_COLUMNS, SPMM_MERGE_MIN_LANES, SPMM_MERGE_MAX_LANES),
-            SPMM_MERGE_COLUMNS)
+def spmm_merge_shape(k: int, row_major: bool = True, itemsize: int = 8) -> tuple[int, int]:
+    """``(lanes per share, columns per lane)`` of csr_spmm_merge for ``k`` columns of values of ``itemsize``
+    bytes: strips of SPMM_MERGE_COLUMNS columns, or for a row-major X of a 16-byte word of columns (at least
+    SPMM_MERGE_COLUMNS), lanes the smallest power of two covering ``k`` within [SPMM_MERGE_MIN_LANES,
+    SPMM_MERGE_MAX_LANES] (wider blocks run in tiles, each its own unit of work)."""
+    columns = max(SPMM_MERGE_COLUMNS, VECTOR_BYTES // itemsize) if row_major else SPMM_MERGE_COLUMNS
+    return _power_of_two_covering(k / columns, SPMM_MERGE_MIN_LANES, SPMM_MERGE_MAX_LANES), columns
 
 
 def csr_vector_threads(mean_row_length: float) -> int:
