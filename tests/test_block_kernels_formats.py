@@ -33,6 +33,8 @@ ALSO_EXTENDS = {"bdia_spmm": ("bdia_direct",)}
 #: The block kernels with vector strips (16-byte loads of adjacent columns), and those with a ``prepare``.
 VECTOR = ("dia_vi_spmm", "bdia_spmm")
 PREPARED = ("sell_spmm", "bdia_spmm")
+#: The block kernels taking several consecutive rows a group (a last template argument: 1, 2 or 4 rows).
+ROWS = ("dia_vi_spmm",)
 PROPS = SimpleNamespace(max_threads_per_block=1024, id=0)
 
 
@@ -53,16 +55,20 @@ def test_the_block_kernel_is_found_by_format_and_spmv_kernel(fmt):
     assert spec.source == block and spec.deterministic and not spec.profile
     assert (spec.prepare is not None) == (block in PREPARED)
     vector = block in VECTOR  # vector strips (16-byte loads of adjacent columns) too
-    more = {**({"vector": None} if vector else {}), **({"prepared": None} if block in PREPARED else {})}
+    more = {**({"vector": None} if vector else {}), **({"prepared": None} if block in PREPARED else {}),
+            **({"rows_per_group": None} if block in ROWS else {})}
     assert spec.defaults == {"operands": None, "lanes": None, "columns_per_lane": None, **more,
                              "ldg": True, "block_threads": None}
     assert block in kernels.block_names() and block not in kernels.names()  # no SpMV path lists it
     scalar = [f"{block}<float, int, {t}, {c}{', false' if vector else ''}>" for t in LANES for c in COLUMNS_PER_LANE]
     vectors = [f"{block}<float, int, {t}, {c}, true>" for t in LANES for c in COLUMNS_PER_LANE if c >= 4] if vector else []
-    assert spec.expressions("float", "int") == scalar + vectors
+    rows = (1, 2, 4) if block in ROWS else (None,)
+    suffixed = [e if r is None else f"{e[:-1]}, {r}>" for r in rows for e in scalar + vectors]
+    assert spec.expressions("float", "int") == suffixed
     extra = 2 * len(LANES) * (2 + 3) if vector else 0  # float: 4 and 8 columns; double: 2, 4 and 8
-    assert len(spec.all_expressions()) == 4 * len(LANES) * len(COLUMNS_PER_LANE) + extra
-    assert f"{block}<double, long long, 32, 8{', true' if vector else ''}>" in spec.all_expressions()
+    assert len(spec.all_expressions()) == len(rows) * (4 * len(LANES) * len(COLUMNS_PER_LANE) + extra)
+    last = f"{block}<double, long long, 32, 8{', true' if vector else ''}{', 4' if block in ROWS else ''}>"
+    assert last in spec.all_expressions()
     # Another format's kernel, or a format's other kernel, is not extended.
     other = "csr_vector" if fmt != "ell" else "sell"
     assert kernels.block_for(fmt, kernels.get(other)) is None
@@ -179,6 +185,7 @@ def test_the_binders_arguments_match_the_kernels_signature(fmt, dtype, index_dty
     v, i = value_type_name(dtype), index_type_name(index_dtype)
     t, c = config["lanes"], config["columns_per_lane"]
     flag = ", false" if block in VECTOR else ""  # column-major X: scalar strips
+    flag += f", {config['rows_per_group']}" if block in ROWS else ""
     assert launch.function == (f"{block}<{v}, {i}, {t}, {c}{flag}>", True)
     assert [_c_type(a, v) for a in launch.args] == _signature(block, v, i)
     assert [int(a) for a in launch.args[1:6]] == [37, 1, 150, 40, 1]

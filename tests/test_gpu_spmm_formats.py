@@ -123,6 +123,34 @@ def test_every_block_shape_gives_the_product(config):
         assert_product_close(Y.get(), *raw, zm.shape, X_host, alpha=1.5, beta=-1.0, y0=Y0_host)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("rows", (1, 2, 4))
+@pytest.mark.parametrize("zm", MATRICES, ids=lambda m: m.name)
+def test_dia_vi_groups_of_consecutive_rows_give_the_product(zm, rows, dtype):
+    # A group takes 1, 2 or 4 rows and shares the X rows of adjacent diagonals: scalar strips over a
+    # column-major X and vector strips over a row-major one, a k past one tile, m not a multiple of rows.
+    from cocktail.kernels.block_operands import BlockOperands
+    from cocktail.tuning.launch_rules import configure
+
+    A, raw = build(zm, "dia_vi", {"max_fill": None}, "dia_vi", {}, dtype, "int32")
+    ex = A._executor
+    m, n = zm.shape
+    k = 40
+    X_host = np.random.default_rng(rows).standard_normal((n, k)).astype(dtype)
+    Y0_host = np.random.default_rng(3).standard_normal((m, k)).astype(dtype)
+    stream = cupy.cuda.get_current_stream().ptr
+    one = np.dtype(dtype).type
+    for order, vector in (("F", False), ("C", None)):
+        X, Y = cupy.asarray(np.array(X_host, order=order)), cupy.asarray(np.array(Y0_host, order=order))
+        full = configure(ex.block_spec, ex._storage, {"operands": BlockOperands.of(X, Y), "rows_per_group": rows,
+                                                      "lanes": 4, "columns_per_lane": 4, "vector": vector},
+                         ex._props)
+        assert full["rows_per_group"] == rows
+        for launch in ex.block_spec.bind(ex._storage, full, ex._props):
+            launch(X.data.ptr, Y.data.ptr, one(1.5), one(-1.0), stream)
+        assert_product_close(Y.get(), *raw, zm.shape, X_host, alpha=1.5, beta=-1.0, y0=Y0_host)
+
+
 @pytest.mark.parametrize("config", list(CONFIGS), ids=_config_id)
 def test_the_block_kernels_are_deterministic(config):
     fmt, fparams, kernel = config

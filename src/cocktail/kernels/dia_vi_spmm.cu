@@ -1,14 +1,32 @@
 // dia_vi_spmm: Y = alpha * A X + beta * Y over DIA-VI's one-byte value codes, every in-matrix slot read
 // once per tile of LANES * COLS columns (all k columns when k fits).
 //
-// As dia_spmm, a group of LANES lanes per row, each lane a strip of the tile's columns (see spmm.cuh),
-// walking the ndiag diagonals and skipping the columns outside [0, n); a slot's value is
-// table[codes[d * stride + row]]. The block stages the value table (at most 256 values) in shared memory
-// once, before any loop (the only barrier: every thread reaches it), so rows past the end simply skip.
-// VEC: vector strips (spmm.cuh).
+// A group of LANES lanes takes ROWS consecutive rows and a tile; each lane holds a strip of the tile's
+// columns (see spmm.cuh) for each of the rows. The group walks the ndiag diagonals; for diagonal d row
+// row0 + i reads X row row0 + offsets[d] + i, so the strips of the ROWS X rows a diagonal needs are held
+// in registers (win), and a diagonal whose offset is the previous one's plus one (a stencil's neighbours)
+// reuses ROWS - 1 of them and loads one: X is read from the caches about ROWS times less often on runs
+// of adjacent diagonals. Columns outside [0, n) are never read (their strips hold zeros and their slots
+// are skipped); a slot's value is table[codes[d * stride + row]]. The block stages the value table (at
+// most 256 values) in shared memory once, before any loop (the only barrier: every thread reaches it),
+// so rows past the end simply skip. VEC: vector strips (spmm.cuh).
 #include "spmm.cuh"
 
-template <typename T, typename I, int LANES, int COLS, bool VEC>
+// w = X[c, strip columns] for a column c inside [0, n), else zeros.
+template <typename T, int LANES, int COLS, bool VEC>
+__device__ __forceinline__ void window_row(T (&w)[COLS], const T* __restrict__ x, const long long c,
+                                           const long long n, const long long j, const long long k,
+                                           const long long x_row_step, const long long x_col_step) {
+    if (c < 0 || c >= n) {
+        strip_clear(w);
+    } else if constexpr (VEC) {
+        strip_load_vec<T, COLS>(w, x, c * x_row_step, j);
+    } else {
+        strip_load<T, LANES, COLS>(w, x, c * x_row_step, j, k, x_col_step);
+    }
+}
+
+template <typename T, typename I, int LANES, int COLS, bool VEC, int ROWS>
 __global__ void dia_vi_spmm(const I m, COCKTAIL_BLOCK_ARGS, const I n, const I ndiag, const long long stride,
                             const int ntable, const I* __restrict__ offsets, const unsigned char* __restrict__ codes,
                             const T* __restrict__ table, COCKTAIL_PRODUCT_ARGS(T)) {
@@ -18,28 +36,54 @@ __global__ void dia_vi_spmm(const I m, COCKTAIL_BLOCK_ARGS, const I n, const I n
     __syncthreads();
     const RowGroups g = row_groups<LANES>();
     constexpr long long TILE = (long long)LANES * COLS;
-    for (long long base = g.first; base < m; base += g.stride) {
-        const long long row = base + g.group_in_warp;
-        if (row >= m) continue;
+    const long long groups = ((long long)m + ROWS - 1) / ROWS;
+    for (long long base = g.first; base < groups; base += g.stride) {
+        const long long group = base + g.group_in_warp;
+        if (group >= groups) continue;
+        const long long row0 = group * ROWS;
         for (long long t0 = 0; t0 < k; t0 += TILE) {
             const long long j = strip_first<LANES, COLS, VEC>(t0, g.lane);
             if (j >= k) continue;
-            T sum[COLS];
-            strip_clear(sum);
+            T sum[ROWS][COLS];
+            T win[ROWS][COLS];  // win[i]: X row held + i
+#pragma unroll
+            for (int i = 0; i < ROWS; ++i) strip_clear(sum[i]);
+            long long held = -(1LL << 62);  // the X row win[0] holds (none yet)
             for (long long d = 0; d < ndiag; ++d) {
-                const long long c = row + (long long)offsets[d];
-                if (c < 0 || c >= n) continue;
-                const T v = values[codes[d * stride + row]];
-                if constexpr (VEC) {
-                    strip_add_vec<T, COLS>(sum, v, x, c * x_row_step, j);
+                const long long c0 = row0 + (long long)offsets[d];  // row0's column on diagonal d
+                if (c0 + ROWS <= 0 || c0 >= n) continue;  // no row of the group has its column inside
+                if (ROWS > 1 && c0 == held + 1) {  // the next diagonal: shift the window by one X row
+#pragma unroll
+                    for (int i = 0; i + 1 < ROWS; ++i) {
+#pragma unroll
+                        for (int c = 0; c < COLS; ++c) win[i][c] = win[i + 1][c];
+                    }
+                    window_row<T, LANES, COLS, VEC>(win[ROWS - 1], x, c0 + ROWS - 1, n, j, k, x_row_step,
+                                                    x_col_step);
                 } else {
-                    strip_add<T, LANES, COLS>(sum, v, x, c * x_row_step, j, k, x_col_step);
+#pragma unroll
+                    for (int i = 0; i < ROWS; ++i) {
+                        window_row<T, LANES, COLS, VEC>(win[i], x, c0 + i, n, j, k, x_row_step, x_col_step);
+                    }
+                }
+                held = c0;
+#pragma unroll
+                for (int i = 0; i < ROWS; ++i) {
+                    const long long row = row0 + i;
+                    if (row < m && c0 + i >= 0 && c0 + i < n) {
+                        strip_fma<T, COLS>(sum[i], values[codes[d * stride + row]], win[i]);
+                    }
                 }
             }
-            if constexpr (VEC) {
-                strip_store_vec<T, COLS>(y, row * y_row_step, sum, j, alpha, beta);
-            } else {
-                strip_store<T, LANES, COLS>(y, row * y_row_step, sum, j, k, y_col_step, alpha, beta);
+#pragma unroll
+            for (int i = 0; i < ROWS; ++i) {
+                const long long row = row0 + i;
+                if (row >= m) break;
+                if constexpr (VEC) {
+                    strip_store_vec<T, COLS>(y, row * y_row_step, sum[i], j, alpha, beta);
+                } else {
+                    strip_store<T, LANES, COLS>(y, row * y_row_step, sum[i], j, k, y_col_step, alpha, beta);
+                }
             }
         }
     }

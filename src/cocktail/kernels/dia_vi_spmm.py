@@ -2,9 +2,11 @@
 per tile of columns, the value table in shared memory.
 
 A block kernel (``BLOCK_SPEC``) extending dia_vi, on csr_spmm's instantiation grid (lanes per row, columns
-per lane, chosen by the rule ``spmm_shape``; dia_vi's ``rows_per_thread`` is not used, so any row stride and
-codes address serve): ``A.matmat(X)`` reads the codes once per tile of ``lanes * columns_per_lane``
-columns instead of once per column, with ``X`` and ``Y`` in any memory order.
+per lane, chosen by the rule ``spmm_shape``) times ``rows_per_group`` (1, 2 or 4 consecutive rows a group,
+the rule ``spmm_diagonal_rows``: X rows shared by adjacent diagonals are loaded once for them; dia_vi's
+``rows_per_thread`` is not used, so any row stride and codes address serve): ``A.matmat(X)`` reads the
+codes once per tile of ``lanes * columns_per_lane`` columns instead of once per column, with ``X`` and
+``Y`` in any memory order.
 """
 
 from __future__ import annotations
@@ -17,25 +19,45 @@ from .launch import ALPHA, X, Y, Launch, beta_arg
 from .spec import own_kernel, type_names
 
 
+#: Consecutive rows a group of lanes takes.
+ROWS_PER_GROUP = (1, 2, 4)
+
+
 def _expressions(v: str, i: str) -> list[str]:
-    return vector_expressions("dia_vi_spmm", v, i)
+    return [with_rows(e, r) for r in ROWS_PER_GROUP for e in vector_expressions("dia_vi_spmm", v, i)]
+
+
+def with_rows(expression: str, rows: int) -> str:
+    """A block kernel instantiation with one more template argument: ``rows`` rows per group."""
+    return f"{expression[:-1]}, {rows}>"
+
+
+def configure(spec, fmt, p, props, rules) -> dict:
+    """:func:`~.csr_spmm.configure_vector`, and rows per group: given, else the rule ``spmm_diagonal_rows``."""
+    out = configure_vector(spec, fmt, p, props, rules)
+    rows = rules.spmm_diagonal_rows(out["operands"].k) if p["rows_per_group"] is None else p["rows_per_group"]
+    if isinstance(rows, bool) or rows not in ROWS_PER_GROUP:
+        raise ValueError(f"{spec.name}: rows_per_group must be one of {ROWS_PER_GROUP} or None, got {rows!r}")
+    return {**out, "rows_per_group": int(rows)}
 
 
 def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
-    """A grid-stride pass over rows, ``lanes`` lanes each; each block stages the value table once."""
+    """A grid-stride pass over groups of ``rows_per_group`` rows, ``lanes`` lanes each; each block stages the
+    value table once."""
     m, n = fmt.shape
-    t, c, block = config["lanes"], config["columns_per_lane"], config["block_threads"]
+    t, c, block, rows = config["lanes"], config["columns_per_lane"], config["block_threads"], config["rows_per_group"]
     I = fmt.index_dtype.type
     ntable = int(fmt.table.shape[0])
-    fn = BLOCK_SPEC.compiled(expression("dia_vi_spmm", *type_names(fmt), t, c, config["vector"]), config["ldg"],
-                             props.id)
+    fn = BLOCK_SPEC.compiled(with_rows(expression("dia_vi_spmm", *type_names(fmt), t, c, config["vector"]), rows),
+                             config["ldg"], props.id)
     args = (I(m), *config["operands"].args(), I(n), I(fmt.offsets.shape[0]), np.int64(fmt.stride),
             np.int32(ntable), fmt.offsets, fmt.codes, fmt.table, X, Y, ALPHA, beta_arg(fmt, accumulate))
-    return [Launch(fn, grid_for(m * t, block, props), block, args, fmt.dtype, shared_mem=ntable * fmt.dtype.itemsize)]
+    return [Launch(fn, grid_for(-(-m // rows) * t, block, props), block, args, fmt.dtype, shared_mem=ntable * fmt.dtype.itemsize)]
 
 
 BLOCK_SPEC = own_kernel("dia_vi_spmm", ("dia_vi",),
                         "a group of 1-32 lanes per row, each lane a strip of up to 8 of the block's columns; "
                         "every in-matrix code read once per tile of columns, the value table in shared memory",
-                        _expressions, bind, configure_vector, params=dict(VECTOR_BLOCK_PARAMS), default=True,
+                        _expressions, bind, configure, params={**VECTOR_BLOCK_PARAMS, "rows_per_group": None},
+                        default=True,
                         extends=("dia_vi",))

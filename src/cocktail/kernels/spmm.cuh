@@ -145,3 +145,31 @@ __device__ __forceinline__ void strip_store_vec(T* __restrict__ y, const long lo
         store16(y + y_row + j + i, w);
     }
 }
+
+// w = X[x_row, strip columns], zero for the columns at or past k (a strip held for several rows' use).
+template <typename T, int LANES, int COLS>
+__device__ __forceinline__ void strip_load(T (&w)[COLS], const T* __restrict__ x, const long long x_row,
+                                           const long long j, const long long k, const long long x_col_step) {
+#pragma unroll
+    for (int c = 0; c < COLS; ++c) {
+        const long long col = j + (long long)c * LANES;
+        w[c] = col < k ? load_x(x, x_row + col * x_col_step) : T(0);
+    }
+}
+
+// w = X[x_row, j .. j + COLS) for a vector strip starting below k.
+template <typename T, int COLS>
+__device__ __forceinline__ void strip_load_vec(T (&w)[COLS], const T* __restrict__ x, const long long x_row,
+                                               const long long j) {
+    constexpr int N = 16 / sizeof(T);
+    static_assert(COLS % N == 0, "a vector strip fills whole 16-byte words");
+#pragma unroll
+    for (int i = 0; i < COLS; i += N) load16(x + x_row + j + i, w + i);
+}
+
+// sum += v * w, column by column.
+template <typename T, int COLS>
+__device__ __forceinline__ void strip_fma(T (&sum)[COLS], const T v, const T (&w)[COLS]) {
+#pragma unroll
+    for (int c = 0; c < COLS; ++c) sum[c] += v * w[c];
+}

@@ -34,6 +34,9 @@ SPMM_MERGE_SHARES_PER_THREAD_SLOT = 0.25
 #: Measured crossover between 4 and 16 columns on a power-law matrix (powerlaw_1M, H100, float32); to be
 #: replaced by the device profile's samples over k.
 SPMM_VENDOR_MIN_COLUMNS = 8
+#: dia_vi_spmm: consecutive rows a group takes, so that adjacent diagonals share their X rows (a guess until
+#: measured).
+SPMM_DIAGONAL_ROWS = 4
 #: A planned matrix keeps one block plan per bucket of k: the smallest of these at least k (the last for
 #: any wider block), so blocks of 5 to 8 columns share one plan.
 SPMM_K_BUCKETS = (1, 2, 4, 8, 16, 32, 64, 128, 256)
@@ -134,6 +137,11 @@ def spmm_merge_items(merge_items: int, resident_threads: int) -> int:
     [SPMM_MERGE_MIN_ITEMS, SPMM_MERGE_ITEMS]."""
     wanted_shares = max(1.0, resident_threads * SPMM_MERGE_SHARES_PER_THREAD_SLOT)
     return int(min(SPMM_MERGE_ITEMS, max(SPMM_MERGE_MIN_ITEMS, merge_items // wanted_shares)))
+
+
+def spmm_diagonal_rows(k: int) -> int:
+    """Consecutive rows a group of lanes of dia_vi_spmm takes for a block of ``k`` columns: SPMM_DIAGONAL_ROWS."""
+    return SPMM_DIAGONAL_ROWS
 
 
 def spmm_merge_shape(k: int, row_major: bool = True, itemsize: int = 8) -> tuple[int, int]:
