@@ -105,3 +105,9 @@ def test_the_merge_kernels_strips_fill_a_16_byte_word_of_a_row_major_x(k, row_ma
     from cocktail.tuning.kernel_rules import spmm_merge_shape
 
     assert spmm_merge_shape(k, row_major, itemsize) == shape
+
+
+def test_dia_vi_groups_span_16_bytes_of_rows():
+    from cocktail.tuning.kernel_rules import spmm_diagonal_rows
+
+    assert (spmm_diagonal_rows(4), spmm_diagonal_rows(8), spmm_diagonal_rows(2)) == (4, 2, 4)

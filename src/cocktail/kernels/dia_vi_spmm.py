@@ -35,7 +35,8 @@ def with_rows(expression: str, rows: int) -> str:
 def configure(spec, fmt, p, props, rules) -> dict:
     """:func:`~.csr_spmm.configure_vector`, and rows per group: given, else the rule ``spmm_diagonal_rows``."""
     out = configure_vector(spec, fmt, p, props, rules)
-    rows = rules.spmm_diagonal_rows(out["operands"].k) if p["rows_per_group"] is None else p["rows_per_group"]
+    rows = (rules.spmm_diagonal_rows(np.dtype(fmt.dtype).itemsize) if p["rows_per_group"] is None
+            else p["rows_per_group"])
     if isinstance(rows, bool) or rows not in ROWS_PER_GROUP:
         raise ValueError(f"{spec.name}: rows_per_group must be one of {ROWS_PER_GROUP} or None, got {rows!r}")
     return {**out, "rows_per_group": int(rows)}

@@ -34,9 +34,11 @@ SPMM_MERGE_SHARES_PER_THREAD_SLOT = 0.25
 #: Measured crossover between 4 and 16 columns on a power-law matrix (powerlaw_1M, H100, float32); to be
 #: replaced by the device profile's samples over k.
 SPMM_VENDOR_MIN_COLUMNS = 8
-#: dia_vi_spmm: consecutive rows a group takes, so that adjacent diagonals share their X rows (a guess until
-#: measured).
-SPMM_DIAGONAL_ROWS = 4
+#: dia_vi_spmm: bytes of values of one column a group's consecutive rows span (4 rows of float32, 2 of float64),
+#: so that adjacent diagonals share their X rows.  Fastest in a sweep at k = 4, 16 and 64 on three Laplacians
+#: (H200, scripts/spmm_diagonal_rows_sweep.py, docs/benchmarks/2026-11-26-h200-spmm/rows_sweep_3d215ea.json):
+#: 1.16-1.44x over one row in float32, 1.0-1.45x in float64, where 4 rows ran out of registers.
+SPMM_DIAGONAL_ROW_BYTES = 16
 #: A planned matrix keeps one block plan per bucket of k: the smallest of these at least k (the last for
 #: any wider block), so blocks of 5 to 8 columns share one plan.
 SPMM_K_BUCKETS = (1, 2, 4, 8, 16, 32, 64, 128, 256)
@@ -139,9 +141,10 @@ def spmm_merge_items(merge_items: int, resident_threads: int) -> int:
     return int(min(SPMM_MERGE_ITEMS, max(SPMM_MERGE_MIN_ITEMS, merge_items // wanted_shares)))
 
 
-def spmm_diagonal_rows(k: int) -> int:
-    """Consecutive rows a group of lanes of dia_vi_spmm takes for a block of ``k`` columns: SPMM_DIAGONAL_ROWS."""
-    return SPMM_DIAGONAL_ROWS
+def spmm_diagonal_rows(itemsize: int) -> int:
+    """Consecutive rows a group of lanes of dia_vi_spmm takes for values of ``itemsize`` bytes: those spanning
+    SPMM_DIAGONAL_ROW_BYTES (a power of two, 1 to 4)."""
+    return int(min(4, max(1, SPMM_DIAGONAL_ROW_BYTES // itemsize)))
 
 
 def spmm_merge_shape(k: int, row_major: bool = True, itemsize: int = 8) -> tuple[int, int]:
