@@ -31,10 +31,10 @@ BLOCK_KERNELS = {"ell": ("ell", "ell_spmm"), "sell": ("sell", "sell_spmm"), "dia
 #: Block kernel -> the other SpMV kernels of its format it extends too.
 ALSO_EXTENDS = {"bdia_spmm": ("bdia_direct",)}
 #: The block kernels with vector strips (16-byte loads of adjacent columns), and those with a ``prepare``.
-VECTOR = ("dia_vi_spmm", "bdia_spmm")
+VECTOR = ("dia_spmm", "dia_vi_spmm", "bdia_spmm")
 PREPARED = ("sell_spmm", "bdia_spmm")
 #: The block kernels taking several consecutive rows a group (a last template argument: 1, 2 or 4 rows).
-ROWS = ("dia_vi_spmm",)
+ROWS = ("dia_spmm", "dia_vi_spmm", "bdia_spmm")
 PROPS = SimpleNamespace(max_threads_per_block=1024, id=0)
 
 

@@ -47,7 +47,7 @@ template <class U> U* exact(size_t k) {  // a heap copy of input array k, 16-byt
     if (bytes) std::memcpy(p, arrays[k].data(), bytes);
     return p;
 }
-template <class T, class I, int LANES, int COLS, bool VEC> int run(char** argv) {
+template <class T, class I, int LANES, int COLS, bool VEC, int ROWS> int run(char** argv) {
     unsigned grid = std::atoi(argv[4]), block = std::atoi(argv[5]);
     long long m = std::atoll(argv[6]), n = std::atoll(argv[7]), nbands = std::atoll(argv[8]);
     long long stride = std::atoll(argv[9]);
@@ -64,7 +64,7 @@ template <class T, class I, int LANES, int COLS, bool VEC> int run(char** argv) 
     T* x = xb + x0;
     T* y = yb + y0;
     launch(grid, block, [&] {
-        bdia_spmm<T, I, LANES, COLS, VEC>((I)m, k, xr, xc, yr, yc, (I)n, nbands, stride, offsets, band_ptr, data,
+        bdia_spmm<T, I, LANES, COLS, VEC, ROWS>((I)m, k, xr, xc, yr, yc, (I)n, nbands, stride, offsets, band_ptr, data,
                                           x, y, alpha, beta);
     });
     FILE* o = std::fopen(argv[2], "wb");
@@ -88,11 +88,12 @@ int main(int argc, char** argv) {
 }
 """
 
-#: Instantiations run: (value dtype, index dtype, lanes, columns per lane, vector strips); every columns per
-#: lane, lanes from 1 to 32, vector strips of one and of several 16-byte words.
-INSTANCES = [(np.float32, np.int32, 1, 4, True), (np.float64, np.int64, 4, 2, True), (np.float64, np.int32, 2, 8, True),
-             (np.float32, np.int64, 32, 8, False), (np.float64, np.int32, 2, 1, False),
-             (np.float32, np.int32, 16, 4, False), (np.float64, np.int64, 8, 2, False)]
+#: Instantiations run: (value dtype, index dtype, lanes, columns per lane, vector strips, rows a group); every
+#: columns per lane, lanes from 1 to 32, vector strips of one and of several 16-byte words, 1, 2 and 4 rows.
+INSTANCES = [(np.float32, np.int32, 1, 4, True, 4), (np.float64, np.int64, 4, 2, True, 2),
+             (np.float64, np.int32, 2, 8, True, 1), (np.float32, np.int64, 32, 8, False, 2),
+             (np.float64, np.int32, 2, 1, False, 4), (np.float32, np.int32, 16, 4, False, 1),
+             (np.float64, np.int64, 8, 2, False, 4)]
 #: (grid, block): a grid of one or two blocks forces the grid-stride loops.
 LAUNCHES = [(1, 32), (2, 64)]
 #: (k, layout) of the scalar-strip instantiations: one column, a few, several tiles of the narrow shapes;
@@ -128,8 +129,8 @@ def _matrices():
 def binary(tmp_path_factory):
     """The compiled host emulation of every instantiation of INSTANCES."""
     d = tmp_path_factory.mktemp("bdia_spmm")
-    cases = "".join(f"case {q}: return run<{CTYPES[v]}, {CTYPES[i]}, {t}, {c}, {'true' if vec else 'false'}>(argv);\n"
-                    for q, (v, i, t, c, vec) in enumerate(INSTANCES))
+    cases = "".join(f"case {q}: return run<{CTYPES[v]}, {CTYPES[i]}, {t}, {c}, {'true' if vec else 'false'}, {r}>(argv);\n"
+                    for q, (v, i, t, c, vec, r) in enumerate(INSTANCES))
     code = SHIM + SHIM_MORE + source.assemble("bdia_spmm") + MAIN.replace("INSTANCES", cases)
     (d / "main.cpp").write_text(code)
     cmd = ["g++", "-std=c++20", "-O1", "-fsanitize=address,undefined", "-fno-sanitize-recover=all",
@@ -188,10 +189,10 @@ def _emulate(exe, tmp, q, fmt, X, Y0, order, launch, alpha, beta):
 
 
 @pytest.mark.parametrize("q", range(len(INSTANCES)),
-                         ids=[f"{CTYPES[v]}-{CTYPES[i]}-{t}x{c}{'-vec' if vec else ''}".replace(" ", "")
-                              for v, i, t, c, vec in INSTANCES])
+                         ids=[f"{CTYPES[v]}-{CTYPES[i]}-{t}x{c}{'-vec' if vec else ''}-rows{r}".replace(" ", "")
+                              for v, i, t, c, vec, r in INSTANCES])
 def test_block_kernel_source_on_the_host(q, binary, tmp_path):
-    dtype, idt, lanes, columns, vector = INSTANCES[q]
+    dtype, idt, lanes, columns, vector, rows = INSTANCES[q]
     operands = VECTOR_OPERANDS if vector else OPERANDS
     for label, S in _matrices():
         S = sp.csr_array(S)

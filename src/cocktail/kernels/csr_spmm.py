@@ -103,9 +103,34 @@ def configure_vector(spec, fmt, p, props, rules) -> dict:
             **block_shape(spec, p, rules.spmm_shape, np.dtype(fmt.dtype).itemsize)}
 
 
+#: Consecutive rows a group of lanes takes in the diagonal block kernels (spmm.cuh's row groups).
+ROWS_PER_GROUP = (1, 2, 4)
+
+
+def row_group_expressions(name: str, v: str, i: str) -> list[str]:
+    """:func:`vector_expressions` of a diagonal block kernel, each for every count of ROWS_PER_GROUP."""
+    return [with_rows(e, r) for r in ROWS_PER_GROUP for e in vector_expressions(name, v, i)]
+
+
+def with_rows(expression: str, rows: int) -> str:
+    """A block kernel instantiation with one more template argument: ``rows`` rows a group."""
+    return f"{expression[:-1]}, {rows}>"
+
+
+def configure_rows(spec, fmt, p, props, rules) -> dict:
+    """:func:`configure_vector`, and rows a group: given, else the rule ``spmm_diagonal_rows``."""
+    out = configure_vector(spec, fmt, p, props, rules)
+    rows = (rules.spmm_diagonal_rows(np.dtype(fmt.dtype).itemsize) if p["rows_per_group"] is None
+            else p["rows_per_group"])
+    if isinstance(rows, bool) or rows not in ROWS_PER_GROUP:
+        raise ValueError(f"{spec.name}: rows_per_group must be one of {ROWS_PER_GROUP} or None, got {rows!r}")
+    return {**out, "rows_per_group": int(rows)}
+
+
 #: Parameters of every block kernel with this instantiation grid (and of one with vector strips).
 BLOCK_PARAMS = {"operands": None, "lanes": None, "columns_per_lane": None}
 VECTOR_BLOCK_PARAMS = {**BLOCK_PARAMS, "vector": None}
+ROW_GROUP_PARAMS = {**VECTOR_BLOCK_PARAMS, "rows_per_group": None}
 
 BLOCK_SPEC = own_kernel("csr_spmm", ("csr",),
                         "a group of 1-32 lanes per row, each lane a strip of up to 8 of the block's columns; "

@@ -12,20 +12,6 @@
 // so rows past the end simply skip. VEC: vector strips (spmm.cuh).
 #include "spmm.cuh"
 
-// w = X[c, strip columns] for a column c inside [0, n), else zeros.
-template <typename T, int LANES, int COLS, bool VEC>
-__device__ __forceinline__ void window_row(T (&w)[COLS], const T* __restrict__ x, const long long c,
-                                           const long long n, const long long j, const long long k,
-                                           const long long x_row_step, const long long x_col_step) {
-    if (c < 0 || c >= n) {
-        strip_clear(w);
-    } else if constexpr (VEC) {
-        strip_load_vec<T, COLS>(w, x, c * x_row_step, j);
-    } else {
-        strip_load<T, LANES, COLS>(w, x, c * x_row_step, j, k, x_col_step);
-    }
-}
-
 template <typename T, typename I, int LANES, int COLS, bool VEC, int ROWS>
 __global__ void dia_vi_spmm(const I m, COCKTAIL_BLOCK_ARGS, const I n, const I ndiag, const long long stride,
                             const int ntable, const I* __restrict__ offsets, const unsigned char* __restrict__ codes,
@@ -48,25 +34,11 @@ __global__ void dia_vi_spmm(const I m, COCKTAIL_BLOCK_ARGS, const I n, const I n
             T win[ROWS][COLS];  // win[i]: X row held + i
 #pragma unroll
             for (int i = 0; i < ROWS; ++i) strip_clear(sum[i]);
-            long long held = -(1LL << 62);  // the X row win[0] holds (none yet)
+            long long held = COCKTAIL_NO_ROW_HELD;  // the X row win[0] holds
             for (long long d = 0; d < ndiag; ++d) {
                 const long long c0 = row0 + (long long)offsets[d];  // row0's column on diagonal d
                 if (c0 + ROWS <= 0 || c0 >= n) continue;  // no row of the group has its column inside
-                if (ROWS > 1 && c0 == held + 1) {  // the next diagonal: shift the window by one X row
-#pragma unroll
-                    for (int i = 0; i + 1 < ROWS; ++i) {
-#pragma unroll
-                        for (int c = 0; c < COLS; ++c) win[i][c] = win[i + 1][c];
-                    }
-                    window_row<T, LANES, COLS, VEC>(win[ROWS - 1], x, c0 + ROWS - 1, n, j, k, x_row_step,
-                                                    x_col_step);
-                } else {
-#pragma unroll
-                    for (int i = 0; i < ROWS; ++i) {
-                        window_row<T, LANES, COLS, VEC>(win[i], x, c0 + i, n, j, k, x_row_step, x_col_step);
-                    }
-                }
-                held = c0;
+                window_step<T, LANES, COLS, VEC, ROWS>(win, held, c0, x, n, j, k, x_row_step, x_col_step);
 #pragma unroll
                 for (int i = 0; i < ROWS; ++i) {
                     const long long row = row0 + i;
@@ -75,16 +47,7 @@ __global__ void dia_vi_spmm(const I m, COCKTAIL_BLOCK_ARGS, const I n, const I n
                     }
                 }
             }
-#pragma unroll
-            for (int i = 0; i < ROWS; ++i) {
-                const long long row = row0 + i;
-                if (row >= m) break;
-                if constexpr (VEC) {
-                    strip_store_vec<T, COLS>(y, row * y_row_step, sum[i], j, alpha, beta);
-                } else {
-                    strip_store<T, LANES, COLS>(y, row * y_row_step, sum[i], j, k, y_col_step, alpha, beta);
-                }
-            }
+            rows_store<T, LANES, COLS, VEC, ROWS>(y, row0, m, sum, j, k, y_row_step, y_col_step, alpha, beta);
         }
     }
 }

@@ -13,33 +13,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from .csr_spmm import VECTOR_BLOCK_PARAMS, configure_vector, expression, vector_expressions
+from .csr_spmm import ROW_GROUP_PARAMS, configure_rows, expression, row_group_expressions, with_rows
 from .device import grid_for
 from .launch import ALPHA, X, Y, Launch, beta_arg
 from .spec import own_kernel, type_names
 
 
-#: Consecutive rows a group of lanes takes.
-ROWS_PER_GROUP = (1, 2, 4)
-
-
 def _expressions(v: str, i: str) -> list[str]:
-    return [with_rows(e, r) for r in ROWS_PER_GROUP for e in vector_expressions("dia_vi_spmm", v, i)]
-
-
-def with_rows(expression: str, rows: int) -> str:
-    """A block kernel instantiation with one more template argument: ``rows`` rows per group."""
-    return f"{expression[:-1]}, {rows}>"
-
-
-def configure(spec, fmt, p, props, rules) -> dict:
-    """:func:`~.csr_spmm.configure_vector`, and rows per group: given, else the rule ``spmm_diagonal_rows``."""
-    out = configure_vector(spec, fmt, p, props, rules)
-    rows = (rules.spmm_diagonal_rows(np.dtype(fmt.dtype).itemsize) if p["rows_per_group"] is None
-            else p["rows_per_group"])
-    if isinstance(rows, bool) or rows not in ROWS_PER_GROUP:
-        raise ValueError(f"{spec.name}: rows_per_group must be one of {ROWS_PER_GROUP} or None, got {rows!r}")
-    return {**out, "rows_per_group": int(rows)}
+    return row_group_expressions("dia_vi_spmm", v, i)
 
 
 def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
@@ -59,6 +40,6 @@ def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
 BLOCK_SPEC = own_kernel("dia_vi_spmm", ("dia_vi",),
                         "a group of 1-32 lanes per row, each lane a strip of up to 8 of the block's columns; "
                         "every in-matrix code read once per tile of columns, the value table in shared memory",
-                        _expressions, bind, configure, params={**VECTOR_BLOCK_PARAMS, "rows_per_group": None},
+                        _expressions, bind, configure_rows, params=dict(ROW_GROUP_PARAMS),
                         default=True,
                         extends=("dia_vi",))

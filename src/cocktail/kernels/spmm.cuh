@@ -173,3 +173,63 @@ __device__ __forceinline__ void strip_fma(T (&sum)[COLS], const T v, const T (&w
 #pragma unroll
     for (int c = 0; c < COLS; ++c) sum[c] += v * w[c];
 }
+
+// Groups of ROWS consecutive rows over diagonals (dia_spmm, dia_vi_spmm, bdia_spmm): for a diagonal whose
+// column for the group's first row is c0, row row0 + i reads X row c0 + i, so the group holds the strips of
+// the ROWS X rows c0 .. c0 + ROWS - 1 in registers (win[i]); on the next diagonal, one column further
+// (c0 + 1: a stencil's neighbours, a band's next diagonal), ROWS - 1 of them are reused and one is loaded.
+
+// w = X[c, strip columns] for a column c inside [0, n), else zeros.
+template <typename T, int LANES, int COLS, bool VEC>
+__device__ __forceinline__ void window_row(T (&w)[COLS], const T* __restrict__ x, const long long c,
+                                           const long long n, const long long j, const long long k,
+                                           const long long x_row_step, const long long x_col_step) {
+    if (c < 0 || c >= n) {
+        strip_clear(w);
+    } else if constexpr (VEC) {
+        strip_load_vec<T, COLS>(w, x, c * x_row_step, j);
+    } else {
+        strip_load<T, LANES, COLS>(w, x, c * x_row_step, j, k, x_col_step);
+    }
+}
+
+// win = the strips of X rows c0 .. c0 + ROWS - 1; held: the X row win[0] held before (updated to c0).
+template <typename T, int LANES, int COLS, bool VEC, int ROWS>
+__device__ __forceinline__ void window_step(T (&win)[ROWS][COLS], long long& held, const long long c0,
+                                            const T* __restrict__ x, const long long n, const long long j,
+                                            const long long k, const long long x_row_step,
+                                            const long long x_col_step) {
+    if (ROWS > 1 && c0 == held + 1) {
+#pragma unroll
+        for (int i = 0; i + 1 < ROWS; ++i) {
+#pragma unroll
+            for (int c = 0; c < COLS; ++c) win[i][c] = win[i + 1][c];
+        }
+        window_row<T, LANES, COLS, VEC>(win[ROWS - 1], x, c0 + ROWS - 1, n, j, k, x_row_step, x_col_step);
+    } else {
+#pragma unroll
+        for (int i = 0; i < ROWS; ++i) window_row<T, LANES, COLS, VEC>(win[i], x, c0 + i, n, j, k, x_row_step, x_col_step);
+    }
+    held = c0;
+}
+
+// No X row held yet (below any column a diagonal can start at).
+#define COCKTAIL_NO_ROW_HELD (-(1LL << 62))
+
+// Y[row0 + i, strip columns] = alpha * sum[i] + beta * Y[...] for the group's rows below m.
+template <typename T, int LANES, int COLS, bool VEC, int ROWS>
+__device__ __forceinline__ void rows_store(T* __restrict__ y, const long long row0, const long long m,
+                                           const T (&sum)[ROWS][COLS], const long long j, const long long k,
+                                           const long long y_row_step, const long long y_col_step, const T alpha,
+                                           const T beta) {
+#pragma unroll
+    for (int i = 0; i < ROWS; ++i) {
+        const long long row = row0 + i;
+        if (row >= m) break;
+        if constexpr (VEC) {
+            strip_store_vec<T, COLS>(y, row * y_row_step, sum[i], j, alpha, beta);
+        } else {
+            strip_store<T, LANES, COLS>(y, row * y_row_step, sum[i], j, k, y_col_step, alpha, beta);
+        }
+    }
+}
