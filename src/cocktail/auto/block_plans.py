@@ -8,7 +8,8 @@ matrix, each of cuSPARSE's SpMM algorithms.  The choice is made on the first blo
 bucket (or by ``A.prepare_block_products(k)``): each candidate is timed from BLOCK_RACE_CALLS
 products in a CUDA graph, on scratch blocks of the same shape and layout (the caller's arrays are
 never touched), and kept per bucket, so later products pay nothing.  One product per column is
-timed as ``k`` SpMVs.  Between the vendor and ours a tie (within :data:`.planning.RACE_TIE`) goes
+timed as it runs: ``k`` SpMVs on the columns of column-major blocks, and for row-major ones with the
+copies to and from their transposes.  Between the vendor and ours a tie (within :data:`.planning.RACE_TIE`) goes
 to the vendor, as in the SpMV race: the goal is never to be slower than the vendor.
 
 A block product inside a CUDA graph capture cannot be timed: a bucket first met there takes the
@@ -67,7 +68,7 @@ def _time_choices(executor, operands, choices) -> dict:
     order = "C" if _layout(operands) == "row" else "F"
     X = cupy.asarray(cupy.random.default_rng(0).standard_normal((n, k)).astype(dtype), order=order)
     Y = cupy.zeros((m, k), dtype=dtype, order=order)
-    x, y = cupy.ascontiguousarray(X[:, 0]), cupy.zeros(m, dtype=dtype)
+    Xt, Yt = cupy.empty((k, n), dtype=dtype), cupy.empty((k, m), dtype=dtype)  # the per-column path's copies
     scratch = BlockOperands.of(X, Y)
     stream = cupy.cuda.Stream(non_blocking=True)
     built = cupy.cuda.Event()
@@ -81,11 +82,18 @@ def _time_choices(executor, operands, choices) -> dict:
                 launches = executor.bind_choice(choice, scratch)
             except CusparseError:  # an algorithm cuSPARSE refuses for these operands: not a candidate
                 continue
-            if launches is None:  # one product per column: k SpMVs
+            if launches is None and order == "F":  # one product per column on the columns themselves
 
                 def call():
-                    for _ in range(k):
-                        executor.run(x, y, one, zero)
+                    for j in range(k):
+                        executor.run(X[:, j], Y[:, j], one, zero)
+            elif launches is None:  # ... and through transposed copies of row-major blocks (Executor.run_block)
+
+                def call():
+                    cupy.copyto(Xt, X.T)
+                    for j in range(k):
+                        executor.run(Xt[j], Yt[j], one, zero)
+                    cupy.copyto(Y, Yt.T)
             else:
 
                 def call(launches=launches):
