@@ -33,12 +33,19 @@ def planner(deterministic: bool = False, vendor: bool = True):
 
     def plan(executor, operands):
         """The fastest of ``executor``'s block choices for ``operands``, timed on scratch blocks (the rule's
-        choice alone where nothing else may run)."""
-        choices = [c for c in executor.block_choices(operands, deterministic) if vendor or not c.vendor]
+        choice alone where nothing else may run, or where the scratch blocks do not fit in GPU memory).  A
+        matrix whose products are deterministic keeps its block products so too."""
+        import cupy
+
+        exact = deterministic or executor.deterministic
+        choices = [c for c in executor.block_choices(operands, exact) if vendor or not c.vendor]
         rule = executor.rule_choice(operands.k)
         if len(choices) < 2:
             return choices[0] if choices else rule
-        times = _time_choices(executor, operands, choices)
+        try:
+            times = _time_choices(executor, operands, choices)
+        except cupy.cuda.memory.OutOfMemoryError:
+            return rule
         if not times:
             return rule
         best = min(times, key=times.get)
@@ -68,7 +75,8 @@ def _time_choices(executor, operands, choices) -> dict:
     order = "C" if _layout(operands) == "row" else "F"
     X = cupy.asarray(cupy.random.default_rng(0).standard_normal((n, k)).astype(dtype), order=order)
     Y = cupy.zeros((m, k), dtype=dtype, order=order)
-    Xt, Yt = cupy.empty((k, n), dtype=dtype), cupy.empty((k, m), dtype=dtype)  # the per-column path's copies
+    if order == "C" and any(c.spec is None for c in choices):  # the column loop's copies of the transposes
+        Xt, Yt = cupy.empty((k, n), dtype=dtype), cupy.empty((k, m), dtype=dtype)
     scratch = BlockOperands.of(X, Y)
     stream = cupy.cuda.Stream(non_blocking=True)
     built = cupy.cuda.Event()
@@ -102,7 +110,9 @@ def _time_choices(executor, operands, choices) -> dict:
 
             try:
                 times[choice] = replay_us(call, BLOCK_RACE_CALLS, BLOCK_RACE_REPLAYS)
-            except CusparseError:
+            except (CusparseError, RuntimeError):  # a vendor call its capture or the library refused
+                if not choice.vendor:
+                    raise
                 continue
     stream.synchronize()
     return times

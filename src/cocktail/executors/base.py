@@ -62,10 +62,11 @@ class Executor:
 
     def run_block(self, X, Y, alpha, beta) -> None:
         """``Y = alpha*A@X + beta*Y`` for 2-D ``X`` (n, k) and ``Y`` (m, k): one product per column, on the columns
-        themselves when both blocks are column-major, else through C-ordered copies of their transposes."""
+        themselves where each column of both is contiguous (column-major blocks, windows of taller ones), else
+        through C-ordered copies of their transposes."""
         from ..arrays import get_xp
 
-        if X.flags.f_contiguous and Y.flags.f_contiguous:  # every column contiguous: no copy either way
+        if X.strides[0] == X.itemsize and Y.strides[0] == Y.itemsize:  # every column contiguous: no copy
             for j in range(X.shape[1]):
                 self.run(X[:, j], Y[:, j], alpha, beta)
             return

@@ -82,12 +82,17 @@ class CudaExecutor(Executor):
 
     def plan_blocks(self, operands: BlockOperands) -> BlockChoice:
         """Plan the bucket and layout of ``operands`` now with ``block_planner`` (again where a capture left it to
-        the rule); later products of that bucket and layout run its choice."""
+        the rule) and bind its launches for ``operands``; later products of that bucket and layout run its
+        choice."""
         key = block_key(operands)
         if self.block_planner is not None and not self._block_plans.get(key, (None, False))[1]:
             self._block_plans[key] = (self.block_planner(self, operands), True)
             self._block_launches = {ops: launches for ops, launches in self._block_launches.items()
                                     if block_key(ops) != key}
+        if operands not in self._block_launches and self._storage.shape[0]:  # bound now: a capture can use them
+            launches, keep = self._bind_planned(operands)
+            if keep:
+                self._block_launches[operands] = launches
         return self.block_choice(operands)
 
     def reads_once(self, k: int) -> tuple[bool, ...]:
@@ -162,7 +167,9 @@ class CudaExecutor(Executor):
             return
         launches = self._block_launches.get(operands, _UNBOUND)
         if launches is _UNBOUND:
-            launches = self._block_launches[operands] = self._bind_planned(operands)
+            launches, keep = self._bind_planned(operands)
+            if keep:
+                self._block_launches[operands] = launches
         if launches is None:
             return super().run_block(X, Y, alpha, beta)
         stream = self._current_stream().ptr
@@ -170,19 +177,22 @@ class CudaExecutor(Executor):
         for launch in launches:
             launch(xp, yp, alpha, beta, stream)
 
-
-    def _bind_planned(self, operands: BlockOperands):
-        """:meth:`bind_choice` of the plan of ``operands``; where cuSPARSE refuses these operands (the plan was
-        timed on contiguous scratch blocks, these may be a window), the rule's choice, kept for the bucket."""
+    def _bind_planned(self, operands: BlockOperands) -> tuple:
+        """``(launches, keep)``: :meth:`bind_choice` of the plan of ``operands`` (``keep``: cache them for these
+        operands).  A vendor plan falls back to the rule's choice for these operands alone where cuSPARSE cannot
+        take them (the bucket was planned on other operands: unaligned, or a window it refuses), and, uncached,
+        inside a CUDA graph capture, where building its launch (workspace, preprocessing) cannot be captured."""
         choice = self.block_choice(operands)
-        try:
-            return self.bind_choice(choice, operands)
-        except CusparseError:
-            if not choice.vendor:
-                raise
-            rule = self.rule_choice(operands.k)
-            self._block_plans[block_key(operands)] = (rule, True)
-            return self.bind_choice(rule, operands)
+        if choice.vendor:
+            if self._current_stream().is_capturing():
+                return self.bind_choice(self.rule_choice(operands.k), operands), False
+            if choice not in self.block_choices(operands):
+                return self.bind_choice(self.rule_choice(operands.k), operands), True
+            try:
+                return self.bind_choice(choice, operands), True
+            except CusparseError:
+                return self.bind_choice(self.rule_choice(operands.k), operands), True
+        return self.bind_choice(choice, operands), True
 
 
 _UNBOUND = object()

@@ -51,7 +51,7 @@ def _destroy(lib, mat, dense) -> None:
 
 class SpMMLaunch(cusparse.DenseOperandsCall):
     """One ``cusparseSpMM`` with everything resolved: ``launch(x_ptr, y_ptr, alpha, beta, stream_ptr)`` for
-    ``X`` (n x k) and ``Y`` (m x k) in ``order`` (``"row"`` or ``"col"``), contiguous.
+    ``X`` (n x k) and ``Y`` (m x k) in ``order`` (``"row"`` or ``"col"``), each row (or column) contiguous.
 
     ``storage`` is ``"csr"`` or ``"coo"`` and ``arrays`` its device arrays (``indptr`` or ``row``,
     ``indices`` or ``col``, ``data``); the launch keeps them, its workspace and its descriptors alive.

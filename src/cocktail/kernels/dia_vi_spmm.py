@@ -34,12 +34,14 @@ def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
                              config["ldg"], props.id)
     args = (I(m), *config["operands"].args(), I(n), I(fmt.offsets.shape[0]), np.int64(fmt.stride),
             np.int32(ntable), fmt.offsets, fmt.codes, fmt.table, X, Y, ALPHA, beta_arg(fmt, accumulate))
-    return [Launch(fn, grid_for(-(-m // rows) * t, block, props), block, args, fmt.dtype, shared_mem=ntable * fmt.dtype.itemsize)]
+    return [Launch(fn, grid_for(-(-m // rows) * t, block, props), block, args, fmt.dtype,
+                   shared_mem=ntable * fmt.dtype.itemsize)]
 
 
 BLOCK_SPEC = own_kernel("dia_vi_spmm", ("dia_vi",),
-                        "a group of 1-32 lanes per row, each lane a strip of up to 8 of the block's columns; "
-                        "every in-matrix code read once per tile of columns, the value table in shared memory",
+                        "a group of 1-32 lanes per 1-4 consecutive rows, each lane a strip of up to 8 of the block's "
+                        "columns; every in-matrix code read once per tile of columns, the value table in shared "
+                        "memory",
                         _expressions, bind, configure_rows, params=dict(ROW_GROUP_PARAMS),
                         default=True,
                         extends=("dia_vi",))

@@ -142,7 +142,8 @@ def spmm_merge_items(merge_items: int, resident_threads: int) -> int:
 
 
 def spmm_diagonal_rows(itemsize: int) -> int:
-    """Consecutive rows a group of lanes of dia_vi_spmm takes for values of ``itemsize`` bytes: those spanning
+    """Consecutive rows a group of lanes of the diagonal block kernels (dia_spmm, dia_vi_spmm, bdia_spmm; swept
+    on dia_vi_spmm) takes for values of ``itemsize`` bytes: those spanning
     SPMM_DIAGONAL_ROW_BYTES (a power of two, 1 to 4)."""
     return int(min(4, max(1, SPMM_DIAGONAL_ROW_BYTES // itemsize)))
 
