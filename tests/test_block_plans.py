@@ -111,3 +111,98 @@ def test_dia_vi_groups_span_16_bytes_of_rows():
     from cocktail.tuning.kernel_rules import spmm_diagonal_rows
 
     assert (spmm_diagonal_rows(4), spmm_diagonal_rows(8), spmm_diagonal_rows(2)) == (4, 2, 4)
+
+
+# --- the block planner's decision, with its timing replaced (no GPU) ---------------------------------------------
+
+class _Executor:
+    """What the block planner reads of an executor: its choices, the rule's, determinism and a place for times."""
+
+    kernel = "csr_merge"
+
+    def __init__(self, deterministic=True):
+        self.deterministic = deterministic
+        self.block_times = {}
+        own, vendor = kernels.get_block("csr_spmm_merge"), kernels.get_block("cusparse_spmm")
+        self.choices = [BlockChoice(None), BlockChoice(own)] + [BlockChoice(vendor, (("alg", a),)) for a in (1, 2, 3)]
+
+    def block_choices(self, operands, deterministic=False):
+        det = {("alg", 3)}
+        return [c for c in self.choices if not (deterministic and c.vendor and c.settings[0] not in det)]
+
+    def rule_choice(self, k):
+        return self.choices[1]
+
+
+def _timed(monkeypatch, times_by_label):
+    from cocktail.auto import block_plans
+
+    seen = []
+
+    def fake(executor, operands, choices):
+        seen.append([c.label(executor.kernel) for c in choices])
+        labels = {c: c.label(executor.kernel) for c in choices}
+        return {c: times_by_label[label] for c, label in labels.items() if label in times_by_label}
+
+    monkeypatch.setattr(block_plans, "_time_choices", fake)
+    return seen
+
+
+def test_the_block_planner_keeps_the_fastest_and_records_what_it_timed(monkeypatch):
+    from cocktail.auto.block_plans import planner
+
+    times = {"csr_merge per column": 90.0, "csr_spmm_merge": 40.0, "cusparse_spmm(alg=1)": 60.0,
+             "cusparse_spmm(alg=2)": 50.0, "cusparse_spmm(alg=3)": 70.0}
+    seen = _timed(monkeypatch, times)
+    ex = _Executor(deterministic=False)
+    choice = planner()(ex, BlockOperands.row_major(12))
+    assert choice.label(ex.kernel) == "csr_spmm_merge"
+    assert seen == [list(times)] and ex.block_times == {(16, "row"): times}
+
+
+def test_a_vendor_choice_within_the_tie_takes_the_place_of_ours(monkeypatch):
+    from cocktail.auto.block_plans import planner
+    from cocktail.auto.planning import RACE_TIE
+
+    _timed(monkeypatch, {"csr_spmm_merge": 100.0, "cusparse_spmm(alg=2)": 100.0 * (1 + RACE_TIE / 2),
+                         "cusparse_spmm(alg=1)": 100.0 * (1 + 2 * RACE_TIE)})
+    assert planner()(_Executor(False), BlockOperands.row_major(4)).label("k") == "cusparse_spmm(alg=2)"
+
+
+def test_the_block_planner_offers_only_what_the_matrix_allows(monkeypatch):
+    from cocktail.auto.block_plans import planner
+
+    times = {"csr_merge per column": 9.0, "csr_spmm_merge": 8.0, "cusparse_spmm(alg=1)": 1.0,
+             "cusparse_spmm(alg=2)": 2.0, "cusparse_spmm(alg=3)": 3.0}
+    seen = _timed(monkeypatch, times)
+    assert planner(vendor=False)(_Executor(False), BlockOperands.row_major(8)).label("k") == "csr_spmm_merge"
+    # a deterministic matrix (asked for, or whose products already are) keeps to deterministic algorithms
+    chosen = planner(deterministic=True)(_Executor(False), BlockOperands.row_major(8))
+    assert chosen.label("k") == "cusparse_spmm(alg=3)"
+    assert planner()(_Executor(True), BlockOperands.row_major(8)).label("k") == "cusparse_spmm(alg=3)"
+    assert all("cusparse" not in label for label in seen[0])
+    assert "cusparse_spmm(alg=1)" not in seen[1] and "cusparse_spmm(alg=1)" not in seen[2]
+
+
+def test_the_block_planner_takes_the_rules_choice_when_nothing_was_timed_or_memory_ran_out(monkeypatch):
+    from cocktail.auto import block_plans
+
+    ex = _Executor()
+    _timed(monkeypatch, {})
+    assert block_plans.planner()(ex, BlockOperands.row_major(8)) == ex.rule_choice(8) and not ex.block_times
+
+    class OutOfMemoryError(MemoryError):
+        __module__ = "cupy.cuda.memory"
+
+    def no_memory(executor, operands, choices):
+        raise OutOfMemoryError("Out of memory allocating 1,024 bytes")
+
+    monkeypatch.setattr(block_plans, "_time_choices", no_memory)
+    assert block_plans.planner()(ex, BlockOperands.row_major(8)) == ex.rule_choice(8)
+
+    def broken(executor, operands, choices):
+        raise ValueError("not a memory error")
+
+    monkeypatch.setattr(block_plans, "_time_choices", broken)
+    with pytest.raises(ValueError, match="not a memory error"):
+        block_plans.planner()(ex, BlockOperands.row_major(8))

@@ -18,6 +18,7 @@ rule's choice (``A.prepare_block_products(k)`` ahead of the capture plans it).
 
 from __future__ import annotations
 
+from .. import _memory
 from ..executors.cuda import block_key
 from ..kernels.cusparse import CusparseError
 from .planning import RACE_TIE
@@ -35,8 +36,6 @@ def planner(deterministic: bool = False, vendor: bool = True):
         """The fastest of ``executor``'s block choices for ``operands``, timed on scratch blocks (the rule's
         choice alone where nothing else may run, or where the scratch blocks do not fit in GPU memory).  A
         matrix whose products are deterministic keeps its block products so too."""
-        import cupy
-
         exact = deterministic or executor.deterministic
         choices = [c for c in executor.block_choices(operands, exact) if vendor or not c.vendor]
         rule = executor.rule_choice(operands.k)
@@ -44,18 +43,26 @@ def planner(deterministic: bool = False, vendor: bool = True):
             return choices[0] if choices else rule
         try:
             times = _time_choices(executor, operands, choices)
-        except cupy.cuda.memory.OutOfMemoryError:
+        except Exception as exc:
+            if not _memory.gpu_out_of_memory(exc):
+                raise
             return rule
         if not times:
             return rule
-        best = min(times, key=times.get)
-        if not best.vendor:
-            rivals = [c for c in times if c.vendor and times[c] <= times[best] * (1.0 + RACE_TIE)]
-            best = min(rivals, key=lambda c: times[c]) if rivals else best
         executor.block_times[block_key(operands)] = {c.label(executor.kernel): t for c, t in times.items()}
-        return best
+        return fastest(times)
 
     return plan
+
+
+def fastest(times: dict):
+    """The choice of ``times`` (choice -> µs) measured fastest, except that a vendor choice within RACE_TIE of
+    one of ours takes its place (the fastest such)."""
+    best = min(times, key=times.get)
+    if not best.vendor:
+        rivals = [c for c in times if c.vendor and times[c] <= times[best] * (1.0 + RACE_TIE)]
+        best = min(rivals, key=lambda c: times[c]) if rivals else best
+    return best
 
 
 def _layout(operands) -> str:
