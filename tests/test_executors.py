@@ -139,6 +139,54 @@ def test_bind_refuses_copies():
         A.bind(np.ones(S.shape[1]), out=np.zeros((S.shape[0], 2))[:, 0])
 
 
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_bind_a_block_on_the_cpu(order):
+    S = _sample()
+    A = SparseMatrix(S, device="cpu")
+    m, n = S.shape
+    X = np.array(np.random.default_rng(1).standard_normal((n, 5)), order=order)
+    Y = np.array(np.ones((m, 5)), order=order)
+    p = A.bind(X, out=Y, alpha=2.0, beta=-1.0)
+    assert p() is Y
+    np.testing.assert_allclose(Y, 2.0 * (S @ X) - 1.0)
+    X[...] = 1.0  # new values, written in place
+    before = Y.copy()
+    p()
+    np.testing.assert_allclose(Y, 2.0 * (S @ X) - before)
+    p.close()
+    with pytest.raises(RuntimeError, match="closed"):
+        p()
+
+
+def test_bind_a_block_refuses_copies_and_mixed_orders():
+    S = _sample()
+    A = SparseMatrix(S, device="cpu")
+    m, n = S.shape
+    with pytest.raises(ValueError, match=r"bind: out must have shape \(64, 3\)"):
+        A.bind(np.ones((n, 3)), out=np.zeros((m, 4)))
+    with pytest.raises(TypeError, match="bind: X must have the matrix dtype float64"):
+        A.bind(np.ones((n, 3), dtype=np.float32), out=np.zeros((m, 3)))
+    with pytest.raises(ValueError, match="bind: X must be C- or Fortran-contiguous"):
+        A.bind(np.ones((n, 6))[:, ::2], out=np.zeros((m, 3)))
+    with pytest.raises(ValueError, match="one memory order"):
+        A.bind(np.ones((n, 3)), out=np.zeros((m, 3), order="F"))
+    read_only = np.zeros((m, 3))
+    read_only.flags.writeable = False
+    with pytest.raises(ValueError, match="bind: out is read-only"):
+        A.bind(np.ones((n, 3)), out=read_only)
+    square = SparseMatrix(sp.eye(8, format="csr"), device="cpu")
+    both = np.zeros((8, 3))
+    with pytest.raises(ValueError, match="must not overlap"):
+        square.bind(both, out=both)
+
+
+def test_bind_an_empty_block_computes_nothing():
+    S = _sample()
+    A = SparseMatrix(S, device="cpu")
+    Y = np.zeros((S.shape[0], 0))
+    assert A.bind(np.zeros((S.shape[1], 0)), out=Y)() is Y
+
+
 def _read_only(S):
     out = np.zeros(S.shape[0])
     out.flags.writeable = False

@@ -177,3 +177,32 @@ def test_a_vendor_plan_meets_operands_it_cannot_take_and_a_capture_after_plannin
         graph.launch(stream)
     stream.synchronize()
     assert_product_close(Y8.get(), *raw, zm.shape, X_host[:, :8])
+
+
+@pytest.mark.parametrize("kernel, order, k", [("csr_merge", "C", 16), ("csr_vector", "F", 5), ("cusparse_csr", "F", 4),
+                                              ("cusparse_csr", "C", 12)])
+def test_a_bound_block_product_replays_its_graph(kernel, order, k):
+    zm = next(z for z in MATRICES if z.name == "powerlaw_5000x3000")
+    A, raw = build(zm, "csr", {}, kernel, {}, "float64", "int32")
+    m, n = zm.shape
+    X = cupy.asarray(np.array(np.random.default_rng(k).standard_normal((n, k)), order=order))
+    Y = cupy.asarray(np.array(np.ones((m, k)), order=order))
+    p = A.bind(X, out=Y, alpha=2.0, beta=-1.0)
+    assert p.graph is not None
+    assert p() is Y
+    cupy.cuda.get_current_stream().synchronize()
+    assert_product_close(Y.get(), *raw, zm.shape, X.get(), alpha=2.0, beta=-1.0, y0=np.ones((m, k)))
+    X[...] = 1.0  # new values in place: the replay reads them
+    Y[...] = 0.0
+    p()
+    cupy.cuda.get_current_stream().synchronize()
+    assert_product_close(Y.get(), *raw, zm.shape, np.ones((n, k)), alpha=2.0)
+    p.close()
+
+
+def test_a_column_loop_through_copies_cannot_be_bound():
+    zm = next(z for z in MATRICES if z.name == "powerlaw_5000x3000")
+    A, _ = build(zm, "csr", {}, "cusparse_csr", {}, "float64", "int32")  # below 8 columns: one SpMV a column
+    m, n = zm.shape
+    with pytest.raises(ValueError, match="bind Fortran-ordered X and out"):
+        A.bind(cupy.zeros((n, 4)), out=cupy.zeros((m, 4)))

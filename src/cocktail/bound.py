@@ -11,22 +11,25 @@ from __future__ import annotations
 class BoundProduct:
     """``y = alpha*A@x + beta*y`` on buffers fixed at binding; call it to run, ``close()`` to release.
 
+    ``run(x, y, alpha, beta)`` computes the product: an executor's ``run`` (vectors) or ``run_block`` (a
+    block of vectors).
+
     Keeps the matrix, ``x`` and ``y`` alive.  Write new input values into ``x`` in place; the
     product reads whatever ``x`` and ``y`` hold when it runs.  ``stream`` is the CuPy stream
     replays run on (GPU only).
     """
 
-    def __init__(self, matrix, executor, x, y, out, alpha, beta, stream=None):
+    def __init__(self, matrix, run, x, y, out, alpha, beta, stream=None):
         self.matrix, self.x, self.y, self.alpha, self.beta = matrix, x, y, alpha, beta
         self._out = out
         self.stream = None
         self._graph = None  # the captured CUDA graph (GPU); ``graph`` exposes it
         if matrix.device == "cuda":
-            self._capture(executor, stream)
+            self._capture(run, stream)
         else:
-            self._run = lambda: executor.run(x, y, alpha, beta)
+            self._run = lambda: run(x, y, alpha, beta)
 
-    def _capture(self, executor, stream) -> None:
+    def _capture(self, run, stream) -> None:
         import cupy
 
         self.stream = stream if stream is not None else cupy.cuda.get_current_stream()
@@ -34,7 +37,7 @@ class BoundProduct:
         with side:
             side.begin_capture()
             try:
-                executor.run(self.x, self.y, self.alpha, self.beta)
+                run(self.x, self.y, self.alpha, self.beta)
             except BaseException:
                 try:
                     side.end_capture()

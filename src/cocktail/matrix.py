@@ -426,7 +426,12 @@ class SparseMatrix:
         values must be written into them in place); ``alpha`` and ``beta`` are fixed; the
         bound product keeps the matrix and both buffers alive until ``p.close()`` (synchronise
         its stream first if replays may still be running: freed buffers return to CuPy's pool).
+        A block ``x`` of shape (cols, k) binds the block product ``out = alpha*A@x + beta*out`` (``out``
+        (rows, k)): both C-ordered or both Fortran-ordered; on the GPU its plan is made and bound first
+        (:meth:`prepare_block_products`), so the graph holds the block kernel's launches.
         """
+        if getattr(x, "ndim", 1) == 2:
+            return self._bind_block(x, out, alpha, beta, stream)
         if not (x.__class__ is self._array_type and self._ready(x, self._x_shape)):
             x = self._exact(x, "x", self._x_shape)
         y = out
@@ -439,7 +444,51 @@ class SparseMatrix:
         self._guard(x, y)
         alpha = validate.scalar(alpha, self._dtype, "alpha")
         beta = validate.scalar(beta, self._dtype, "beta")
-        return BoundProduct(self, self._executor, x, y, out, alpha, beta, stream)
+        return BoundProduct(self, self._executor.run, x, y, out, alpha, beta, stream)
+
+    def _bind_block(self, X, out, alpha, beta, stream) -> BoundProduct:
+        """:meth:`bind` for a block ``X`` (cols, k) and ``out`` (rows, k): both C-ordered or both Fortran-ordered,
+        of the matrix dtype, on its device, not overlapping.  On the GPU the block product is planned and bound
+        first (:meth:`prepare_block_products`), then captured; a plan that would loop over the columns of
+        row-major blocks through copies cannot be captured and is refused (bind Fortran-ordered blocks)."""
+        m, n = self.shape
+        X = self._device_view(X, "X")
+        k = X.shape[1]
+        X = self._exact_block(X, "X", (n, k))
+        Y = self._exact_block(self._device_view(out, "out"), "out", (m, k))
+        if X.flags.c_contiguous != Y.flags.c_contiguous and k > 1 and min(m, n) > 1:
+            raise ValueError("bind: X and out must have one memory order (both C-ordered or both Fortran-ordered)")
+        if not self._writable(Y):
+            raise ValueError("bind: out is read-only")
+        if self.device == "cpu" and stream is not None:
+            raise ValueError("bind: stream= is for matrices on the GPU")
+        if X.size and Y.size and self._xp.may_share_memory(X, Y):
+            raise ValueError("bind: X and out must not overlap")
+        alpha = validate.scalar(alpha, self._dtype, "alpha")
+        beta = validate.scalar(beta, self._dtype, "beta")
+        if not (k and m):
+            return BoundProduct(self, _nothing, X, Y, out, alpha, beta, stream)
+        if self.device == "cuda":
+            self._check_current_device()
+            if k > 1:
+                self.prepare_block_products(k, row_major=bool(X.flags.c_contiguous))
+            if not all(leaf.captures_block(X, Y) for leaf in self._executor.block_executors()):
+                raise ValueError("bind: this matrix multiplies a block of row-major vectors one column at a time "
+                                 "through copies, which a CUDA graph cannot hold; bind Fortran-ordered X and out "
+                                 "(each column contiguous), or call matmat")
+        return BoundProduct(self, self._executor.run_block, X, Y, out, alpha, beta, stream)
+
+    def _exact_block(self, a, name: str, shape):
+        """``a`` for a bound block product: exactly the shape and dtype, C- or Fortran-contiguous (never copied)."""
+        if getattr(a, "shape", None) != shape:
+            raise ValueError(f"bind: {name} must have shape {shape}, got {getattr(a, 'shape', None)}")
+        if a.dtype != self._dtype:
+            raise TypeError(f"bind: {name} must have the matrix dtype {self._dtype.name} (a bound product never "
+                            f"converts), got {a.dtype.name}")
+        if not (a.flags.c_contiguous or a.flags.f_contiguous):
+            raise ValueError(f"bind: {name} must be C- or Fortran-contiguous (a bound product never copies its "
+                             "buffers)")
+        return a
 
     # --- operand checks (the API boundary) ------------------------------------------
     def _ready(self, a, shape) -> bool:
@@ -628,6 +677,10 @@ def _block_width(k, what: str) -> int:
 
 def _no_guard(x, y) -> None:
     return None
+
+
+def _nothing(x, y, alpha, beta) -> None:
+    """The product of an empty block (no columns, or a matrix without rows): nothing to compute."""
 
 
 def _atomic_text(names) -> str:

@@ -54,6 +54,11 @@ class Executor:
         """The executors whose block products are planned on their own: this one (a composed one: its parts)."""
         return (self,)
 
+    def captures_block(self, X, Y) -> bool:
+        """Whether a block product of ``X`` and ``Y`` can be captured in a CUDA graph: here, where it loops over
+        the columns in place (no copies to allocate)."""
+        return X.shape[1] == 1 or (X.strides[0] == X.itemsize and Y.strides[0] == Y.itemsize)
+
     def prepare_blocks(self) -> None:
         """Make now what block products need made once (nothing here)."""
 

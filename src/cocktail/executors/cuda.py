@@ -177,6 +177,16 @@ class CudaExecutor(Executor):
         for launch in launches:
             launch(xp, yp, alpha, beta, stream)
 
+    def captures_block(self, X, Y) -> bool:
+        """Whether a block product of ``X`` and ``Y`` can be captured: a block kernel's launches, or a column loop
+        in place (:meth:`Executor.captures_block`)."""
+        if X.shape[1] == 1 or not self.block_specs:
+            return super().captures_block(X, Y)
+        operands = BlockOperands.of(X, Y)
+        if operands is None:
+            return False
+        return self.block_choice(operands).spec is not None or super().captures_block(X, Y)
+
     def _bind_planned(self, operands: BlockOperands) -> tuple:
         """``(launches, keep)``: :meth:`bind_choice` of the plan of ``operands`` (``keep``: cache them for these
         operands).  A vendor plan falls back to the rule's choice for these operands alone where cuSPARSE cannot
