@@ -206,3 +206,16 @@ def test_the_block_planner_takes_the_rules_choice_when_nothing_was_timed_or_memo
     monkeypatch.setattr(block_plans, "_time_choices", broken)
     with pytest.raises(ValueError, match="not a memory error"):
         block_plans.planner()(ex, BlockOperands.row_major(8))
+
+
+def test_a_column_loop_is_capturable_where_every_column_is_contiguous():
+    import numpy as np
+
+    from cocktail.executors.base import Executor
+
+    ex = Executor()
+    c, f = np.zeros((5, 3)), np.zeros((5, 3), order="F")
+    assert ex.captures_block(f, f) and ex.captures_block(f[:, :2], np.zeros((7, 4), order="F")[:5, 1:3])
+    assert not ex.captures_block(c, f) and not ex.captures_block(f, c)
+    assert ex.captures_block(np.zeros((1, 3)), np.zeros((1, 3)))  # one row: each column one element
+    assert ex.captures_block(c[:, :1], c[:, :1])  # one column: the SpMV on it

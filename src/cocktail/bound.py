@@ -24,7 +24,7 @@ class BoundProduct:
         self._out = out
         self.stream = None
         self._graph = None  # the captured CUDA graph (GPU); ``graph`` exposes it
-        if matrix.device == "cuda":
+        if matrix.device == "cuda" and run is not bound_nothing:
             self._capture(run, stream)
         else:
             self._run = lambda: run(x, y, alpha, beta)
@@ -72,6 +72,10 @@ class BoundProduct:
     def __repr__(self) -> str:
         state = "closed" if self.matrix is None else f"on {self.matrix!r}"
         return f"<cocktail.BoundProduct {state}>"
+
+
+def bound_nothing(x, y, alpha, beta) -> None:
+    """The product of an empty block (no columns, or a matrix without rows): nothing to compute or capture."""
 
 
 def _closed():

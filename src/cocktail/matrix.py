@@ -18,7 +18,7 @@ import numpy as np
 from . import _memory, describe, executors, formats, kernels, validate
 from ._device_arrays import as_device_array
 from .arrays import cuda_available, is_cupy_array, to_numpy
-from .bound import BoundProduct
+from .bound import BoundProduct, bound_nothing
 from .errors import CPUFallbackWarning
 from .formats.csr import CSR
 
@@ -466,12 +466,18 @@ class SparseMatrix:
             raise ValueError("bind: X and out must not overlap")
         alpha = validate.scalar(alpha, self._dtype, "alpha")
         beta = validate.scalar(beta, self._dtype, "beta")
-        if not (k and m):
-            return BoundProduct(self, _nothing, X, Y, out, alpha, beta, stream)
         if self.device == "cuda":
             self._check_current_device()
-            if k > 1:
-                self.prepare_block_products(k, row_major=bool(X.flags.c_contiguous))
+        if not (k and m):
+            return BoundProduct(self, bound_nothing, X, Y, out, alpha, beta, stream)
+        if self.device == "cuda":
+            from .kernels.block_operands import BlockOperands
+
+            self._executor.prepare_blocks()
+            operands = BlockOperands.of(X, Y)  # these exact operands planned and bound now, outside the capture
+            if k > 1 and operands is not None:
+                for leaf in self._executor.block_executors():
+                    leaf.plan_blocks(operands)
             if not all(leaf.captures_block(X, Y) for leaf in self._executor.block_executors()):
                 raise ValueError("bind: this matrix multiplies a block of row-major vectors one column at a time "
                                  "through copies, which a CUDA graph cannot hold; bind Fortran-ordered X and out "
@@ -677,10 +683,6 @@ def _block_width(k, what: str) -> int:
 
 def _no_guard(x, y) -> None:
     return None
-
-
-def _nothing(x, y, alpha, beta) -> None:
-    """The product of an empty block (no columns, or a matrix without rows): nothing to compute."""
 
 
 def _atomic_text(names) -> str:

@@ -57,7 +57,7 @@ class Executor:
     def captures_block(self, X, Y) -> bool:
         """Whether a block product of ``X`` and ``Y`` can be captured in a CUDA graph: here, where it loops over
         the columns in place (no copies to allocate)."""
-        return X.shape[1] == 1 or (X.strides[0] == X.itemsize and Y.strides[0] == Y.itemsize)
+        return X.shape[1] == 1 or (_columns_contiguous(X) and _columns_contiguous(Y))
 
     def prepare_blocks(self) -> None:
         """Make now what block products need made once (nothing here)."""
@@ -71,7 +71,7 @@ class Executor:
         through C-ordered copies of their transposes."""
         from ..arrays import get_xp
 
-        if X.strides[0] == X.itemsize and Y.strides[0] == Y.itemsize:  # every column contiguous: no copy
+        if _columns_contiguous(X) and _columns_contiguous(Y):  # every column contiguous: no copy
             for j in range(X.shape[1]):
                 self.run(X[:, j], Y[:, j], alpha, beta)
             return
@@ -81,3 +81,8 @@ class Executor:
         for j in range(Xt.shape[0]):
             self.run(Xt[j], Yt[j], alpha, beta)
         Y[...] = Yt.T
+
+
+def _columns_contiguous(a) -> bool:
+    """Whether every column of the 2-D ``a`` is contiguous (one row, or consecutive elements down a column)."""
+    return a.shape[0] <= 1 or a.strides[0] == a.itemsize

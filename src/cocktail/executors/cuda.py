@@ -185,6 +185,9 @@ class CudaExecutor(Executor):
         operands = BlockOperands.of(X, Y)
         if operands is None:
             return False
+        launches = self._block_launches.get(operands, _UNBOUND)  # what is bound for them, where it is
+        if launches is not _UNBOUND:
+            return launches is not None or super().captures_block(X, Y)
         return self.block_choice(operands).spec is not None or super().captures_block(X, Y)
 
     def _bind_planned(self, operands: BlockOperands) -> tuple:
