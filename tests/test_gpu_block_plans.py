@@ -207,3 +207,84 @@ def test_a_column_loop_through_copies_cannot_be_bound():
     m, n = zm.shape
     with pytest.raises(ValueError, match="bind Fortran-ordered X and out"):
         A.bind(cupy.zeros((n, 4)), out=cupy.zeros((m, 4)))
+
+
+# --- a Cocktail's block products part after part or on the whole matrix ------------------------------------------
+
+def _cocktail(dtype="float64", deterministic=False):
+    """A DIA + COO Cocktail of a 2-D Laplacian with a few scattered entries, its block products planned as a
+    ``format="auto"`` matrix's are (block planners on the parts, the whole-matrix rival on the composition)."""
+    import scipy.sparse as sp
+
+    from cocktail.auto.block_plans import WholeRival, planner
+
+    n = 60
+    T = sp.diags([-1.0, 2.0, -1.0], [-1, 0, 1], shape=(n, n))
+    S = (sp.kron(sp.eye(n), T) + sp.kron(T, sp.eye(n))).tocsr()
+    S = (S + sp.random_array(S.shape, density=2e-4, random_state=9, format="csr")).tocsr().astype(dtype)
+    parts = [("dia", {}, ("diagonals", [-n, -1, 0, 1, n])), ("coo", {}, ("rest",))]
+    A = cocktail.SparseMatrix(S, format="cocktail", device="cuda", parts=parts, deterministic=deterministic)
+    for leaf in A._executor.block_executors():
+        leaf.block_planner = planner(deterministic)
+    A._executor.block_rival = WholeRival(A.storage, deterministic)
+    return A, S
+
+
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_a_cocktails_block_product_races_its_parts_against_the_whole_matrix(order):
+    A, S = _cocktail()
+    m, n = S.shape
+    A.prepare_block_products(16, row_major=order == "C")
+    timed = A.block_timings(16, row_major=order == "C")
+    wholes = [label for label in timed if label.startswith("whole matrix: ")]
+    assert "parts" in timed and len(wholes) == 1 and all(us > 0 for us in timed.values())
+    from cocktail.auto.planning import RACE_TIE
+
+    tie = RACE_TIE if "cusparse" in wholes[0] else -RACE_TIE  # a tie goes to the vendor, else to the parts
+    whole_wins = timed[wholes[0]] <= timed["parts"] * (1 + tie)
+    assert A.block_plan(16, row_major=order == "C").startswith("whole matrix: ") == whole_wins
+    X = cupy.asarray(np.random.default_rng(3).standard_normal((n, 12)), order=order)
+    Y0 = cupy.asarray(np.random.default_rng(4).standard_normal((m, 12)), order=order)
+    got = A.matmat(X, out=Y0.copy(), alpha=2.0, beta=-0.5)
+    assert_product_close(got.get(), S.data, S.indices, S.indptr, S.shape, X.get(), 2.0, -0.5, Y0.get())
+
+
+class _WholeAlways:
+    """The whole-matrix rival made to win every bucket (its timings kept), to test that path on its own."""
+
+    def __init__(self, rival):
+        self.rival, self.shape = rival, rival.shape
+
+    def can_time(self):
+        return self.rival.can_time()
+
+    def __call__(self, composed, operands, whole=None):
+        whole = whole or self.rival._whole(composed)
+        self.rival(composed, operands, whole)
+        return whole
+
+
+@pytest.mark.parametrize("deterministic", [False, True])
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_the_whole_matrix_runs_a_bucket_it_wins_matmat_and_bound(order, deterministic):
+    A, S = _cocktail("float32", deterministic)
+    A._executor.block_rival = _WholeAlways(A._executor.block_rival)
+    m, n = S.shape
+    X = cupy.asarray(np.random.default_rng(5).standard_normal((n, 16)).astype("float32"), order=order)
+    got = A @ X
+    assert A.block_plan(16, row_major=order == "C").startswith("whole matrix: ")
+    assert_product_close(got.get(), S.data, S.indices, S.indptr, S.shape, X.get())
+    whole = next(w for w, _ in A._executor._wholes.values() if w is not None)
+    assert whole.deterministic or not deterministic
+    if deterministic:  # of cuSPARSE's CSR algorithms only the third is deterministic
+        from cocktail.kernels.block_operands import BlockOperands
+
+        label = whole.block_choice(BlockOperands.of(X, got)).label(whole.kernel)
+        assert "cusparse" not in label or label == "cusparse_spmm(alg=3)"
+        assert bool(((A @ X) == got).all())
+    Y = cupy.zeros((m, 16), dtype="float32", order=order)
+    bound = A.bind(X, out=Y)  # planned and bound before the capture: the graph replays the whole's launches
+    for _ in range(2):
+        bound()
+    assert_product_close(Y.get(), S.data, S.indices, S.indptr, S.shape, X.get())
+    assert_product_close((A @ X[:, :3]).get(), S.data, S.indices, S.indptr, S.shape, X[:, :3].get())

@@ -246,6 +246,10 @@ class SparseMatrix:
 
                     for leaf in self._executor.block_executors():
                         leaf.block_planner = planner(deterministic, vendor)
+                    if isinstance(self.storage, formats.get("cocktail")):  # ... and part after part, or whole
+                        from .auto.block_plans import WholeRival
+
+                        self._executor.block_rival = WholeRival(self.storage, deterministic, vendor)
                 return
             format, self._auto_reason = decision.format, decision.reason
         storage = formats.get(format).from_csr(csr, **format_params(format, csr.dtype, params))
@@ -476,9 +480,8 @@ class SparseMatrix:
             self._executor.prepare_blocks()
             operands = BlockOperands.of(X, Y)  # these exact operands planned and bound now, outside the capture
             if k > 1 and operands is not None:
-                for leaf in self._executor.block_executors():
-                    leaf.plan_blocks(operands)
-            if not all(leaf.captures_block(X, Y) for leaf in self._executor.block_executors()):
+                self._executor.plan_blocks(operands)
+            if not self._executor.captures_block(X, Y):
                 raise ValueError("bind: this matrix multiplies a block of row-major vectors one column at a time "
                                  "through copies, which a CUDA graph cannot hold; bind Fortran-ordered X and out "
                                  "(each column contiguous), or call matmat")
@@ -610,13 +613,13 @@ class SparseMatrix:
             m, n = self.shape
             operands = (BlockOperands.row_major(k) if row_major
                         else BlockOperands(int(k), (1, max(n, 1)), (1, max(m, 1))))
-            for leaf in self._executor.block_executors():
-                leaf.plan_blocks(operands)
+            self._executor.plan_blocks(operands)
 
     def block_timings(self, k: int, row_major: bool = True) -> dict:
         """What the block planner of a matrix planned by ``format="auto"`` measured for the bucket of ``k``
         (row-major blocks, or column-major): µs per block product of each choice it timed (per part of a
-        Cocktail, prefixed ``part<i>:``); empty before that bucket was planned, or where nothing was timed."""
+        Cocktail, prefixed ``part<i>:``, then the parts' plans summed, ``parts``, against the whole matrix's,
+        ``whole matrix: <choice>``); empty before that bucket was planned, or where nothing was timed."""
         from .executors.cuda import block_key
         from .kernels.block_operands import BlockOperands
 
@@ -625,8 +628,11 @@ class SparseMatrix:
         key = block_key(BlockOperands.row_major(k) if row_major
                         else BlockOperands(k, (1, max(n, 1)), (1, max(m, 1))))
         leaves = self._executor.block_executors()
-        return {(f"part{i}:" if len(leaves) > 1 else "") + label: us
-                for i, leaf in enumerate(leaves) for label, us in getattr(leaf, "block_times", {}).get(key, {}).items()}
+        timed = {(f"part{i}:" if len(leaves) > 1 else "") + label: us
+                 for i, leaf in enumerate(leaves) for label, us in getattr(leaf, "block_times", {}).get(key, {}).items()}
+        if self._executor not in leaves:  # a Cocktail's parts summed against the whole matrix
+            timed.update(getattr(self._executor, "block_times", {}).get(key, {}))
+        return timed
 
     def explain(self, k: int | None = None) -> str:
         """A readable description: format, parameters, executor, padding and bytes per SpMV; with ``k``, also

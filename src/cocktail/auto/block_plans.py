@@ -65,6 +65,82 @@ def fastest(times: dict):
     return best
 
 
+class WholeRival:
+    """Whether a Cocktail's block products of one bucket of k and layout run part after part or on the whole
+    matrix as one CSR: the rival of :class:`~cocktail.executors.composed.Composed` (its ``block_rival``).
+
+    Its parts' plans are made (each timed by its own block planner), and the whole matrix, gathered into one
+    CSR on the device, gets the cuda executor of the CSR kernel the rules pick, planned by the same block
+    planner (our CSR block kernels and each of cuSPARSE's SpMM algorithms).  The whole runs the bucket where
+    its plan measured faster than the parts' plans summed by more than RACE_TIE (within it, where its plan
+    is the vendor's: the goal is never to be slower than the vendor).  The whole matrix's CSR is built
+    once, on the first bucket that times it, and kept only while a bucket runs it.
+    """
+
+    def __init__(self, storage, deterministic: bool = False, vendor: bool = True):
+        self._storage, self._deterministic = storage, deterministic
+        self._plan = planner(deterministic, vendor)
+        self.shape = storage.shape
+
+    @staticmethod
+    def can_time() -> bool:
+        """Whether candidates can be timed now: not inside a CUDA graph capture on the current stream."""
+        import cupy
+
+        return not cupy.cuda.get_current_stream().is_capturing()
+
+    def __call__(self, composed, operands, whole=None):
+        """The whole matrix's executor where it wins the bucket of ``operands`` (``whole``: the one built for
+        another bucket), else None; the times go to ``composed.block_times``."""
+        key = block_key(operands)
+        for part in composed.parts:
+            part.plan_blocks(operands)
+        parts_us = _planned_us(composed.block_executors(), operands)
+        if parts_us is None:
+            return None
+        try:
+            whole = whole or self._whole(composed)
+            whole.plan_blocks(operands)
+            whole_us = _planned_us((whole,), operands)
+        except Exception as exc:
+            if not _memory.gpu_out_of_memory(exc):
+                raise
+            return None
+        if whole_us is None:
+            return None
+        choice = whole.block_choice(operands)
+        composed.block_times[key] = {"parts": parts_us, f"whole matrix: {choice.label(whole.kernel)}": whole_us}
+        tie = RACE_TIE if choice.vendor else -RACE_TIE
+        return whole if whole_us <= parts_us * (1.0 + tie) else None
+
+    def _whole(self, composed):
+        """The cuda executor of the whole matrix as one CSR, with this rival's block planner."""
+        from ..executors.cuda import create
+
+        deterministic = self._deterministic or composed.deterministic
+        whole = create(self._storage.to_csr(), None, {}, required=False, deterministic=deterministic)
+        whole.block_planner = self._plan
+        return whole
+
+
+def _planned_us(executors, operands) -> float | None:
+    """The summed µs of ``executors``' planned block products of ``operands``' bucket and layout: what their
+    block planners measured, each plan timed now where its planner timed nothing (a single choice); None
+    where one cannot be timed (an executor without kernels)."""
+    key, total = block_key(operands), 0.0
+    for executor in executors:
+        if not hasattr(executor, "block_choice"):
+            return None
+        choice = executor.block_choice(operands)
+        us = executor.block_times.get(key, {}).get(choice.label(executor.kernel))
+        if us is None:
+            us = _time_choices(executor, operands, [choice]).get(choice)
+        if us is None:
+            return None
+        total += us
+    return total
+
+
 def _layout(operands) -> str:
     """``"row"`` where X's and Y's rows are contiguous (scratch blocks in C order), else ``"col"`` (F order)."""
     return "row" if operands.x_steps[1] == 1 and operands.y_steps[1] == 1 else "col"

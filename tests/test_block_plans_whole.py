@@ -1,0 +1,138 @@
+"""A Cocktail's block products part after part or on the whole matrix (no GPU): the composed executor's
+dispatch per bucket of k and layout, and the rival's decision with its timings given."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from cocktail import kernels
+from cocktail.auto.block_plans import WholeRival
+from cocktail.auto.planning import RACE_TIE
+from cocktail.executors.base import Executor
+from cocktail.executors.composed import Composed
+from cocktail.executors.cuda import BlockChoice, block_key
+from cocktail.kernels.block_operands import BlockOperands
+
+
+class _Part(Executor):
+    """A part (or the whole matrix) that records what ran it and holds a planned choice with its time."""
+
+    def __init__(self, name, choice=None, us=None):
+        self.kernel, self.calls, self.planned = name, [], []
+        self.choice = BlockChoice(choice)
+        self.block_times = {}
+        self.us = us
+
+    def run_block(self, X, Y, alpha, beta):
+        self.calls.append(("block", X.shape[1], beta))
+
+    def plan_blocks(self, operands):
+        self.planned.append(operands)
+        if self.us is not None:
+            self.block_times[block_key(operands)] = {self.choice.label(self.kernel): self.us}
+
+    def block_choice(self, operands):
+        return self.choice
+
+    def block_kernels(self, k, row_major=True):
+        return (f"{self.kernel} block",)
+
+    def captures_block(self, X, Y):
+        return self.kernel != "uncapturable"
+
+
+class _Rival:
+    """A rival that answers from a table of bucket -> whole executor, counting its calls."""
+
+    shape = (6, 5)
+
+    def __init__(self, wholes, timing=True):
+        self.wholes, self.timing, self.asked = wholes, timing, []
+
+    def can_time(self):
+        return self.timing
+
+    def __call__(self, composed, operands, whole=None):
+        self.asked.append(block_key(operands))
+        return self.wholes.get(block_key(operands)[0])
+
+
+def _composed(rival):
+    parts = [_Part("a"), _Part("b")]
+    c = Composed(parts)
+    c.block_rival = rival
+    return c, parts
+
+
+def test_a_bucket_the_whole_matrix_wins_runs_it_and_the_others_run_the_parts():
+    whole = _Part("whole")
+    c, (a, b) = _composed(_Rival({16: whole}))
+    X, Y = np.zeros((5, 12)), np.zeros((6, 12))
+    c.run_block(X, Y, 1.0, 0.5)
+    assert whole.calls == [("block", 12, 0.5)] and not a.calls and not b.calls
+    c.run_block(X[:, :4], Y[:, :4], 1.0, 0.5)  # bucket 4: the parts, the later adding (beta = 1)
+    assert a.calls == [("block", 4, 0.5)] and b.calls == [("block", 4, 1)]
+    c.run_block(X[:, :1], Y[:, :1], 1.0, 0.0)  # one column: the parts' SpMV, never the rival
+    assert c.block_rival.asked == [(16, "row"), (4, "row")]
+    c.run_block(X[:, :10], Y[:, :10], 1.0, 0.0)  # same bucket and layout: decided once
+    assert c.block_rival.asked == [(16, "row"), (4, "row")] and len(whole.calls) == 2
+    assert c.block_kernels(16) == ("whole matrix: whole block",)
+    assert c.block_kernels(4) == ("a block", "b block")
+    assert c.reads_once(16) == whole.reads_once(16) * 2
+
+
+def test_without_a_rival_or_while_nothing_can_be_timed_the_parts_run_and_plan_blocks_decides_later():
+    c, (a, b) = _composed(None)
+    X, Y = np.zeros((5, 8)), np.zeros((6, 8))
+    c.run_block(X, Y, 1.0, 0.0)
+    assert a.calls and b.calls
+    whole = _Part("whole")
+    rival = _Rival({8: whole}, timing=False)
+    c, (a, b) = _composed(rival)
+    c.run_block(X, Y, 1.0, 0.0)  # inside a capture: the parts, not planned
+    assert a.calls and not whole.calls and rival.asked == []
+    rival.timing = True
+    c.plan_blocks(BlockOperands.of(X, Y))  # planned now: each part, the rival, then the whole's launches
+    assert rival.asked == [(8, "row")] and a.planned and b.planned and whole.planned
+    c.run_block(X, Y, 1.0, 0.0)
+    assert whole.calls == [("block", 8, 0.0)]
+
+
+def test_captures_block_asks_what_runs_the_bucket():
+    whole = _Part("uncapturable")
+    c, _ = _composed(_Rival({16: whole}))
+    X, Y = np.zeros((5, 16)), np.zeros((6, 16))
+    assert not c.captures_block(X, Y)
+    assert c.captures_block(X[:, :4], Y[:, :4])  # the parts (both capturable)
+
+
+# --- the rival's decision -----------------------------------------------------------------------------------------
+
+def _rival_parts(part_us, whole_us, whole_vendor):
+    own, vendor = kernels.get_block("csr_spmm_merge"), kernels.get_block("cusparse_spmm")
+    parts = [_Part("dia_vi", kernels.get_block("dia_vi_spmm"), us) for us in part_us]
+    whole = _Part("csr_merge", vendor if whole_vendor else own, whole_us)
+    return Composed(parts), whole
+
+
+@pytest.mark.parametrize("part_us, whole_us, whole_vendor, wins", [
+    ((40.0, 60.0), 80.0, False, True),                        # the whole clearly faster
+    ((40.0, 60.0), 100.0 * (1 - RACE_TIE / 2), False, False),  # ours, within the tie: the parts stay
+    ((40.0, 60.0), 100.0 * (1 + RACE_TIE / 2), True, True),    # the vendor, within the tie: the vendor
+    ((40.0, 60.0), 100.0 * (1 + 2 * RACE_TIE), True, False),   # the vendor, slower: the parts
+    ((40.0, None), 10.0, True, False),                         # a part that cannot be timed: the parts
+])
+def test_the_whole_matrix_wins_a_bucket_only_where_it_measured_faster_than_the_parts_summed(
+        part_us, whole_us, whole_vendor, wins, monkeypatch):
+    from cocktail.auto import block_plans
+
+    monkeypatch.setattr(block_plans, "_time_choices", lambda executor, operands, choices: {})
+    composed, whole = _rival_parts(part_us, whole_us, whole_vendor)
+    rival = WholeRival.__new__(WholeRival)  # its storage is never read: the whole executor is given
+    operands = BlockOperands.row_major(16)
+    assert (rival(composed, operands, whole) is whole) is wins
+    assert all(p.planned == [operands] for p in composed.parts)
+    if None not in part_us:
+        label = f"whole matrix: {whole.choice.label('csr_merge')}"
+        assert composed.block_times[(16, "row")] == {"parts": sum(part_us), label: whole_us}
