@@ -1,5 +1,5 @@
-"""A Cocktail's block products part after part or on the whole matrix (no GPU): the composed executor's
-dispatch per bucket of k and layout, and the rival's decision with its timings given."""
+"""Block products on the matrix as stored (a Cocktail's parts one after another) or on the whole matrix as one
+CSR (no GPU): the dispatch per bucket of k and layout, and the rival's decision with its timings given."""
 
 from __future__ import annotations
 
@@ -135,4 +135,16 @@ def test_the_whole_matrix_wins_a_bucket_only_where_it_measured_faster_than_the_p
     assert all(p.planned == [operands] for p in composed.parts)
     if None not in part_us:
         label = f"whole matrix: {whole.choice.label('csr_merge')}"
-        assert composed.block_times[(16, "row")] == {"parts": sum(part_us), label: whole_us}
+        assert composed.rival_times[(16, "row")] == {"as stored": sum(part_us), label: whole_us}
+
+
+def test_the_rival_is_wanted_by_compositions_and_by_formats_the_vendors_spmm_does_not_take():
+    class Single(_Part):
+        def __init__(self, *specs):
+            super().__init__("k")
+            self.block_specs = tuple(kernels.get_block(name) for name in specs)
+
+    assert WholeRival.wanted(Composed([_Part("a")])) and WholeRival.wanted(Composed([_Part("a"), _Part("b")]))
+    assert WholeRival.wanted(Single("bcsr_spmm")) and not WholeRival.wanted(Single("bcsr_spmm"), vendor=False)
+    assert not WholeRival.wanted(Single("csr_spmm", "cusparse_spmm"))  # CSR and COO race the vendor already
+    assert not WholeRival.wanted(Single()) and not WholeRival.wanted(_Part("no block kernels"))

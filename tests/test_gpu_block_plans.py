@@ -209,7 +209,7 @@ def test_a_column_loop_through_copies_cannot_be_bound():
         A.bind(cupy.zeros((n, 4)), out=cupy.zeros((m, 4)))
 
 
-# --- a Cocktail's block products part after part or on the whole matrix ------------------------------------------
+# --- block products on the matrix as stored or on the whole matrix as one CSR ---------------------------------------
 
 def _cocktail(dtype="float64", deterministic=False):
     """A DIA + COO Cocktail of a 2-D Laplacian with a few scattered entries, its block products planned as a
@@ -237,11 +237,11 @@ def test_a_cocktails_block_product_races_its_parts_against_the_whole_matrix(orde
     A.prepare_block_products(16, row_major=order == "C")
     timed = A.block_timings(16, row_major=order == "C")
     wholes = [label for label in timed if label.startswith("whole matrix: ")]
-    assert "parts" in timed and len(wholes) == 1 and all(us > 0 for us in timed.values())
+    assert "as stored" in timed and len(wholes) == 1 and all(us > 0 for us in timed.values())
     from cocktail.auto.planning import RACE_TIE
 
     tie = RACE_TIE if "cusparse" in wholes[0] else -RACE_TIE  # a tie goes to the vendor, else to the parts
-    whole_wins = timed[wholes[0]] <= timed["parts"] * (1 + tie)
+    whole_wins = timed[wholes[0]] <= timed["as stored"] * (1 + tie)
     assert A.block_plan(16, row_major=order == "C").startswith("whole matrix: ") == whole_wins
     X = cupy.asarray(np.random.default_rng(3).standard_normal((n, 12)), order=order)
     Y0 = cupy.asarray(np.random.default_rng(4).standard_normal((m, 12)), order=order)
@@ -288,3 +288,27 @@ def test_the_whole_matrix_runs_a_bucket_it_wins_matmat_and_bound(order, determin
         bound()
     assert_product_close(Y.get(), S.data, S.indices, S.indptr, S.shape, X.get())
     assert_product_close((A @ X[:, :3]).get(), S.data, S.indices, S.indptr, S.shape, X[:, :3].get())
+
+
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_a_format_the_vendors_spmm_does_not_take_races_the_whole_matrix_as_csr(order):
+    import scipy.sparse as sp
+
+    from cocktail.auto.block_plans import WholeRival, planner
+
+    B = sp.random_array((300, 300), density=0.02, random_state=7, format="csr")
+    S = sp.kron(B, np.ones((3, 3))).tocsr().astype("float32")  # 3 x 3 dense blocks
+    A = cocktail.SparseMatrix(S, format="bcsr", device="cuda")
+    A._executor.block_planner = planner()
+    assert WholeRival.wanted(A._executor)
+    A._executor.block_rival = WholeRival(A.storage)
+    A.prepare_block_products(16, row_major=order == "C")
+    timed = A.block_timings(16, row_major=order == "C")
+    wholes = [label for label in timed if label.startswith("whole matrix: ")]
+    assert "as stored" in timed and len(wholes) == 1 and any(label.startswith("bcsr") for label in timed)
+    m, n = S.shape
+    X = cupy.asarray(np.random.default_rng(6).standard_normal((n, 16)).astype("float32"), order=order)
+    Y = cupy.zeros((m, 16), dtype="float32", order=order)
+    A.bind(X, out=Y)()
+    assert_product_close(Y.get(), S.data, S.indices, S.indptr, S.shape, X.get())
+    assert_product_close((A @ X[:, :5]).get(), S.data, S.indices, S.indptr, S.shape, X[:, :5].get())

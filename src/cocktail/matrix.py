@@ -242,13 +242,11 @@ class SparseMatrix:
             if decision.report is not None:
                 self.storage, self._executor, self.auto = decision.storage, decision.executor, decision.report
                 if self.device == "cuda":  # block products planned per bucket of k, timed on first use
-                    from .auto.block_plans import planner
+                    from .auto.block_plans import WholeRival, planner
 
                     for leaf in self._executor.block_executors():
                         leaf.block_planner = planner(deterministic, vendor)
-                    if isinstance(self.storage, formats.get("cocktail")):  # ... and part after part, or whole
-                        from .auto.block_plans import WholeRival
-
+                    if WholeRival.wanted(self._executor, vendor):  # ... as stored, or as one CSR
                         self._executor.block_rival = WholeRival(self.storage, deterministic, vendor)
                 return
             format, self._auto_reason = decision.format, decision.reason
@@ -618,8 +616,9 @@ class SparseMatrix:
     def block_timings(self, k: int, row_major: bool = True) -> dict:
         """What the block planner of a matrix planned by ``format="auto"`` measured for the bucket of ``k``
         (row-major blocks, or column-major): µs per block product of each choice it timed (per part of a
-        Cocktail, prefixed ``part<i>:``, then the parts' plans summed, ``parts``, against the whole matrix's,
-        ``whole matrix: <choice>``); empty before that bucket was planned, or where nothing was timed."""
+        Cocktail, prefixed ``part<i>:``), then, where the whole matrix as one CSR was its rival, the matrix as
+        stored (``as stored``: a Cocktail's parts summed) against it (``whole matrix: <choice>``); empty before
+        that bucket was planned, or where nothing was timed."""
         from .executors.cuda import block_key
         from .kernels.block_operands import BlockOperands
 
@@ -630,8 +629,7 @@ class SparseMatrix:
         leaves = self._executor.block_executors()
         timed = {(f"part{i}:" if len(leaves) > 1 else "") + label: us
                  for i, leaf in enumerate(leaves) for label, us in getattr(leaf, "block_times", {}).get(key, {}).items()}
-        if self._executor not in leaves:  # a Cocktail's parts summed against the whole matrix
-            timed.update(getattr(self._executor, "block_times", {}).get(key, {}))
+        timed.update(getattr(self._executor, "rival_times", {}).get(key, {}))  # ... against the whole matrix
         return timed
 
     def explain(self, k: int | None = None) -> str:

@@ -66,21 +66,32 @@ def fastest(times: dict):
 
 
 class WholeRival:
-    """Whether a Cocktail's block products of one bucket of k and layout run part after part or on the whole
-    matrix as one CSR: the rival of :class:`~cocktail.executors.composed.Composed` (its ``block_rival``).
+    """Whether a matrix's block products of one bucket of k and layout run on the matrix as stored or on the
+    whole matrix as one CSR: the ``block_rival`` of a Cocktail's composed executor (its parts one after
+    another) and of a single executor whose block products have no vendor choice (a format cuSPARSE's SpMM
+    does not take).
 
-    Its parts' plans are made (each timed by its own block planner), and the whole matrix, gathered into one
-    CSR on the device, gets the cuda executor of the CSR kernel the rules pick, planned by the same block
-    planner (our CSR block kernels and each of cuSPARSE's SpMM algorithms).  The whole runs the bucket where
-    its plan measured faster than the parts' plans summed by more than RACE_TIE (within it, where its plan
-    is the vendor's: the goal is never to be slower than the vendor).  The whole matrix's CSR is built
-    once, on the first bucket that times it, and kept only while a bucket runs it.
+    The matrix as stored is planned (each executor timed by its own block planner), and the whole matrix,
+    gathered into one CSR on the device, gets the cuda executor of the CSR kernel the rules pick, planned by
+    the same block planner (our CSR block kernels and each of cuSPARSE's SpMM algorithms).  The whole runs the
+    bucket where its plan measured faster than the stored plans summed by more than RACE_TIE (within it,
+    where its plan is the vendor's: the goal is never to be slower than the vendor).  The whole matrix's CSR
+    is built on the first bucket that times it and kept only while a bucket runs it.
     """
 
     def __init__(self, storage, deterministic: bool = False, vendor: bool = True):
         self._storage, self._deterministic = storage, deterministic
         self._plan = planner(deterministic, vendor)
         self.shape = storage.shape
+
+    @classmethod
+    def wanted(cls, executor, vendor: bool = True) -> bool:
+        """Whether ``executor`` (a planned matrix's) gains from the rival: a composition of parts, or, where the
+        vendor's kernels are allowed, a single executor with block kernels none of which is the vendor's."""
+        if executor.block_executors() != (executor,):  # a composition: its parts one after another
+            return True
+        specs = getattr(executor, "block_specs", ())
+        return vendor and bool(specs) and not any(spec.vendor for spec in specs)
 
     @staticmethod
     def can_time() -> bool:
@@ -89,17 +100,16 @@ class WholeRival:
 
         return not cupy.cuda.get_current_stream().is_capturing()
 
-    def __call__(self, composed, operands, whole=None):
+    def __call__(self, executor, operands, whole=None):
         """The whole matrix's executor where it wins the bucket of ``operands`` (``whole``: the one built for
-        another bucket), else None; the times go to ``composed.block_times``."""
+        another bucket), else None; both times go to ``executor.rival_times``."""
         key = block_key(operands)
-        for part in composed.parts:
-            part.plan_blocks(operands)
-        parts_us = _planned_us(composed.block_executors(), operands)
-        if parts_us is None:
+        executor.plan_own_blocks(operands)
+        stored_us = _planned_us(executor.block_executors(), operands)
+        if stored_us is None:
             return None
         try:
-            whole = whole or self._whole(composed)
+            whole = whole or self._whole(executor)
             whole.plan_blocks(operands)
             whole_us = _planned_us((whole,), operands)
         except Exception as exc:
@@ -109,15 +119,16 @@ class WholeRival:
         if whole_us is None:
             return None
         choice = whole.block_choice(operands)
-        composed.block_times[key] = {"parts": parts_us, f"whole matrix: {choice.label(whole.kernel)}": whole_us}
+        executor.__dict__.setdefault("rival_times", {})[key] = {
+            "as stored": stored_us, f"whole matrix: {choice.label(whole.kernel)}": whole_us}
         tie = RACE_TIE if choice.vendor else -RACE_TIE
-        return whole if whole_us <= parts_us * (1.0 + tie) else None
+        return whole if whole_us <= stored_us * (1.0 + tie) else None
 
-    def _whole(self, composed):
+    def _whole(self, executor):
         """The cuda executor of the whole matrix as one CSR, with this rival's block planner."""
         from ..executors.cuda import create
 
-        deterministic = self._deterministic or composed.deterministic
+        deterministic = self._deterministic or executor.deterministic
         whole = create(self._storage.to_csr(), None, {}, required=False, deterministic=deterministic)
         whole.block_planner = self._plan
         return whole

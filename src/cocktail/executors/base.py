@@ -37,12 +37,26 @@ class Executor:
 
     def block_kernels(self, k: int, row_major: bool = True) -> tuple[str, ...]:
         """What computes a block product of ``k`` columns (row-major or column-major blocks), one entry per
-        part: here ``"<kernel> per column"``."""
+        part (:meth:`own_block_kernels`), or the whole matrix's block product where its bucket runs it."""
+        whole = self._whole_of_layout(k, row_major)
+        if whole is not None:
+            return tuple(f"whole matrix: {name}" for name in whole.block_kernels(k, row_major))
+        return self.own_block_kernels(k, row_major)
+
+    def own_block_kernels(self, k: int, row_major: bool = True) -> tuple[str, ...]:
+        """:meth:`block_kernels` of the matrix as stored: here ``"<kernel> per column"``."""
         return (f"{self.kernel} per column",)
 
     def reads_once(self, k: int) -> tuple[bool, ...]:
-        """Per part, whether a block product of ``k`` columns reads the stored matrix once (here: once a column,
-        unless ``k == 1``)."""
+        """Per part, whether a block product of ``k`` columns reads the stored matrix once (:meth:`own_reads_once`;
+        each part the whole matrix's answer, where its bucket runs it)."""
+        whole = self._whole_of_layout(k, True)
+        if whole is not None:
+            return whole.reads_once(k) * len(self.block_executors())
+        return self.own_reads_once(k)
+
+    def own_reads_once(self, k: int) -> tuple[bool, ...]:
+        """:meth:`reads_once` of the matrix as stored: here once a column, unless ``k == 1``."""
         return (k == 1,)
 
     #: ``planner(executor, operands) -> BlockChoice``: plans each bucket of k and layout of block products
@@ -62,8 +76,62 @@ class Executor:
     def prepare_blocks(self) -> None:
         """Make now what block products need made once (nothing here)."""
 
-    def plan_blocks(self, operands) -> None:
-        """Plan block products of ``operands``' bucket of k and layout now (nothing to plan here)."""
+    def plan_blocks(self, operands):
+        """Plan block products of ``operands``' bucket of k and layout now: the matrix as stored
+        (:meth:`plan_own_blocks`, whose answer this returns), then, where a ``block_rival`` is set, whether the
+        whole matrix runs them instead; what runs them is bound for ``operands``."""
+        own = self.plan_own_blocks(operands)
+        whole = self._whole_for(operands, plan=True) if self.block_rival is not None and operands.k > 1 else None
+        if whole is not None:
+            whole.plan_blocks(operands)
+        return own
+
+    def plan_own_blocks(self, operands):
+        """Plan block products of the matrix as stored (nothing to plan here)."""
+
+    #: ``rival(executor, operands, whole) -> executor or None``, with the matrix's ``shape`` and ``can_time()``
+    #: (False inside a CUDA graph capture, where the bucket runs the matrix as stored, unplanned): for the
+    #: bucket of k and layout of ``operands``, an executor of the whole matrix in another format (``whole``: the
+    #: one another bucket already runs, or None) whose block product is faster than this executor's, or None
+    #: (:class:`cocktail.auto.block_plans.WholeRival`, set by a planned matrix).  None: the matrix as stored.
+    block_rival = None
+
+    def _whole_for(self, operands, plan: bool = False):
+        """The whole matrix's executor that block products of ``operands``' bucket and layout run, or None (the
+        matrix as stored): decided by ``block_rival`` on first use of the bucket (again with ``plan``, where a
+        capture left it unplanned; never inside a capture, where nothing can be timed)."""
+        from .cuda import block_key
+
+        wholes = self.__dict__.setdefault("_wholes", {})  # block_key -> (the whole's executor or None, planned)
+        key = block_key(operands)
+        found = wholes.get(key)
+        if found is None or (plan and not found[1]):
+            if not self.block_rival.can_time():
+                found = wholes[key] = (None, False)
+            else:
+                current = next((w for w, _ in wholes.values() if w is not None), None)
+                found = wholes[key] = (self.block_rival(self, operands, current), True)
+        return found[0]
+
+    def _block_runner(self, X, Y):
+        """What runs a block product of ``X`` and ``Y`` instead of the matrix as stored: the whole matrix's
+        executor, or None."""
+        if self.block_rival is None or X.shape[1] == 1:
+            return None
+        from ..kernels.block_operands import BlockOperands
+
+        operands = BlockOperands.of(X, Y)
+        return None if operands is None else self._whole_for(operands)
+
+    def _whole_of_layout(self, k: int, row_major: bool):
+        """The whole matrix's executor that aligned blocks of ``k`` columns in that layout run, or None."""
+        if self.block_rival is None or k == 1:
+            return None
+        from ..kernels.block_operands import BlockOperands
+
+        m, n = self.block_rival.shape
+        operands = BlockOperands.row_major(k) if row_major else BlockOperands(k, (1, max(n, 1)), (1, max(m, 1)))
+        return self._whole_for(operands)
 
     def run_block(self, X, Y, alpha, beta) -> None:
         """``Y = alpha*A@X + beta*Y`` for 2-D ``X`` (n, k) and ``Y`` (m, k): one product per column, on the columns

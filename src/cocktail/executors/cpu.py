@@ -35,11 +35,11 @@ class CpuExecutor(Executor):
             y *= alpha
         return y
 
-    def reads_once(self, k: int) -> tuple[bool, ...]:
+    def own_reads_once(self, k: int) -> tuple[bool, ...]:
         """One product for the whole block."""
         return (True,)
 
-    def block_kernels(self, k: int, row_major: bool = True) -> tuple[str, ...]:
+    def own_block_kernels(self, k: int, row_major: bool = True) -> tuple[str, ...]:
         """SciPy's product of the whole block (or the reference's)."""
         return (self.kernel,)
 

@@ -80,10 +80,10 @@ class CudaExecutor(Executor):
                                               else self.rule_choice(operands.k), planned)
         return found[0]
 
-    def plan_blocks(self, operands: BlockOperands) -> BlockChoice:
+    def plan_own_blocks(self, operands: BlockOperands) -> BlockChoice:
         """Plan the bucket and layout of ``operands`` now with ``block_planner`` (again where a capture left it to
         the rule) and bind its launches for ``operands``; later products of that bucket and layout run its
-        choice."""
+        choice (unless a ``block_rival`` gives them to the whole matrix in another format)."""
         key = block_key(operands)
         if self.block_planner is not None and not self._block_plans.get(key, (None, False))[1]:
             self._block_plans[key] = (self.block_planner(self, operands), True)
@@ -95,12 +95,12 @@ class CudaExecutor(Executor):
                 self._block_launches[operands] = launches
         return self.block_choice(operands)
 
-    def reads_once(self, k: int) -> tuple[bool, ...]:
+    def own_reads_once(self, k: int) -> tuple[bool, ...]:
         """Whether a block of ``k`` row-major columns reads the matrix once (a block kernel) rather than once a
         column."""
         return (self.block_choice(BlockOperands.row_major(k)).spec is not None,) if k > 1 else (True,)
 
-    def block_kernels(self, k: int, row_major: bool = True) -> tuple[str, ...]:
+    def own_block_kernels(self, k: int, row_major: bool = True) -> tuple[str, ...]:
         """What an aligned block of ``k`` columns runs (row-major, or column-major X and Y): a block kernel with
         its shape or settings, or the SpMV kernel per column."""
         if k == 1:
@@ -109,7 +109,7 @@ class CudaExecutor(Executor):
         operands = BlockOperands.row_major(k) if row_major else BlockOperands(k, (1, max(n, 1)), (1, max(m, 1)))
         choice = self.block_choice(operands)
         if choice.spec is None:
-            return super().block_kernels(k)
+            return super().own_block_kernels(k)
         config = self.block_config(operands, choice)
         shape = ", ".join(f"{p}={config[p]}" for p in ("lanes", "columns_per_lane", "vector", "items_per_share",
                                                        "alg") if config.get(p) is not None)
@@ -157,6 +157,9 @@ class CudaExecutor(Executor):
         they lie (any memory order, a window of a wider array), or one product per column."""
         if X.shape[1] == 1 or not self.block_specs:  # k == 1: the tuned SpMV kernel
             return super().run_block(X, Y, alpha, beta)
+        whole = self._block_runner(X, Y) if self.block_rival is not None else None
+        if whole is not None:
+            return whole.run_block(X, Y, alpha, beta)
         operands = BlockOperands.of(X, Y)
         if operands is None:  # negative or partial-element steps: through C-ordered copies
             import cupy
@@ -182,6 +185,9 @@ class CudaExecutor(Executor):
         in place (:meth:`Executor.captures_block`)."""
         if X.shape[1] == 1 or not self.block_specs:
             return super().captures_block(X, Y)
+        whole = self._block_runner(X, Y) if self.block_rival is not None else None
+        if whole is not None:
+            return whole.captures_block(X, Y)
         operands = BlockOperands.of(X, Y)
         if operands is None:
             return False

@@ -44,11 +44,11 @@ class HostReference(Executor):
         """``y = alpha*A@x + beta*y`` through the format's reference product."""
         combine(y, self._product(self.storage, x[:, None])[:, 0], alpha, beta)
 
-    def reads_once(self, k: int) -> tuple[bool, ...]:
+    def own_reads_once(self, k: int) -> tuple[bool, ...]:
         """One product for the whole block."""
         return (True,)
 
-    def block_kernels(self, k: int, row_major: bool = True) -> tuple[str, ...]:
+    def own_block_kernels(self, k: int, row_major: bool = True) -> tuple[str, ...]:
         """The reference product of the whole block."""
         return ("reference",)
 
