@@ -138,13 +138,22 @@ def test_the_whole_matrix_wins_a_bucket_only_where_it_measured_faster_than_the_p
         assert composed.rival_times[(16, "row")] == {"as stored": sum(part_us), label: whole_us}
 
 
-def test_the_rival_is_wanted_by_compositions_and_by_formats_the_vendors_spmm_does_not_take():
+def test_the_rival_is_wanted_by_compositions_and_by_formats_other_than_csr():
+    import scipy.sparse as sp
+
+    from cocktail.formats import COO, CSR
+
     class Single(_Part):
         def __init__(self, *specs):
             super().__init__("k")
             self.block_specs = tuple(kernels.get_block(name) for name in specs)
 
-    assert WholeRival.wanted(Composed([_Part("a")])) and WholeRival.wanted(Composed([_Part("a"), _Part("b")]))
-    assert WholeRival.wanted(Single("bcsr_spmm")) and not WholeRival.wanted(Single("bcsr_spmm"), vendor=False)
-    assert not WholeRival.wanted(Single("csr_spmm", "cusparse_spmm"))  # CSR and COO race the vendor already
-    assert not WholeRival.wanted(Single()) and not WholeRival.wanted(_Part("no block kernels"))
+    S = sp.random_array((20, 20), density=0.2, random_state=1, format="csr")
+    csr = CSR.from_arrays(S.data, S.indices, S.indptr, S.shape)
+    coo = COO.from_csr(csr)
+    assert WholeRival.wanted(Composed([_Part("a")]), None)
+    assert WholeRival.wanted(Composed([_Part("a"), _Part("b")]), None, vendor=False)
+    assert WholeRival.wanted(Single("bcsr_spmm"), coo) and not WholeRival.wanted(Single("bcsr_spmm"), coo, False)
+    assert WholeRival.wanted(Single("csr_spmm_merge", "cusparse_spmm"), coo)  # COO's SpMM algorithms are others
+    assert not WholeRival.wanted(Single("csr_spmm", "cusparse_spmm"), csr)  # the whole matrix is this CSR
+    assert not WholeRival.wanted(Single(), coo) and not WholeRival.wanted(_Part("no block kernels"), coo)

@@ -300,7 +300,7 @@ def test_a_format_the_vendors_spmm_does_not_take_races_the_whole_matrix_as_csr(o
     S = sp.kron(B, np.ones((3, 3))).tocsr().astype("float32")  # 3 x 3 dense blocks
     A = cocktail.SparseMatrix(S, format="bcsr", device="cuda")
     A._executor.block_planner = planner()
-    assert WholeRival.wanted(A._executor)
+    assert WholeRival.wanted(A._executor, A.storage)
     A._executor.block_rival = WholeRival(A.storage)
     A.prepare_block_products(16, row_major=order == "C")
     timed = A.block_timings(16, row_major=order == "C")

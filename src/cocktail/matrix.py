@@ -246,7 +246,7 @@ class SparseMatrix:
 
                     for leaf in self._executor.block_executors():
                         leaf.block_planner = planner(deterministic, vendor)
-                    if WholeRival.wanted(self._executor, vendor):  # ... as stored, or as one CSR
+                    if WholeRival.wanted(self._executor, self.storage, vendor):  # ... as stored, or as one CSR
                         self._executor.block_rival = WholeRival(self.storage, deterministic, vendor)
                 return
             format, self._auto_reason = decision.format, decision.reason

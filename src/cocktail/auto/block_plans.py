@@ -85,13 +85,15 @@ class WholeRival:
         self.shape = storage.shape
 
     @classmethod
-    def wanted(cls, executor, vendor: bool = True) -> bool:
-        """Whether ``executor`` (a planned matrix's) gains from the rival: a composition of parts, or, where the
-        vendor's kernels are allowed, a single executor with block kernels none of which is the vendor's."""
+    def wanted(cls, executor, storage, vendor: bool = True) -> bool:
+        """Whether ``executor`` of ``storage`` (a planned matrix's) gains from the rival: a composition of parts,
+        or, where the vendor's kernels are allowed, a single executor with block kernels on a format other than
+        CSR (cuSPARSE's CSR SpMM is not among its choices: COO's algorithms are others)."""
+        from ..formats import CSR
+
         if executor.block_executors() != (executor,):  # a composition: its parts one after another
             return True
-        specs = getattr(executor, "block_specs", ())
-        return vendor and bool(specs) and not any(spec.vendor for spec in specs)
+        return vendor and bool(getattr(executor, "block_specs", ())) and not isinstance(storage, CSR)
 
     @staticmethod
     def can_time() -> bool:
