@@ -326,7 +326,10 @@ class SparseMatrix:
     def deterministic(self) -> bool:
         """Whether repeated products with the same operands are bit-identical: every kernel the
         product runs is declared deterministic (a Cocktail or hyb with a coo_atomic part, and the
-        GPU reference path, sum with atomics and are not).  The CPU executors always are."""
+        GPU reference path, sum with atomics and are not).  The CPU executors always are.  Block
+        products of a matrix planned by ``format="auto"`` keep to deterministic kernels only where
+        ``deterministic=True`` was asked; otherwise they may take cuSPARSE's faster SpMM algorithms,
+        which sum with atomics."""
         return self._executor.deterministic
 
     @property

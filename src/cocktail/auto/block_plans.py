@@ -34,10 +34,10 @@ def planner(deterministic: bool = False, vendor: bool = True):
 
     def plan(executor, operands):
         """The fastest of ``executor``'s block choices for ``operands``, timed on scratch blocks (the rule's
-        choice alone where nothing else may run, or where the scratch blocks do not fit in GPU memory).  A
-        matrix whose products are deterministic keeps its block products so too."""
-        exact = deterministic or executor.deterministic
-        choices = [c for c in executor.block_choices(operands, exact) if vendor or not c.vendor]
+        choice alone where nothing else may run, or where the scratch blocks do not fit in GPU memory).  Only a
+        matrix planned with ``deterministic`` keeps to deterministic choices: one whose SpMV kernel merely happens
+        to be deterministic may take the vendor's faster algorithms that sum with atomics."""
+        choices = [c for c in executor.block_choices(operands, deterministic) if vendor or not c.vendor]
         rule = executor.rule_choice(operands.k)
         if len(choices) < 2:
             return choices[0] if choices else rule
@@ -130,8 +130,7 @@ class WholeRival:
         """The cuda executor of the whole matrix as one CSR, with this rival's block planner."""
         from ..executors.cuda import create
 
-        deterministic = self._deterministic or executor.deterministic
-        whole = create(self._storage.to_csr(), None, {}, required=False, deterministic=deterministic)
+        whole = create(self._storage.to_csr(), None, {}, required=False, deterministic=self._deterministic)
         whole.block_planner = self._plan
         return whole
 
