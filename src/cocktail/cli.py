@@ -409,7 +409,13 @@ def build_parser() -> argparse.ArgumentParser:
     cal.add_argument("--out", metavar="PATH", help="write the profile here instead of the user cache directory")
     cal.add_argument("--merge-into", metavar="PROFILE",
                      help="with --variants: also put the new samples of those variants into this profile of the same "
-                          "GPU and grid (e.g. a shipped one), replacing its samples of them")
+                          "GPU and grid (e.g. a shipped one), replacing its samples of them; with --spmm: put the "
+                          "SpMM samples there instead of into this GPU's profile")
+    cal.add_argument("--spmm", action="store_true",
+                     help="sample only the block products (SpMM: each block kernel and cuSPARSE algorithm over k, "
+                          "as a ratio to one SpMV) and add them to this GPU's profile (or --merge-into's)")
+    cal.add_argument("--formats", default=None, metavar="LIST",
+                     help="with --spmm: comma-separated formats to sample (default every one with a block kernel)")
     cal.set_defaults(func=_calibrate)
     fmts = sub.add_parser("formats", help="list the storage formats, when each wins, and their parameters",
                           description="With no NAME: one row per format. With NAME: its parameters, GPU "
@@ -445,6 +451,8 @@ def _calibrate(args) -> int:
     if not cuda_available():
         print("cocktail: error: calibrate measures a GPU, and CuPy sees none", file=sys.stderr)
         return 2
+    if args.spmm or args.formats:
+        return _calibrate_spmm(args)
     only = variants.parse(args.variants) if args.variants else None  # ValueError names an unknown key
     if args.check:
         return _calibrate_check(args, only)
@@ -472,6 +480,28 @@ def _calibrate(args) -> int:
         profiles.merged(base, prof, only, args.patterns).save(args.merge_into)
         profiles.forget()
         print(f"samples of {', '.join(only)} merged into {args.merge_into}")
+    return 0
+
+
+def _calibrate_spmm(args) -> int:
+    """``cocktail calibrate --spmm``: the SpMM samples of this GPU's profile (or of ``--merge-into``'s)."""
+    from .auto import block_calibration
+    from .bench.output.progress import counter
+
+    if not args.spmm or args.check or args.variants or args.out or args.patterns != "all":
+        print("cocktail: error: --formats goes with --spmm, which takes none of --check, --variants, --out, "
+              "--patterns", file=sys.stderr)
+        return 2
+    only = _split(args.formats) if args.formats else None
+    with counter("calibrate --spmm") as progress:
+        section = block_calibration.run("quick" if args.quick else "full", tuple(_split(args.dtype)), only,
+                                        args.restart, progress)
+    prof = block_calibration.merge(section, args.merge_into)
+    count = sum(len(rows) for by_key in section["ratios"].values() for by_layout in by_key.values()
+                for rows in by_layout.values())
+    print(f"SpMM samples of {prof.device['name']}: {count} ratios, transposing copy "
+          + ", ".join(f"{dt} {gbps:.0f} GB/s" for dt, gbps in section["transpose_gbps"].items())
+          + f"\nwritten to {prof.source}")
     return 0
 
 

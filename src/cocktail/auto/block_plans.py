@@ -12,6 +12,16 @@ timed as it runs: ``k`` SpMVs on the columns of column-major blocks, and for row
 copies to and from their transposes.  Between the vendor and ours a tie (within :data:`.planning.RACE_TIE`) goes
 to the vendor, as in the SpMV race: the goal is never to be slower than the vendor.
 
+Where the device profile holds SpMM samples (``cocktail calibrate --spmm``: each block choice's time
+over one SpMV's, per SpMV kernel, layout and k), the candidates are costed first: one SpMV of the
+matrix is timed, each choice predicted from it (:func:`costed`), and only the promising ones raced
+(:func:`promising`: within BLOCK_RACE_WITHIN of the best prediction, at most BLOCK_RACE_MAX, the
+rule's and the best vendor choice always among them).  Without samples every candidate is raced.
+
+A Cocktail's parts one after another, and a matrix stored in another format than CSR, have a rival:
+the whole matrix as one CSR with its own planned block product (:class:`WholeRival`), which runs a
+bucket where it measured faster.
+
 A block product inside a CUDA graph capture cannot be timed: a bucket first met there takes the
 rule's choice (``A.prepare_block_products(k)`` ahead of the capture plans it).
 """
@@ -33,20 +43,24 @@ def planner(deterministic: bool = False, vendor: bool = True):
     ``vendor`` (cuSPARSE's kernels allowed): ``plan(executor, operands) -> BlockChoice``."""
 
     def plan(executor, operands):
-        """The fastest of ``executor``'s block choices for ``operands``, timed on scratch blocks (the rule's
-        choice alone where nothing else may run, or where the scratch blocks do not fit in GPU memory).  Only a
-        matrix planned with ``deterministic`` keeps to deterministic choices: one whose SpMV kernel merely happens
-        to be deterministic may take the vendor's faster algorithms that sum with atomics."""
+        """The fastest of ``executor``'s block choices for ``operands``, timed on scratch blocks: those the device
+        profile's SpMM samples predict promising (:func:`costed`), every one without them (the rule's choice
+        alone where nothing else may run, or where the scratch blocks do not fit in GPU memory).  Only a matrix
+        planned with ``deterministic`` keeps to deterministic choices: one whose SpMV kernel merely happens to be
+        deterministic may take the vendor's faster algorithms that sum with atomics."""
         choices = [c for c in executor.block_choices(operands, deterministic) if vendor or not c.vendor]
         rule = executor.rule_choice(operands.k)
         if len(choices) < 2:
             return choices[0] if choices else rule
         try:
-            times = _time_choices(executor, operands, choices)
+            raced, predicted = costed(executor, operands, choices, rule, device_profile())
+            times = _time_choices(executor, operands, raced)
         except Exception as exc:
             if not _memory.gpu_out_of_memory(exc):
                 raise
             return rule
+        if predicted:
+            predictions_of(executor)[block_key(operands)] = predicted
         if not times:
             return rule
         executor.block_times[block_key(operands)] = {c.label(executor.kernel): t for c, t in times.items()}
@@ -211,3 +225,120 @@ def _time_choices(executor, operands, choices) -> dict:
                 continue
     stream.synchronize()
     return times
+
+
+# --- costing block choices from the device profile's SpMM samples, racing only the promising ------------------
+
+#: A choice is raced where its predicted time is within BLOCK_RACE_WITHIN times the best prediction, at most
+#: BLOCK_RACE_MAX predicted choices in all (the rule's and the best-predicted vendor's always among them).
+BLOCK_RACE_WITHIN, BLOCK_RACE_MAX = 2.0, 4
+#: Products per timed graph of the one SpMV whose time the profile's ratios scale.
+SPMV_CALLS = 8
+#: GB/s (read plus written) assumed for the copies of a row-major block to and from its transpose where the
+#: profile measured none: an assumption, about a third of an H100's DRAM bandwidth (a transposing copy reads or
+#: writes with a stride on one side).
+ASSUMED_TRANSPOSE_GBPS = 1000.0
+
+
+def promising(choices, predicted: dict, rule, within: float = BLOCK_RACE_WITHIN, most: int = BLOCK_RACE_MAX) -> list:
+    """The choices worth racing, in ``choices``' order: every one without a prediction (``predicted``: choice ->
+    µs or None), the rule's, the vendor's predicted fastest (never slower than the vendor), then the others
+    predicted within ``within`` times the best prediction, fastest first, until ``most`` predicted choices are
+    kept."""
+    known = sorted((c for c in choices if predicted.get(c) is not None), key=lambda c: predicted[c])
+    keep = {c for c in choices if predicted.get(c) is None or c == rule}
+    vendors = [c for c in known if c.vendor]
+    if vendors:
+        keep.add(vendors[0])
+    count = len([c for c in known if c in keep])
+    for c in known:
+        if count >= most or predicted[c] > within * predicted[known[0]]:
+            break
+        if c not in keep:
+            keep.add(c)
+            count += 1
+    return [c for c in choices if c in keep]
+
+
+def device_profile():
+    """The device profile of CuPy's current GPU (:func:`.profile.for_device`, which keeps it once read), or None
+    where there is none (or no GPU)."""
+    from . import profile
+
+    try:
+        return profile.for_device(profile.current_device())
+    except (ImportError, RuntimeError):  # no CuPy, or no device to ask
+        return None
+
+
+def spmv_us(executor) -> float:
+    """Median µs of one SpMV of ``executor`` on scratch vectors (graph replays, as the race times a block)."""
+    import cupy
+
+    from ..timing import replay_us
+
+    m, n = executor._storage.shape
+    dtype = executor._storage.dtype
+    x = cupy.random.default_rng(0).standard_normal(n).astype(dtype)
+    y = cupy.zeros(m, dtype=dtype)
+    stream = cupy.cuda.Stream(non_blocking=True)
+    built = cupy.cuda.Event()
+    built.record(cupy.cuda.get_current_stream())
+    stream.wait_event(built)
+    one, zero = dtype.type(1), dtype.type(0)
+    with stream:
+        us = replay_us(lambda: executor.run(x, y, one, zero), SPMV_CALLS, BLOCK_RACE_REPLAYS)
+    stream.synchronize()
+    return us
+
+
+def block_ratios(executor, operands, choices, prof) -> dict:
+    """``{choice: µs of one block product / µs of one SpMV}`` predicted by ``prof`` for each block kernel of
+    ``choices`` on ``executor``'s matrix (its rows and value slots per row), None where not sampled."""
+    from .profile import spmm_key
+
+    storage = executor._storage
+    rows = storage.shape[0]
+    per_row = storage.stored_slots / rows
+    return {c: prof.predict_block_ratio(spmm_key(executor.kernel, c.label(executor.kernel)), _layout(operands),
+                                        storage.dtype, rows, per_row, operands.k)
+            for c in choices if c.spec is not None}
+
+
+def column_loop_us(executor, operands, spmv: float, prof) -> float:
+    """Predicted µs of one product per column: ``k`` SpMVs of ``spmv`` µs, and for row-major blocks the copies
+    of X to its transpose and of Y's transpose back, (n + m) k values each read and written."""
+    k = operands.k
+    if _layout(operands) != "row":
+        return k * spmv
+    m, n = executor._storage.shape
+    dtype = executor._storage.dtype
+    gbps = prof.transpose_gbps(dtype) or ASSUMED_TRANSPOSE_GBPS
+    return k * spmv + 2 * (n + m) * k * dtype.itemsize / (gbps * 1e3)
+
+
+def costed(executor, operands, choices, rule, prof) -> tuple[list, dict]:
+    """``(raced, predicted)``: the :func:`promising` of ``choices`` as ``prof`` predicts them on ``executor``'s
+    matrix (one SpMV timed, scaled by the sampled ratios), and ``{label: µs}`` of those predicted; every choice
+    and nothing predicted where ``prof`` has no SpMM samples of this executor's block kernels."""
+    storage = getattr(executor, "_storage", None)
+    if (prof is None or storage is None or not storage.shape[0] or not storage.stored_slots
+            or not prof.has_spmm(storage.dtype, _layout(operands))):
+        return list(choices), {}
+    ratios = block_ratios(executor, operands, choices, prof)
+    if all(r is None for r in ratios.values()):
+        return list(choices), {}
+    spmv = spmv_us(executor)
+    predicted = {c: (column_loop_us(executor, operands, spmv, prof) if c.spec is None
+                     else None if ratios[c] is None else spmv * ratios[c]) for c in choices}
+    labels = {c.label(executor.kernel): us for c, us in predicted.items() if us is not None}
+    return promising(choices, predicted, rule), labels
+
+
+def predictions_of(executor) -> dict:
+    """``executor``'s ``block_predicted``, made on first use: block_key -> {choice label: predicted µs}, what the
+    planner predicted before racing (beside ``block_times``, what it measured)."""
+    found = getattr(executor, "block_predicted", None)
+    if found is None:
+        found = executor.block_predicted = {}
+    return found

@@ -15,6 +15,15 @@ between them the two times are blended linearly).  Between samples it interpolat
 log-time bilinearly in (log rows, log slots per row); past the largest sampled size time
 grows in proportion; below the smallest it is the smallest sample's.  The samples include
 each kernel's own launches, and no prediction is below ``launches x launch_us``.
+
+A profile may also hold SpMM samples (``cocktail calibrate --spmm``, :mod:`.block_calibration`):
+for each SpMV kernel and each block choice it offers (:func:`spmm_key`), layout of ``X`` and ``Y``
+(``row`` or ``col``) and ``k``, the time of one block product over the time of one SpMV of the same
+kernel on the same synthetic matrix.  :meth:`Profile.predict_block_ratio` interpolates log(ratio)
+bilinearly in (log rows, log slots per row) at each sampled ``k``, clamped at the sampled edges (a
+ratio does not grow with size as a time does), then linearly in log ``k`` between the two nearest
+sampled ``k`` (clamped outside them).  They leave :attr:`Profile.digest` alone: it keys SpMV plans,
+which they do not change.
 """
 
 from __future__ import annotations
@@ -53,36 +62,40 @@ def key_of(device: dict) -> str:
 
 
 class _Curve:
-    """log(time) against log(rows) for one entries-per-row value: sorted samples."""
+    """log(time) against log(rows) for one entries-per-row value: sorted samples.  ``grows``: past the largest
+    sample time grows in proportion to rows (else it stays the largest sample's, as a ratio does)."""
 
-    def __init__(self, points):
+    def __init__(self, points, grows: bool = True):
         points = sorted(points)
         self.log_rows = [math.log(r) for r, _ in points]
         self.log_us = [math.log(max(us, 1e-3)) for _, us in points]
+        self.grows = grows
 
     def at(self, log_rows: float) -> float:
         xs, ys = self.log_rows, self.log_us
         if log_rows <= xs[0]:
             return ys[0]
         if log_rows >= xs[-1]:
-            return ys[-1] + (log_rows - xs[-1])  # time proportional to rows past the largest sample
+            return ys[-1] + (log_rows - xs[-1]) * self.grows  # time proportional to rows past the largest sample
         i = bisect.bisect_right(xs, log_rows)
         w = (log_rows - xs[i - 1]) / (xs[i] - xs[i - 1])
         return ys[i - 1] + w * (ys[i] - ys[i - 1])
 
 
 class _Surface:
-    """Interpolated log-time over (rows, slots per row) for one variant and dtype."""
+    """Interpolated log-time over (rows, slots per row) for one variant and dtype (``grows``: as :class:`_Curve`'s,
+    past the longest rows too)."""
 
-    def __init__(self, samples):
+    def __init__(self, samples, grows: bool = True):
         # Samples of nearly the same slots per row (within an eighth of an octave) share a curve.
         by_bin = {}
         for rows, per_row, us in samples:
             by_bin.setdefault(round(8 * math.log2(max(per_row, 1e-9))), []).append((rows, per_row, us))
         bins = sorted(by_bin)
         self.log_k = [sum(math.log(max(k, 1e-9)) for _, k, _ in by_bin[b]) / len(by_bin[b]) for b in bins]
-        self.curves = [_Curve([(r, us) for r, _, us in by_bin[b]]) for b in bins]
+        self.curves = [_Curve([(r, us) for r, _, us in by_bin[b]], grows) for b in bins]
         self.min_rows = min(r for r, _, _ in samples)
+        self.grows = grows
 
     def log_us(self, rows: float, per_row: float) -> float:
         lr = math.log(max(rows, 1.0))
@@ -91,7 +104,7 @@ class _Surface:
         if lk <= ks[0]:
             return self.curves[0].at(lr)
         if lk >= ks[-1]:
-            return self.curves[-1].at(lr) + (lk - ks[-1])  # time proportional to slots past the longest rows
+            return self.curves[-1].at(lr) + (lk - ks[-1]) * self.grows  # time proportional to slots past them
         i = bisect.bisect_right(ks, lk)
         w = (lk - ks[i - 1]) / (ks[i] - ks[i - 1])
         return (1 - w) * self.curves[i - 1].at(lr) + w * self.curves[i].at(lr)
@@ -119,10 +132,15 @@ class Profile:
     #: ``scattered[dtype][variant key]``: samples as ``samples``' on rows whose columns are spread
     #: uniformly over ``x`` (flat variants only; empty in a profile measured before them).
     scattered: dict = field(default_factory=dict)
+    #: SpMM samples (empty in a profile measured before them): ``ratios[dtype][spmm_key][layout]`` lists
+    #: ``[rows, slots per row, k, block product µs / SpMV µs]``; ``transpose_gbps[dtype]``: bytes read and
+    #: written per ns by the copy of a row-major block to its transpose; ``mode`` and ``meta`` of their run.
+    spmm: dict = field(default_factory=dict)
 
     def __post_init__(self):
         self._surfaces = {}
         self._blends = {}
+        self._ratio_surfaces = {}
 
     @property
     def key(self) -> str:
@@ -178,12 +196,57 @@ class Profile:
         floor = _variants.get(variant).launches * self.launch_us.get(dt, 0.0)
         return max(t, floor)
 
+    def has_spmm(self, dtype, layout: str | None = None) -> bool:
+        """True when SpMM ratios were sampled for ``dtype`` (in ``layout``, ``"row"`` or ``"col"``, if given)."""
+        table = self.spmm.get("ratios", {}).get(_dtype_name(dtype), {})
+        return any(layout is None or by_layout.get(layout) for by_layout in table.values())
+
+    def predict_block_ratio(self, key: str, layout: str, dtype, rows: float, per_row: float, k: int) -> float | None:
+        """Predicted µs of one block product of ``k`` columns over µs of one SpMV, for the block choice
+        ``key`` (:func:`spmm_key`) in ``layout`` (``"row"``: X and Y C-ordered, ``"col"``: Fortran-ordered; a
+        strided block is planned on scratch blocks of one of them and takes its samples) on ``rows`` rows of
+        ``per_row`` value slots; None where not sampled (see the module docstring)."""
+        by_k = self._ratio_surfaces_of(_dtype_name(dtype), key, layout)
+        if not by_k:
+            return None
+        ks = sorted(by_k)
+        k = max(float(k), 1.0)
+
+        def at(sampled):
+            return by_k[sampled].log_us(max(float(rows), 1.0), max(float(per_row), 1e-9))
+
+        if k <= ks[0] or len(ks) == 1:
+            return math.exp(at(ks[0]))
+        if k >= ks[-1]:
+            return math.exp(at(ks[-1]))
+        i = bisect.bisect_right(ks, k)
+        lo, hi = ks[i - 1], ks[i]
+        w = (math.log(k) - math.log(lo)) / (math.log(hi) - math.log(lo))
+        return math.exp((1 - w) * at(lo) + w * at(hi))
+
+    def _ratio_surfaces_of(self, dt: str, key: str, layout: str) -> dict:
+        """``{k: _Surface}`` of the SpMM ratios of ``key`` in ``layout`` (clamped: a ratio does not grow)."""
+        found = self._ratio_surfaces.get((dt, key, layout))
+        if found is None:
+            by_k = {}
+            for rows, per_row, k, ratio in self.spmm.get("ratios", {}).get(dt, {}).get(key, {}).get(layout, []):
+                by_k.setdefault(int(k), []).append((rows, per_row, ratio))
+            found = self._ratio_surfaces[(dt, key, layout)] = {k: _Surface(s, grows=False) for k, s in by_k.items()}
+        return found
+
+    def transpose_gbps(self, dtype) -> float | None:
+        """GB/s (read plus written) of copying a row-major block to its transpose, as sampled; None if not."""
+        got = self.spmm.get("transpose_gbps", {}).get(_dtype_name(dtype))
+        return float(got) if got else None
+
     def to_json(self) -> dict:
         """The JSON document ``cocktail calibrate`` writes."""
         doc = {"schema": SCHEMA, "device": self.device, "launch_us": self.launch_us, "mode": self.mode,
                "meta": self.meta, "samples": self.samples}
         if self.scattered:
             doc["scattered"] = self.scattered
+        if self.spmm:
+            doc["spmm"] = self.spmm
         return doc
 
     @classmethod
@@ -192,7 +255,7 @@ class Profile:
         if doc.get("schema") != SCHEMA:
             raise ValueError(f"device profile {source or ''}: schema {doc.get('schema')!r}, expected {SCHEMA}")
         return cls(doc["device"], doc["launch_us"], doc["samples"], doc.get("mode", "quick"), doc.get("meta", {}),
-                   source=source, scattered=doc.get("scattered", {}))
+                   source=source, scattered=doc.get("scattered", {}), spmm=doc.get("spmm", {}))
 
     @classmethod
     def load(cls, path) -> Profile:
@@ -232,7 +295,29 @@ def merged(base: Profile, new: Profile, keys, patterns: str = "all") -> Profile:
     meta["merged"] = (earlier if isinstance(earlier, list) else [earlier]) + [
         {**{k: new.meta.get(k) for k in ("date", "commit", "cupy")}, "variants": sorted(keys), "patterns": patterns}]
     return Profile(dict(base.device), dict(base.launch_us), samples, base.mode, meta, source=base.source,
-                   scattered=scattered)
+                   scattered=scattered, spmm=base.spmm)
+
+
+def spmm_key(kernel: str, label: str) -> str:
+    """The key of a block choice's SpMM samples: the SpMV kernel whose time its ratios divide by, and the
+    choice's label (:meth:`~cocktail.executors.cuda.BlockChoice.label`), e.g. ``csr_vector:csr_spmm``,
+    ``coo_atomic:cusparse_spmm(alg=2)`` (a label alone names cuSPARSE's CSR and COO algorithms alike)."""
+    return f"{kernel}:{label}"
+
+
+def merged_spmm(base: Profile, new: dict, device_name: str) -> Profile:
+    """``base`` with the SpMM section ``new`` (measured on ``device_name``) merged in (``cocktail calibrate
+    --spmm``): each block choice's ratios in a dtype ``new`` sampled replace ``base``'s, the others stay; its SpMV
+    samples, and so its digest, unchanged."""
+    if base.device["name"] != device_name:
+        raise ValueError(f"cannot merge SpMM samples of {device_name} into a profile of {base.device['name']}")
+    ratios = {dt: dict(by_key) for dt, by_key in base.spmm.get("ratios", {}).items()}
+    for dt, by_key in new.get("ratios", {}).items():
+        ratios.setdefault(dt, {}).update(by_key)
+    spmm = {**base.spmm, **{name: new[name] for name in ("mode", "meta") if name in new}, "ratios": ratios,
+            "transpose_gbps": {**base.spmm.get("transpose_gbps", {}), **new.get("transpose_gbps", {})}}
+    return Profile(dict(base.device), dict(base.launch_us), base.samples, base.mode, dict(base.meta),
+                   source=base.source, scattered=base.scattered, spmm=spmm)
 
 
 def _is_flat(key: str) -> bool:
