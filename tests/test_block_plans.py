@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from cocktail import kernels
-from cocktail.executors.cuda import BlockChoice, block_key
+from cocktail.executors.base import block_key
+from cocktail.executors.cuda import BlockChoice
 from cocktail.kernels import cusparse_spmm
 from cocktail.kernels.block_operands import BlockOperands
 from cocktail.tuning.kernel_rules import SPMM_K_BUCKETS, spmm_bucket

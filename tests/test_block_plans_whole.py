@@ -11,7 +11,8 @@ from cocktail.auto.block_plans import WholeRival
 from cocktail.auto.planning import RACE_TIE
 from cocktail.executors.base import Executor
 from cocktail.executors.composed import Composed
-from cocktail.executors.cuda import BlockChoice, block_key
+from cocktail.executors.base import block_key
+from cocktail.executors.cuda import BlockChoice
 from cocktail.kernels.block_operands import BlockOperands
 
 

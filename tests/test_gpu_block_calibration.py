@@ -70,7 +70,7 @@ def _ratios(scale):
 @pytest.mark.parametrize("order", ["C", "F"])
 def test_a_planner_with_spmm_samples_races_the_promising_and_gives_the_product(monkeypatch, order):
     from cocktail.auto import block_plans, profile
-    from cocktail.executors.cuda import block_key
+    from cocktail.executors.base import block_key
     from cocktail.kernels.block_operands import BlockOperands
 
     zm = next(z for z in MATRICES if z.name == "powerlaw_5000x3000")

@@ -37,7 +37,7 @@ def _planned_as(A, alg):
 @pytest.mark.parametrize("zm", MATRICES, ids=lambda m: m.name)
 @pytest.mark.parametrize("storage", STORAGES, ids=lambda s: s[0])
 def test_cusparse_spmm_gives_the_product_in_both_orders_and_in_windows(storage, zm, k, dtype):
-    from cocktail.executors.cuda import block_key
+    from cocktail.executors.base import block_key
     from cocktail.kernels import cusparse_spmm
     from cocktail.kernels.block_operands import BlockOperands
 
@@ -82,7 +82,7 @@ def test_cusparse_spmm_gives_the_product_in_both_orders_and_in_windows(storage, 
 def test_a_planned_block_product_times_its_choices_once_per_bucket_and_runs_the_fastest(monkeypatch):
     from cocktail.auto import block_plans
     from cocktail.auto.block_plans import planner
-    from cocktail.executors.cuda import block_key
+    from cocktail.executors.base import block_key
     from cocktail.kernels.block_operands import BlockOperands
 
     monkeypatch.setattr(block_plans, "device_profile", lambda: None)  # no SpMM samples: every choice is raced
@@ -127,7 +127,7 @@ def test_the_block_planner_keeps_to_deterministic_and_to_our_own_kernels_when_as
 
 
 def test_an_auto_matrix_plans_its_block_products_and_a_capture_takes_the_rule_until_prepared():
-    from cocktail.executors.cuda import block_key
+    from cocktail.executors.base import block_key
     from cocktail.kernels.block_operands import BlockOperands
 
     zm = next(z for z in MATRICES if z.name == "laplace7_20^3")

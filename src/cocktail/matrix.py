@@ -622,7 +622,7 @@ class SparseMatrix:
         Cocktail, prefixed ``part<i>:``), then, where the whole matrix as one CSR was its rival, the matrix as
         stored (``as stored``: a Cocktail's parts summed) against it (``whole matrix: <choice>``); empty before
         that bucket was planned, or where nothing was timed."""
-        from .executors.cuda import block_key
+        from .executors.base import block_key
         from .kernels.block_operands import BlockOperands
 
         m, n = self.shape

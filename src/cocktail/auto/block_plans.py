@@ -29,7 +29,7 @@ rule's choice (``A.prepare_block_products(k)`` ahead of the capture plans it).
 from __future__ import annotations
 
 from .. import _memory
-from ..executors.cuda import block_key
+from ..executors.base import block_key
 from ..kernels.cusparse import CusparseError
 from .planning import RACE_TIE
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from ..tuning.launch_rules import RULES
+
 
 class Executor:
     """Base class: ``run(x, y, alpha, beta)`` for vectors; ``run_block`` loops over columns unless overridden.
@@ -100,8 +102,6 @@ class Executor:
         """The whole matrix's executor that block products of ``operands``' bucket and layout run, or None (the
         matrix as stored): decided by ``block_rival`` on first use of the bucket (again with ``plan``, where a
         capture left it unplanned; never inside a capture, where nothing can be timed)."""
-        from .cuda import block_key
-
         wholes = self.__dict__.setdefault("_wholes", {})  # block_key -> (the whole's executor or None, planned)
         key = block_key(operands)
         found = wholes.get(key)
@@ -154,3 +154,11 @@ class Executor:
 def _columns_contiguous(a) -> bool:
     """Whether every column of the 2-D ``a`` is contiguous (one row, or consecutive elements down a column)."""
     return a.shape[0] <= 1 or a.strides[0] == a.itemsize
+
+
+def block_key(operands) -> tuple[int, str]:
+    """The plan a block product shares with others: its bucket of k (the rule ``spmm_bucket``) and its layout,
+    ``"row"`` (each row of X and Y contiguous), ``"col"`` (each column) or ``"strided"``."""
+    (x_row, x_col), (y_row, y_col) = operands.x_steps, operands.y_steps
+    layout = "row" if x_col == 1 and y_col == 1 else "col" if x_row == 1 and y_row == 1 else "strided"
+    return RULES.spmm_bucket(operands.k), layout

@@ -10,7 +10,7 @@ from ..kernels.block_operands import BlockOperands
 from ..kernels.cusparse import CusparseError
 from ..tuning.kernel_rules import choose_kernel
 from ..tuning.launch_rules import RULES, configure, user_view
-from .base import Executor
+from .base import Executor, block_key
 
 
 class CudaExecutor(Executor):
@@ -240,14 +240,6 @@ class BlockChoice:
         if self.spec is None:
             return f"{kernel} per column"
         return self.spec.name + (f"({', '.join(f'{k}={v}' for k, v in self.settings)})" if self.settings else "")
-
-
-def block_key(operands: BlockOperands) -> tuple[int, str]:
-    """The plan a block product shares with others: its bucket of k (the rule ``spmm_bucket``) and its layout,
-    ``"row"`` (each row of X and Y contiguous), ``"col"`` (each column) or ``"strided"``."""
-    (x_row, x_col), (y_row, y_col) = operands.x_steps, operands.y_steps
-    layout = "row" if x_col == 1 and y_col == 1 else "col" if x_row == 1 and y_row == 1 else "strided"
-    return RULES.spmm_bucket(operands.k), layout
 
 
 def create(storage, spec, params: dict, required: bool, accumulate: bool = False, deterministic: bool = False):
