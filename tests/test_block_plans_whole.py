@@ -153,8 +153,8 @@ def test_the_rival_is_wanted_by_compositions_and_by_formats_other_than_csr():
     csr = CSR.from_arrays(S.data, S.indices, S.indptr, S.shape)
     coo = COO.from_csr(csr)
     assert WholeRival.wanted(Composed([_Part("a")]), None)
-    assert WholeRival.wanted(Composed([_Part("a"), _Part("b")]), None, vendor=False)
-    assert WholeRival.wanted(Single("bcsr_spmm"), coo) and not WholeRival.wanted(Single("bcsr_spmm"), coo, False)
+    assert WholeRival.wanted(Composed([_Part("a"), _Part("b")]), None)
+    assert WholeRival.wanted(Single("bcsr_spmm"), coo) and WholeRival.wanted(Single(), coo)  # HYB, PKT: none
     assert WholeRival.wanted(Single("csr_spmm_merge", "cusparse_spmm"), coo)  # COO's SpMM algorithms are others
     assert not WholeRival.wanted(Single("csr_spmm", "cusparse_spmm"), csr)  # the whole matrix is this CSR
-    assert not WholeRival.wanted(Single(), coo) and not WholeRival.wanted(_Part("no block kernels"), coo)
+    assert not WholeRival.wanted(_Part("a host executor"), coo)  # no GPU kernel

@@ -279,6 +279,8 @@ def test_the_whole_matrix_runs_a_bucket_it_wins_matmat_and_bound(order, determin
     assert_product_close(got.get(), S.data, S.indices, S.indptr, S.shape, X.get())
     whole = next(w for w, _ in A._executor._wholes.values() if w is not None)
     assert whole.deterministic or not deterministic
+    if order == "C":  # the DRAM model prices what runs: the whole matrix's CSR
+        assert A.block_dram_bytes(None, 16) == whole.storage.dram_bytes(None, k=16)
     if deterministic:  # of cuSPARSE's CSR algorithms only the third is deterministic
         from cocktail.kernels.block_operands import BlockOperands
 
@@ -293,22 +295,23 @@ def test_the_whole_matrix_runs_a_bucket_it_wins_matmat_and_bound(order, determin
     assert_product_close((A @ X[:, :3]).get(), S.data, S.indices, S.indptr, S.shape, X[:, :3].get())
 
 
+@pytest.mark.parametrize("fmt", ["bcsr", "hyb"])
 @pytest.mark.parametrize("order", ["C", "F"])
-def test_a_format_the_vendors_spmm_does_not_take_races_the_whole_matrix_as_csr(order):
+def test_a_format_the_vendors_spmm_does_not_take_races_the_whole_matrix_as_csr(order, fmt):
     import scipy.sparse as sp
 
     from cocktail.auto.block_plans import WholeRival, planner
 
     B = sp.random_array((300, 300), density=0.02, random_state=7, format="csr")
     S = sp.kron(B, np.ones((3, 3))).tocsr().astype("float32")  # 3 x 3 dense blocks
-    A = cocktail.SparseMatrix(S, format="bcsr", device="cuda")
+    A = cocktail.SparseMatrix(S, format=fmt, device="cuda")
     A._executor.block_planner = planner()
     assert WholeRival.wanted(A._executor, A.storage)
     A._executor.block_rival = WholeRival(A.storage)
     A.prepare_block_products(16, row_major=order == "C")
     timed = A.block_timings(16, row_major=order == "C")
     wholes = [label for label in timed if label.startswith("whole matrix: ")]
-    assert "as stored" in timed and len(wholes) == 1 and any(label.startswith("bcsr") for label in timed)
+    assert "as stored" in timed and len(wholes) == 1 and any(label.startswith(A.kernel) for label in timed)
     m, n = S.shape
     X = cupy.asarray(np.random.default_rng(6).standard_normal((n, 16)).astype("float32"), order=order)
     Y = cupy.zeros((m, 16), dtype="float32", order=order)

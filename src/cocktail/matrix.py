@@ -246,7 +246,7 @@ class SparseMatrix:
 
                     for leaf in self._executor.block_executors():
                         leaf.block_planner = planner(deterministic, vendor)
-                    if WholeRival.wanted(self._executor, self.storage, vendor):  # ... as stored, or as one CSR
+                    if WholeRival.wanted(self._executor, self.storage):  # ... as stored, or as one CSR
                         self._executor.block_rival = WholeRival(self.storage, deterministic, vendor)
                 return
             format, self._auto_reason = decision.format, decision.reason
@@ -590,8 +590,13 @@ class SparseMatrix:
     def block_dram_bytes(self, l2_bytes: int | None, k: int) -> int:
         """The DRAM traffic model's bytes of a block product of ``k`` columns as this matrix runs it: the
         matrix read once where a block kernel runs, once a column (``k`` SpMVs) where none does; a
-        Cocktail mixing both sums its parts so (leaving out the re-reads of y between parts)."""
+        Cocktail mixing both sums its parts so (leaving out the re-reads of y between parts); the whole
+        matrix's CSR where the bucket runs it (row-major blocks)."""
         k = _block_width(k, "block_dram_bytes")
+        whole = self._executor.whole_for_width(k)
+        if whole is not None:  # the bucket runs the whole matrix as one CSR: its bytes
+            csr = whole.storage
+            return csr.dram_bytes(l2_bytes, k=k) if all(whole.reads_once(k)) else k * csr.dram_bytes(l2_bytes)
         once = self._executor.reads_once(k)
         fmt = self.storage
         if all(once):

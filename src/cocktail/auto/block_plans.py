@@ -99,15 +99,16 @@ class WholeRival:
         self.shape = storage.shape
 
     @classmethod
-    def wanted(cls, executor, storage, vendor: bool = True) -> bool:
+    def wanted(cls, executor, storage) -> bool:
         """Whether ``executor`` of ``storage`` (a planned matrix's) gains from the rival: a composition of parts,
-        or, where the vendor's kernels are allowed, a single executor with block kernels on a format other than
-        CSR (cuSPARSE's CSR SpMM is not among its choices: COO's algorithms are others)."""
+        or a single GPU kernel's executor on a format other than CSR (our CSR block kernels and cuSPARSE's CSR
+        SpMM are not among its choices: COO's algorithms are others, HYB and PKT have no block kernel).  Without
+        the vendor the whole races our CSR kernels alone."""
         from ..formats import CSR
 
         if executor.block_executors() != (executor,):  # a composition: its parts one after another
             return True
-        return vendor and bool(getattr(executor, "block_specs", ())) and not isinstance(storage, CSR)
+        return hasattr(executor, "block_specs") and not isinstance(storage, CSR)
 
     @staticmethod
     def can_time() -> bool:
@@ -121,10 +122,10 @@ class WholeRival:
         another bucket), else None; both times go to ``executor.rival_times``."""
         key = block_key(operands)
         executor.plan_own_blocks(operands)
-        stored_us = _planned_us(executor.block_executors(), operands)
-        if stored_us is None:
-            return None
-        try:
+        try:  # out of GPU memory for scratch blocks or the whole's CSR: the matrix as stored, as the planner does
+            stored_us = _planned_us(executor.block_executors(), operands)
+            if stored_us is None:
+                return None
             whole = whole or self._whole(executor)
             whole.plan_blocks(operands)
             whole_us = _planned_us((whole,), operands)
@@ -151,18 +152,20 @@ class WholeRival:
 
 def _planned_us(executors, operands) -> float | None:
     """The summed µs of ``executors``' planned block products of ``operands``' bucket and layout: what their
-    block planners measured, each plan timed now where its planner timed nothing (a single choice); None
-    where one cannot be timed (an executor without kernels)."""
+    block planners measured, each plan timed now where its planner timed nothing (a single choice: recorded in
+    its ``block_times``); None where one cannot be timed (an executor without kernels)."""
     key, total = block_key(operands), 0.0
     for executor in executors:
         if not hasattr(executor, "block_choice"):
             return None
         choice = executor.block_choice(operands)
-        us = executor.block_times.get(key, {}).get(choice.label(executor.kernel))
-        if us is None:
+        label = choice.label(executor.kernel)
+        us = executor.block_times.get(key, {}).get(label)
+        if us is None:  # timed now, and kept beside what its planner timed
             us = _time_choices(executor, operands, [choice]).get(choice)
         if us is None:
             return None
+        executor.block_times.setdefault(key, {})[label] = us
         total += us
     return total
 

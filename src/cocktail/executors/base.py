@@ -40,7 +40,7 @@ class Executor:
     def block_kernels(self, k: int, row_major: bool = True) -> tuple[str, ...]:
         """What computes a block product of ``k`` columns (row-major or column-major blocks), one entry per
         part (:meth:`own_block_kernels`), or the whole matrix's block product where its bucket runs it."""
-        whole = self._whole_of_layout(k, row_major)
+        whole = self.whole_for_width(k, row_major)
         if whole is not None:
             return tuple(f"whole matrix: {name}" for name in whole.block_kernels(k, row_major))
         return self.own_block_kernels(k, row_major)
@@ -52,7 +52,7 @@ class Executor:
     def reads_once(self, k: int) -> tuple[bool, ...]:
         """Per part, whether a block product of ``k`` columns reads the stored matrix once (:meth:`own_reads_once`;
         each part the whole matrix's answer, where its bucket runs it)."""
-        whole = self._whole_of_layout(k, True)
+        whole = self.whole_for_width(k, True)
         if whole is not None:
             return whole.reads_once(k) * len(self.block_executors())
         return self.own_reads_once(k)
@@ -123,8 +123,9 @@ class Executor:
         operands = BlockOperands.of(X, Y)
         return None if operands is None else self._whole_for(operands)
 
-    def _whole_of_layout(self, k: int, row_major: bool):
-        """The whole matrix's executor that aligned blocks of ``k`` columns in that layout run, or None."""
+    def whole_for_width(self, k: int, row_major: bool = True):
+        """The whole matrix's executor that aligned blocks of ``k`` columns in that layout (row-major, or
+        column-major) run instead of the matrix as stored, or None; deciding it times the bucket's choices once."""
         if self.block_rival is None or k == 1:
             return None
         from ..kernels.block_operands import BlockOperands

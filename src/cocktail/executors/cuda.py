@@ -44,6 +44,11 @@ class CudaExecutor(Executor):
         self._block_launches = {}
         self._block_prepared = None  # the rule's block kernel's prepare(), made by prepare_blocks()
 
+    @property
+    def storage(self):
+        """The stored matrix this executor's launches are bound to."""
+        return self._storage
+
     def run(self, x, y, alpha, beta) -> None:
         """Fill the per-product slots of every launch and issue them on the current stream."""
         stream = self._current_stream().ptr
@@ -155,11 +160,13 @@ class CudaExecutor(Executor):
         """``Y = alpha*A@X + beta*Y`` for ``X`` (n, k): the plan of k's bucket and the layout (:meth:`block_choice`):
         a block kernel, each stored entry read once per tile of columns, reading ``X`` and writing ``Y`` where
         they lie (any memory order, a window of a wider array), or one product per column."""
-        if X.shape[1] == 1 or not self.block_specs:  # k == 1: the tuned SpMV kernel
+        if X.shape[1] == 1:  # the tuned SpMV kernel
             return super().run_block(X, Y, alpha, beta)
         whole = self._block_runner(X, Y) if self.block_rival is not None else None
         if whole is not None:
             return whole.run_block(X, Y, alpha, beta)
+        if not self.block_specs:  # no block kernel: one product per column
+            return super().run_block(X, Y, alpha, beta)
         operands = BlockOperands.of(X, Y)
         if operands is None:  # negative or partial-element steps: through C-ordered copies
             import cupy
@@ -183,11 +190,13 @@ class CudaExecutor(Executor):
     def captures_block(self, X, Y) -> bool:
         """Whether a block product of ``X`` and ``Y`` can be captured: a block kernel's launches, or a column loop
         in place (:meth:`Executor.captures_block`)."""
-        if X.shape[1] == 1 or not self.block_specs:
+        if X.shape[1] == 1:
             return super().captures_block(X, Y)
         whole = self._block_runner(X, Y) if self.block_rival is not None else None
         if whole is not None:
             return whole.captures_block(X, Y)
+        if not self.block_specs:
+            return super().captures_block(X, Y)
         operands = BlockOperands.of(X, Y)
         if operands is None:
             return False
