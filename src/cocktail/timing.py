@@ -75,6 +75,18 @@ def _end_capture(stream) -> None:
         pass
 
 
+def side_stream():
+    """A non-blocking stream of its own that starts only after the work queued so far on the current stream
+    (the operands a timing reads were built and filled there: it must not read arrays still being written)."""
+    import cupy
+
+    stream = cupy.cuda.Stream(non_blocking=True)
+    built = cupy.cuda.Event()
+    built.record(cupy.cuda.get_current_stream())
+    stream.wait_event(built)
+    return stream
+
+
 def replay_us(call, calls: int, replays: int) -> float:
     """Median µs of one ``call`` (which enqueues one product on the current stream) from ``replays``
     timed replays of a CUDA graph of ``calls`` calls: the planner's timing, shorter than :func:`time_gpu`.

@@ -25,7 +25,7 @@ from .._cache import write_json
 from ..tuning.kernel_rules import SPMM_K_BUCKETS
 from . import profile as _profile
 from . import variants as _variants
-from .calibration import WARM_UP_SECONDS, Point, _base_csr, sampled_values, synthetic
+from .calibration import WARM_UP_SECONDS, Point, _base_csr, _read, sampled_values, synthetic
 
 #: The k of the samples: every bucket of k (the rule ``spmm_bucket``) past one column.
 SPMM_SAMPLE_K = tuple(k for k in SPMM_K_BUCKETS if k > 1)
@@ -261,13 +261,3 @@ def merge(section: dict, into=None) -> _profile.Profile:
 
 def _point_key(dtype: str, fmt: str, point: Point) -> str:
     return f"{dtype}|{fmt}|{point.rows}|{point.per_row}"
-
-
-def _read(path, mode: str) -> dict:
-    import json
-
-    try:
-        state = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return {}
-    return state if state.get("mode") == mode else {}

@@ -180,7 +180,7 @@ def _time_choices(executor, operands, choices) -> dict:
     import cupy
 
     from ..kernels.block_operands import BlockOperands
-    from ..timing import replay_us
+    from ..timing import replay_us, side_stream
 
     m, n = executor._storage.shape
     k, dtype = operands.k, executor._storage.dtype
@@ -190,10 +190,7 @@ def _time_choices(executor, operands, choices) -> dict:
     if order == "C" and any(c.spec is None for c in choices):  # the column loop's copies of the transposes
         Xt, Yt = cupy.empty((k, n), dtype=dtype), cupy.empty((k, m), dtype=dtype)
     scratch = BlockOperands.of(X, Y)
-    stream = cupy.cuda.Stream(non_blocking=True)
-    built = cupy.cuda.Event()
-    built.record(cupy.cuda.get_current_stream())
-    stream.wait_event(built)
+    stream = side_stream()
     one, zero = dtype.type(1), dtype.type(0)
     times = {}
     with stream:
@@ -276,23 +273,9 @@ def device_profile():
 
 def spmv_us(executor) -> float:
     """Median µs of one SpMV of ``executor`` on scratch vectors (graph replays, as the race times a block)."""
-    import cupy
+    from .planning import _time_us
 
-    from ..timing import replay_us
-
-    m, n = executor._storage.shape
-    dtype = executor._storage.dtype
-    x = cupy.random.default_rng(0).standard_normal(n).astype(dtype)
-    y = cupy.zeros(m, dtype=dtype)
-    stream = cupy.cuda.Stream(non_blocking=True)
-    built = cupy.cuda.Event()
-    built.record(cupy.cuda.get_current_stream())
-    stream.wait_event(built)
-    one, zero = dtype.type(1), dtype.type(0)
-    with stream:
-        us = replay_us(lambda: executor.run(x, y, one, zero), SPMV_CALLS, BLOCK_RACE_REPLAYS)
-    stream.synchronize()
-    return us
+    return _time_us(executor, executor._storage.shape, executor._storage.dtype, SPMV_CALLS, BLOCK_RACE_REPLAYS)
 
 
 def block_ratios(executor, operands, choices, prof) -> dict:

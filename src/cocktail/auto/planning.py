@@ -164,18 +164,12 @@ def _time_us(executor, shape, dtype, calls: int = MEASURE_CALLS, replays: int = 
     (:func:`cocktail.timing.replay_us`) on a stream of its own."""
     import cupy
 
-    from ..timing import replay_us
+    from ..timing import replay_us, side_stream
 
     m, n = shape
     x = cupy.random.default_rng(0).standard_normal(n).astype(dtype)
     y = cupy.zeros(m, dtype=dtype)
-    stream = cupy.cuda.Stream(non_blocking=True)
-    # The candidate was built, and x and y filled, on the current stream: the side stream must not
-    # start before that work ends (it would read arrays still being written).
-    built = cupy.cuda.Event()
-    built.record(cupy.cuda.get_current_stream())
-    stream.wait_event(built)
-    with stream:
+    with side_stream():
         return replay_us(lambda: executor.run(x, y, 1, 0), calls, replays)
 
 

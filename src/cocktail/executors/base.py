@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..kernels.block_operands import BlockOperands
 from ..tuning.launch_rules import RULES
 
 
@@ -118,8 +119,6 @@ class Executor:
         executor, or None."""
         if self.block_rival is None or X.shape[1] == 1:
             return None
-        from ..kernels.block_operands import BlockOperands
-
         operands = BlockOperands.of(X, Y)
         return None if operands is None else self._whole_for(operands)
 
@@ -128,8 +127,6 @@ class Executor:
         column-major) run instead of the matrix as stored, or None; deciding it times the bucket's choices once."""
         if self.block_rival is None or k == 1:
             return None
-        from ..kernels.block_operands import BlockOperands
-
         m, n = self.block_rival.shape
         operands = BlockOperands.row_major(k) if row_major else BlockOperands(k, (1, max(n, 1)), (1, max(m, 1)))
         return self._whole_for(operands)

@@ -162,12 +162,12 @@ class CudaExecutor(Executor):
         they lie (any memory order, a window of a wider array), or one product per column."""
         if X.shape[1] == 1:  # the tuned SpMV kernel
             return super().run_block(X, Y, alpha, beta)
-        whole = self._block_runner(X, Y) if self.block_rival is not None else None
+        operands = BlockOperands.of(X, Y)
+        whole = self._whole_for(operands) if self.block_rival is not None and operands is not None else None
         if whole is not None:
             return whole.run_block(X, Y, alpha, beta)
         if not self.block_specs:  # no block kernel: one product per column
             return super().run_block(X, Y, alpha, beta)
-        operands = BlockOperands.of(X, Y)
         if operands is None:  # negative or partial-element steps: through C-ordered copies
             import cupy
 
@@ -192,12 +192,12 @@ class CudaExecutor(Executor):
         in place (:meth:`Executor.captures_block`)."""
         if X.shape[1] == 1:
             return super().captures_block(X, Y)
-        whole = self._block_runner(X, Y) if self.block_rival is not None else None
+        operands = BlockOperands.of(X, Y)
+        whole = self._whole_for(operands) if self.block_rival is not None and operands is not None else None
         if whole is not None:
             return whole.captures_block(X, Y)
         if not self.block_specs:
             return super().captures_block(X, Y)
-        operands = BlockOperands.of(X, Y)
         if operands is None:
             return False
         launches = self._block_launches.get(operands, _UNBOUND)  # what is bound for them, where it is
