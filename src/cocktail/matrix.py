@@ -11,6 +11,7 @@ import os
 import sys
 import textwrap
 import warnings
+import weakref
 from typing import NamedTuple
 
 import numpy as np
@@ -21,6 +22,7 @@ from .arrays import cuda_available, is_cupy_array, to_numpy
 from .bound import BoundProduct, bound_nothing
 from .errors import CPUFallbackWarning
 from .formats.csr import CSR
+from .operator import OperatorProtocol
 
 DEVICES = ("cpu", "cuda")
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -135,8 +137,29 @@ def _resolve_device(device, on_gpu: bool) -> str:
     return device
 
 
-class SparseMatrix:
+class _Options(NamedTuple):
+    """How a matrix was asked for: its transposes, scaled and converted copies are built the same way."""
+
+    format: str
+    executor: object
+    kernel: object
+    index_dtype: object
+    tune: str
+    deterministic: bool
+    vendor: bool
+    params: dict
+    transpose: str
+
+
+TRANSPOSES = ("store", "scatter")
+
+
+class SparseMatrix(OperatorProtocol):
     """A sparse matrix stored in one of Cocktail's formats, ready for ``y = alpha*A@x + beta*y``.
+
+    It is a ``scipy.sparse.linalg.LinearOperator`` (:mod:`cocktail.operator`): SciPy's solvers take it
+    as it is, and ``A.T``, ``A.H``, ``rmatvec``, ``x @ A``, ``A * 2``, ``astype`` and ``tocsr`` work as
+    SciPy's do.
 
     Parameters
     ----------
@@ -172,6 +195,11 @@ class SparseMatrix:
         cuSPARSE's CSR and COO algorithms (the ``cusparse_csr`` and ``cusparse_coo`` kernels)
         where it predicts them fastest, for the whole matrix or a Cocktail's part; ``False`` to
         plan with Cocktail's own kernels only.  ``explain()`` says when a plan delegates.
+    transpose : how ``A.T``, ``A.H``, ``rmatvec`` and ``x @ A`` run: ``"store"`` (default) builds the
+        transpose once, on first use, as a matrix of its own with the same options (``format="auto"``
+        plans it anew: it is a different matrix) and keeps it, at the memory of a second matrix;
+        ``"scatter"`` stores nothing and scatters each entry into the result with atomic adds
+        (slower, not deterministic; on the GPU a CSR matrix needs nothing beside its arrays).
     **params : the format's parameters, and the kernel's when ``kernel`` is named
         (``explain()`` lists them).
 
@@ -181,7 +209,7 @@ class SparseMatrix:
     """
 
     def __init__(self, S, format="auto", device=None, *, executor=None, kernel=None, shape=None, dtype=None,
-                 index_dtype=None, tune="model", deterministic=False, vendor=True, **params):
+                 index_dtype=None, tune="model", deterministic=False, vendor=True, transpose="store", **params):
         if not isinstance(deterministic, bool):
             raise TypeError(f"deterministic must be True or False, got {deterministic!r}")
         if not isinstance(vendor, bool):
@@ -199,6 +227,14 @@ class SparseMatrix:
         _require_memory(facts, dtype, index_dtype, self.device)
         if format != "auto" and not vendor:
             raise ValueError("vendor=False applies to format='auto' (name a kernel to choose one for a format)")
+        if transpose not in TRANSPOSES:
+            raise ValueError(f"transpose must be one of {TRANSPOSES}, got {transpose!r}")
+        if transpose == "scatter" and deterministic and self.device == "cuda":
+            raise ValueError("transpose='scatter' sums A.T's products with atomics; deterministic=True needs "
+                             "transpose='store'")
+        self._options = _Options(format, executor, kernel, index_dtype, tune, deterministic, vendor, dict(params),
+                                 transpose)
+        self._kept = {}  # derived matrices built once: "T", "H", "conj", ("dtype", d)
         build = (lambda: self._build(S, shape, format, executor, kernel, dtype, index_dtype, tune,
                                      deterministic, vendor, params))
         if self.device == "cuda":
@@ -256,7 +292,7 @@ class SparseMatrix:
 
     def _bind_operand_facts(self) -> None:
         """What the product-time checks compare against, computed once."""
-        m, n = self.storage.shape
+        m, n = self.shape
         self._x_shape, self._y_shape = (n,), (m,)
         self._dtype = self.storage.dtype
         self._fast_scalars = _PLAIN_SCALARS if self._dtype.kind != "c" else ()
@@ -354,6 +390,9 @@ class SparseMatrix:
         products from several threads at once (its launches hold the per-product arguments).
         """
         if not (x.__class__ is self._array_type and self._ready(x, self._x_shape)):
+            routed = self._route(x, out, alpha, beta, block=False)
+            if routed is not None:
+                return routed
             x = self._vector(x, "x")
         if alpha.__class__ not in self._fast_scalars or not -self._scalar_max <= alpha <= self._scalar_max:
             alpha = validate.scalar(alpha, self._dtype, "alpha")
@@ -393,6 +432,9 @@ class SparseMatrix:
         if getattr(X, "ndim", 2) != 2:  # an object without ndim is named by _operand
             raise ValueError(f"matmat takes a 2-D X of shape ({self.shape[1]}, k), got shape "
                              f"{getattr(X, 'shape', None)}")
+        routed = self._route(X, out, alpha, beta, block=True)
+        if routed is not None:
+            return routed
         X = self._block_operand(X)
         k = X.shape[1]
         alpha = validate.scalar(alpha, self._dtype, "alpha")
@@ -576,10 +618,91 @@ class SparseMatrix:
             raise ValueError(f"bind: {name} must be contiguous (a bound product never copies its buffers)")
         return a
 
+    def _route(self, x, out, alpha, beta, block: bool):
+        """The product done another way, or None for the usual path: torch tensors (:mod:`cocktail.torch_ops`),
+        an (n, 1) ``x`` for ``matvec`` (SciPy's LinearOperator contract: the result is (m, 1)), and an ``x`` whose
+        dtype the matrix's does not hold (the result in ``numpy.result_type(A.dtype, x.dtype)``, computed by a
+        wider copy of the matrix or, for complex ``x`` on real values, by one block product of its real and
+        imaginary parts side by side)."""
+        if _is_torch(x) or _is_torch(out):
+            from . import torch_ops
+
+            return torch_ops.product(self, x, out, alpha, beta, block)
+        dtype = getattr(x, "dtype", None)
+        if isinstance(dtype, np.dtype) and dtype.kind in "biufc" and not np.can_cast(dtype, self._dtype, "safe"):
+            return self._widened(np.result_type(self._dtype, dtype), x, out, alpha, beta, block)
+        if not block and getattr(x, "ndim", 1) == 2 and x.shape[1] == 1:
+            return self.matmat(x, out, alpha, beta)
+        return None
+
+    def _widened(self, result, x, out, alpha, beta, block: bool):
+        """The product in the wider dtype ``result``: a complex ``x`` on real values multiplies its real and
+        imaginary parts as one block of twice the columns (the matrix in ``result``'s real dtype); otherwise
+        the matrix in ``result`` (built once, on first use, and kept: a second matrix's memory) runs it."""
+        out_dtype = getattr(out, "dtype", result)
+        if out is not None and not _is_torch(out) and out_dtype != result:
+            raise TypeError(f"out must have the result dtype {result.name} (numpy.result_type of the matrix's "
+                            f"{self._dtype.name} and x's {x.dtype.name}), got {getattr(out_dtype, 'name', out_dtype)}")
+        if result.kind == "c" and self._dtype.kind != "c":
+            real = np.dtype(result.char.lower())
+            base = self if real == self._dtype else self._as_dtype(real)
+            return _complex_on_real(base, x, out, alpha, beta, result)
+        wider = self._as_dtype(result)
+        return wider.matmat(x, out, alpha, beta) if block else wider.matvec(x, out, alpha, beta)
+
+    def _as_dtype(self, dtype):
+        """This matrix with values in ``dtype``, built once and kept for later products."""
+        return self._derived(("dtype", dtype.name), lambda csr: csr, dtype=dtype)
+
+    # --- matrices made from this one (operator.py's transposes, scaling and conversions) ------
+    def _csr(self):
+        """The canonical CSR of the matrix (its storage's, on the matrix's device)."""
+        return self.storage.to_csr()
+
+    def _transposed(self, conjugate: bool):
+        """``A.T`` (``A.H`` with ``conjugate``): built once and kept, and it knows ``A`` as its own transpose."""
+        key = "H" if conjugate else "T"
+        made = self._kept.get(key)
+        if isinstance(made, weakref.ref):  # this matrix is itself a transpose: its own is the matrix it came from
+            made = made()
+        if made is None:
+            if self._options.transpose == "scatter":
+                made = _ScatterTransposed(self, conjugate)
+            else:
+                made = self._derived(None, lambda csr: csr.transposed(conjugate))
+            made._kept[key] = weakref.ref(self)  # weak: A keeps A.T alive, not the other way round
+            self._kept[key] = made
+        return made
+
+    def _derived(self, key, transform, dtype=None):
+        """A new matrix of ``transform(canonical CSR)`` (values in ``dtype``), built with this matrix's options on
+        its device; kept under ``key`` (None: not kept)."""
+        if key is not None and key in self._kept:
+            return self._kept[key]
+        o = self._options
+        with self._on_device():
+            csr = transform(self._csr())
+            made = SparseMatrix(csr, o.format, self.device, executor=o.executor, kernel=o.kernel, dtype=dtype,
+                                index_dtype=o.index_dtype, tune=o.tune, deterministic=o.deterministic,
+                                vendor=o.vendor, transpose=o.transpose, **o.params)
+        if key is not None:
+            self._kept[key] = made
+        return made
+
+    def _on_device(self):
+        """A context with the matrix's GPU current (nothing on the CPU)."""
+        import contextlib
+
+        if self._device_id is None:
+            return contextlib.nullcontext()
+        import cupy
+
+        return cupy.cuda.Device(self._device_id)
+
     # --- conversion and description -----------------------------------------------
     def to_scipy(self):
         """A ``scipy.sparse.csr_array`` on the host with the matrix's canonical entries."""
-        return self.storage.to_csr().to_scipy()
+        return self._csr().to_scipy()
 
     def block_plan(self, k: int, row_major: bool = True) -> str:
         """What a block product ``A @ X`` of ``k`` columns runs (row-major blocks, or column-major with
@@ -686,6 +809,79 @@ class SparseMatrix:
                 f"dtype={self.dtype.name} device={self.device} executor={self.executor}>")
 
 
+class _ScatterTransposed(SparseMatrix):
+    """``A.T`` or ``A.H`` of a matrix built with ``transpose="scatter"``: no transpose is stored; its products
+    scatter ``A``'s own entries into the result (:mod:`cocktail.executors.transposed`)."""
+
+    def __init__(self, parent: SparseMatrix, conjugate: bool):  # noqa: D107 - made by SparseMatrix._transposed
+        from .executors import transposed
+
+        self.storage, self.device, self._options, self._kept = parent.storage, parent.device, parent._options, {}
+        self.auto, self._auto_reason = None, None
+        self._conjugate = bool(conjugate and parent.dtype.kind == "c")
+        m, n = parent.shape
+        self._shape = (n, m)
+        with parent._on_device():
+            self._executor = transposed.create(parent.storage, parent.device, self._conjugate)
+        self._bind_operand_facts()
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        """(rows, cols): the stored matrix's, swapped."""
+        return self._shape
+
+    @property
+    def format(self) -> str:
+        """The stored matrix's format, marked as its (conjugate) transpose."""
+        return f"{self.storage.name}{'^H' if self._conjugate else '^T'}"
+
+    def _csr(self):
+        return self.storage.to_csr().transposed(self._conjugate)
+
+    def block_dram_bytes(self, l2_bytes: int | None, k: int) -> int:
+        """``k`` scatters over the stored matrix: its bytes per SpMV, ``k`` times."""
+        return _block_width(k, "block_dram_bytes") * self.storage.dram_bytes(l2_bytes)
+
+    def explain(self, k: int | None = None) -> str:
+        """What runs the products: the stored matrix's entries scattered (its own description follows)."""
+        what = "conjugate transpose" if self._conjugate else "transpose"
+        head = (f"the {what} of a {self.storage.name} matrix {self.shape[1]} x {self.shape[0]} "
+                f"(transpose='scatter': nothing stored): products by {self.kernel} on {self.device}, "
+                "summed with atomic adds")
+        return "\n".join(textwrap.wrap(head, describe.WIDTH, subsequent_indent="  "))
+
+
+def _is_torch(a) -> bool:
+    """Whether ``a`` is a torch tensor (without importing torch)."""
+    return type(a).__module__.startswith("torch") and hasattr(a, "requires_grad")
+
+
+def _complex_on_real(base: SparseMatrix, x, out, alpha, beta, result: np.dtype):
+    """``alpha*A@x + beta*out`` for a complex ``x`` (n,) or (n, k) and real ``base``: the real and imaginary parts of
+    ``x`` side by side as one real block of twice the columns, one block product, the result viewed as complex."""
+    xp = base._xp
+    x = base._device_view(x, "x")
+    validate.operand(x, base.shape, result, "x")
+    m, n = base.shape
+    columns = 1 if x.ndim == 1 else x.shape[1]
+    Xc = xp.ascontiguousarray(x.astype(result, copy=False)).reshape(n, columns)
+    Y = base.matmat(Xc.view(base.dtype))  # (m, 2 * columns): real and imaginary parts interleaved
+    y = Y.view(result).reshape((m,) if x.ndim == 1 else (m, columns))
+    if alpha != 1:
+        y *= alpha
+    if out is None:
+        if beta != 0:
+            raise ValueError("beta != 0 needs out= holding the y to scale and add to")
+        return y
+    target = base._device_view(out, "out")
+    validate.output(target, (m, n), result, None if x.ndim == 1 else columns)
+    if beta == 0:
+        target[...] = y
+    else:
+        target[...] = beta * target + y
+    return out
+
+
 def _block_width(k, what: str) -> int:
     """``k`` as the positive int a block width is; ``ValueError`` naming ``what`` otherwise."""
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
@@ -700,7 +896,7 @@ def _no_guard(x, y) -> None:
 def _atomic_text(names) -> str:
     """``coo_atomic sums with floating-point atomics``: why a product is not deterministic (a vendor
     kernel's order is the library's: ``cusparse_csr sums in an order that may vary between runs``)."""
-    ours = [n for n in names if n == "reference" or not kernels.get(n).vendor]
+    ours = [n for n in names if n not in kernels.names() or not kernels.get(n).vendor]
     vendor = [n for n in names if n not in ours]
     said = []
     if ours:

@@ -57,7 +57,7 @@ class HostReference(Executor):
         combine(Y, self._product(self.storage, X), alpha, beta)
 
 
-_ATOMIC_ADD = r"""
+ATOMIC_ADD = r"""
 __device__ __forceinline__ void cocktail_atomic_add(float* p, float v) { atomicAdd(p, v); }
 __device__ __forceinline__ void cocktail_atomic_add(double* p, double v) { atomicAdd(p, v); }
 template <typename R>
@@ -78,7 +78,7 @@ def _kernels():
     scatter = cupy.ElementwiseKernel(
         "raw I rows, raw I cols, raw I pos, raw T values, raw T x, T alpha", "raw T y",
         "cocktail_atomic_add(&y[rows[i]], alpha * values[pos[i]] * x[cols[i]])",
-        "cocktail_reference_scatter", preamble=_ATOMIC_ADD)
+        "cocktail_reference_scatter", preamble=ATOMIC_ADD)
     return scale, scatter
 
 

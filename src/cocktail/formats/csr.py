@@ -131,6 +131,14 @@ class CSR(SparseFormat):
         """Return ``self``: a CSR object is already canonical."""
         return self
 
+    def transposed(self, conjugate: bool = False):
+        """The canonical CSR of this matrix's transpose (its conjugate transpose with ``conjugate``), on the same
+        device: the entries re-sorted by column.  A new matrix; this one is untouched."""
+        xp = get_xp(self.data)
+        vals = xp.conj(self.data) if conjugate and self.dtype.kind == "c" else self.data
+        m, n = self.shape
+        return CSR.from_triplets(self.indices, self.row_ids(), vals, (n, m), self.index_dtype)
+
     def row_lengths(self):
         """Number of stored entries in each row."""
         return get_xp(self.indptr).diff(self.indptr)

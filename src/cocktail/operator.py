@@ -1,0 +1,274 @@
+"""SciPy's LinearOperator protocol and sparse-array conveniences on a ``SparseMatrix``.
+
+``SparseMatrix`` is a ``scipy.sparse.linalg.LinearOperator`` through :class:`OperatorProtocol`, so
+SciPy's solvers take it as it is (``aslinearoperator`` returns it unchanged, block products
+included) and cupyx's wrap its ``matvec`` and ``rmatvec``.  What this adds to the products:
+
+- transposes: ``A.T``, ``A.H``, ``A.transpose()``, ``A.adjoint()``, ``A.conj()``, ``A.rmatvec``,
+  ``A.rmatmat`` and the row-vector product ``x @ A``; each transpose is a matrix of its own, built
+  once on first use (:meth:`SparseMatrix._transposed`), and ``A.T.T is A``;
+- new matrices from this one: ``A * 2``, ``-A``, ``A / 4``, ``A.astype``, ``A.copy``, ``A.conj()``;
+- conversions: ``A.tocsr()``, ``A.tocsc()``, ``A.tocoo()`` (SciPy on the CPU, cupyx on the GPU),
+  ``A.toarray()``, ``A.to_torch()``, ``A.diagonal()``, ``A.trace()``;
+- a clear ``TypeError`` for what SciPy's sparse arrays do and an operator does not (``A + B``,
+  ``A[i, j]``, ``A.multiply``, ``np.asarray(A)``), naming what to call instead.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+from scipy.sparse.linalg import LinearOperator
+
+#: SciPy sparse-array methods a SparseMatrix does not have: each raises a TypeError that says what to call.
+SCIPY_ONLY = ("multiply", "power", "sum", "mean", "maximum", "minimum", "nonzero", "count_nonzero", "setdiag",
+              "eliminate_zeros", "sort_indices", "sum_duplicates", "resize", "getrow", "getcol", "tolil", "todok",
+              "todia", "tobsr", "log1p", "sqrt", "sign", "floor", "ceil")
+
+
+def _refusal(what: str) -> TypeError:
+    return TypeError(f"SparseMatrix does not support {what}: it is a fixed operator for fast products "
+                     "(A @ x, A.T @ x, A * 2, A.astype, A.tocsr()); do this on A.tocsr() (SciPy on the CPU, "
+                     "cupyx on the GPU) and build a SparseMatrix of the result where you need its products")
+
+
+def _is_scalar(value) -> bool:
+    return isinstance(value, numbers.Number) or (getattr(value, "ndim", None) == 0 and hasattr(value, "dtype"))
+
+
+class OperatorProtocol(LinearOperator):
+    """The LinearOperator protocol and SciPy's conveniences, written on the matrix's own products."""
+
+    __array_ufunc__ = None  # NumPy defers x @ A, 2 * A, ... to the reflected methods below
+    __array_priority__ = 100.0  # ... and so does CuPy
+
+    # --- what SciPy's LinearOperator machinery calls (sums, products and powers of operators) ---
+    def _matvec(self, x):
+        return self.matvec(x)
+
+    def _matmat(self, X):
+        return self.matmat(X)
+
+    def _rmatvec(self, x):
+        return self.rmatvec(x)
+
+    def _rmatmat(self, X):
+        return self.rmatmat(X)
+
+    def _adjoint(self):
+        return self.H
+
+    def _transpose(self):
+        return self.T
+
+    # --- transposes ------------------------------------------------------------------
+    @property
+    def T(self):
+        """The transpose, a matrix of its own with its own plan: built on first use and kept (``A.T.T is A``).
+        With ``transpose="scatter"`` nothing is stored: its products scatter from this matrix's arrays."""
+        return self._transposed(conjugate=False)
+
+    @property
+    def H(self):
+        """The conjugate transpose (``A.T`` for real values), built on first use and kept, like :attr:`T`."""
+        return self._transposed(conjugate=self.dtype.kind == "c")
+
+    def transpose(self, axes=None, copy=False):
+        """:attr:`T` (SciPy's signature: ``axes`` may only swap the two axes; ``copy`` is ignored: the transpose
+        is always a matrix of its own)."""
+        if axes is not None and tuple(axes) != (1, 0):
+            raise ValueError(f"transpose: axes must be None or (1, 0) for a matrix, got {axes!r}")
+        return self.T
+
+    def adjoint(self):
+        """:attr:`H`, the conjugate transpose."""
+        return self.H
+
+    def conj(self, copy=True):
+        """The complex conjugate: this matrix itself for real values (it is never modified), else a new matrix."""
+        if self.dtype.kind != "c":
+            return self
+        return self._derived("conj", lambda csr: type(csr).from_arrays(csr.data.conj(), csr.indices, csr.indptr,
+                                                                        csr.shape, index_dtype=csr.index_dtype))
+
+    conjugate = conj
+
+    def rmatvec(self, x, out=None, alpha=1, beta=0):
+        """``alpha * A.H @ x + beta * out``: the adjoint product of SciPy's LinearOperator, run by :attr:`H`."""
+        return self.H.matvec(x, out, alpha, beta)
+
+    def rmatmat(self, X, out=None, alpha=1, beta=0):
+        """``alpha * A.H @ X + beta * out`` for a block ``X`` of shape (rows, k), run by :attr:`H`."""
+        return self.H.matmat(X, out, alpha, beta)
+
+    def dot(self, x):
+        """``A @ x`` for an array, ``A * x`` (a scaled matrix) for a scalar, as SciPy's ``dot``."""
+        if _is_scalar(x):
+            return self * x
+        if isinstance(x, LinearOperator):
+            return LinearOperator.dot(self, x)
+        return self @ x
+
+    def __call__(self, x):
+        return self.dot(x)
+
+    def __rmatmul__(self, x):
+        """``x @ A``: a row vector (rows,) or a block (p, rows) times the matrix, run by :attr:`T`."""
+        if isinstance(x, LinearOperator):
+            return NotImplemented
+        ndim = getattr(x, "ndim", None)
+        if ndim == 1:
+            return self.T.matvec(x)
+        if ndim == 2:
+            return self.T.matmat(x.T).T
+        raise TypeError(f"x @ A needs a 1-D or 2-D array, got {type(x).__name__} with ndim={ndim}")
+
+    # --- new matrices from this one ----------------------------------------------------
+    def _scaled(self, factor):
+        """A new matrix of ``factor`` times this one's values, in ``result_type(A.dtype, factor)`` (NumPy's rules:
+        a Python float keeps a float32 matrix float32)."""
+        dtype = np.result_type(self.dtype, factor)
+        if dtype.kind not in "fc":
+            raise TypeError(f"A * {factor!r}: the product's dtype {dtype.name} is not a value dtype")
+        return self._derived(None, lambda csr: type(csr).from_arrays(
+            csr.data.astype(dtype) * dtype.type(factor), csr.indices, csr.indptr, csr.shape,
+            index_dtype=csr.index_dtype))
+
+    def __mul__(self, other):
+        if _is_scalar(other):
+            return self._scaled(other)
+        if isinstance(other, LinearOperator):
+            return LinearOperator.__mul__(self, other)
+        raise TypeError("A * x: SparseMatrix multiplies by a scalar with *; for the matrix product use A @ x "
+                        "(SciPy's sparse arrays multiply elementwise with *, its sparse matrices multiply "
+                        "matrices: the meaning differs between them)")
+
+    def __rmul__(self, other):
+        if _is_scalar(other):
+            return self._scaled(other)
+        if isinstance(other, LinearOperator):
+            return NotImplemented
+        raise TypeError("x * A: SparseMatrix multiplies by a scalar with *; for the row-vector product use x @ A")
+
+    def __truediv__(self, other):
+        if not _is_scalar(other):
+            raise _refusal("division by an array")
+        return self._scaled(1 / other)
+
+    def __neg__(self):
+        return self._scaled(-1)
+
+    def __pos__(self):
+        return self
+
+    def __add__(self, other):
+        if isinstance(other, LinearOperator):
+            return LinearOperator.__add__(self, other)  # SciPy's lazy sum of operators
+        raise _refusal("A + B")
+
+    def __radd__(self, other):
+        if isinstance(other, LinearOperator):
+            return NotImplemented
+        raise _refusal("B + A")
+
+    def __sub__(self, other):
+        if isinstance(other, LinearOperator):
+            return LinearOperator.__sub__(self, other)
+        raise _refusal("A - B")
+
+    def __rsub__(self, other):
+        if isinstance(other, LinearOperator):
+            return NotImplemented
+        raise _refusal("B - A")
+
+    def __pow__(self, other):
+        raise _refusal("A ** p (for the matrix power as an operator, use scipy.sparse.linalg.aslinearoperator(A) "
+                       "** p)")
+
+    def __getitem__(self, key):
+        raise _refusal("indexing A[...]")
+
+    def __setitem__(self, key, value):
+        raise _refusal("assigning to A[...]")
+
+    def __array__(self, dtype=None, copy=None):
+        raise TypeError("SparseMatrix is not a dense array: call A.toarray() for one (it holds rows x cols values)")
+
+    def astype(self, dtype, casting="unsafe", copy=True):
+        """The matrix with its values in ``dtype`` (float32, float64, complex64, complex128), planned anew;
+        this matrix itself where ``dtype`` is its own and ``copy=False``."""
+        dtype = np.dtype(dtype)
+        if dtype == self.dtype and not copy:
+            return self
+        if not np.can_cast(self.dtype, dtype, casting):
+            raise TypeError(f"astype: cannot cast {self.dtype.name} to {dtype.name} under casting={casting!r}")
+        return self._derived(None, lambda csr: csr, dtype=dtype)
+
+    def copy(self):
+        """A new matrix of the same values, built with the same options (it shares nothing with this one)."""
+        return self._derived(None, lambda csr: type(csr).from_arrays(csr.data.copy(), csr.indices, csr.indptr,
+                                                                    csr.shape, index_dtype=csr.index_dtype))
+
+    # --- conversions -------------------------------------------------------------------
+    def tocsr(self, copy=False):
+        """The matrix as SciPy's ``csr_array`` (CPU) or cupyx's ``csr_matrix`` (GPU): a copy of its entries."""
+        csr = self._csr()
+        if self.device == "cpu":
+            return csr.to_scipy()
+        import cupyx.scipy.sparse as csp
+
+        return csp.csr_matrix((csr.data.copy(), csr.indices.copy(), csr.indptr.copy()), shape=self.shape)
+
+    def tocsc(self, copy=False):
+        """:meth:`tocsr` converted to CSC."""
+        return self.tocsr().tocsc()
+
+    def tocoo(self, copy=False):
+        """:meth:`tocsr` converted to COO."""
+        return self.tocsr().tocoo()
+
+    def toarray(self, order=None, out=None):
+        """The dense matrix: a NumPy array (CPU) or a CuPy array (GPU) of rows x cols values."""
+        from . import _memory
+
+        m, n = self.shape
+        _memory.require(f"a dense {m} x {n} copy of the matrix", [("its values", m * n * self.dtype.itemsize)],
+                        self.device)
+        dense = self.tocsr().toarray()
+        if out is not None:
+            out[...] = dense
+            return out
+        return dense
+
+    def todense(self, order=None, out=None):
+        """:meth:`toarray` (a plain array, never ``numpy.matrix``)."""
+        return self.toarray(order, out)
+
+    def to_torch(self):
+        """A ``torch.sparse_csr_tensor`` of the matrix on its device (torch's CUDA device for a GPU matrix)."""
+        from . import torch_ops
+
+        return torch_ops.sparse_csr_tensor(self.tocsr(), self.device)
+
+    def diagonal(self, k=0):
+        """The ``k``-th diagonal's values (zeros where nothing is stored), on the matrix's device."""
+        return self.tocsr().diagonal(k)
+
+    def trace(self, offset=0):
+        """The sum of the ``offset``-th diagonal (a Python number)."""
+        return self.diagonal(offset).sum().item()
+
+
+def _scipy_only(name: str):
+    def refuse(self, *args, **kwargs):
+        raise _refusal(f"A.{name}(...)")
+
+    refuse.__name__ = name
+    refuse.__doc__ = f"Not supported: a TypeError that says to call ``A.tocsr().{name}(...)`` instead."
+    return refuse
+
+
+for _name in SCIPY_ONLY:
+    setattr(OperatorProtocol, _name, _scipy_only(_name))
+del _name
