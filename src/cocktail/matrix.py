@@ -303,7 +303,7 @@ class SparseMatrix(OperatorProtocol):
         if self.device == "cuda":
             import cupy
 
-            self._xp, self._array_type = cupy, cupy.ndarray
+            self._module, self._array_type = cupy, cupy.ndarray
             self._device_id = cupy.cuda.Device().id
             self._has_c_contiguous = hasattr(cupy.empty(0), "_c_contiguous")
             self._current_device = cupy.cuda.runtime.getDevice
@@ -312,7 +312,7 @@ class SparseMatrix(OperatorProtocol):
             self._x_bytes, self._y_bytes = n * self._dtype.itemsize, m * self._dtype.itemsize
             self._guard = self._guard_gpu
         else:
-            self._xp, self._array_type, self._device_id = np, np.ndarray, None
+            self._module, self._array_type, self._device_id = np, np.ndarray, None
             # The host executors compute into temporaries, so overlap is harmless there; a Cocktail's
             # parts add into y one after another and would read an x already overwritten.
             self._guard = _no_guard if self._executor.overlap_safe else _guard_host
@@ -402,13 +402,13 @@ class SparseMatrix(OperatorProtocol):
             if beta != 0:
                 raise ValueError("beta != 0 needs out= holding the y to scale and add to")
             self._check_current_device()  # a new y cannot overlap x: only the device is checked
-            return self._fresh(x, self._xp.empty(self._y_shape, dtype=self._dtype), alpha)
+            return self._fresh(x, self._module.empty(self._y_shape, dtype=self._dtype), alpha)
         if out.__class__ is self._array_type and self._ready(out, self._y_shape) and self._writable(out):
             self._guard(x, out)
             self._run(x, out, alpha, beta)
             return out
         y = self._output(out, None)
-        work = y if y.flags.c_contiguous else (y.copy() if beta != 0 else self._xp.empty_like(y))
+        work = y if y.flags.c_contiguous else (y.copy() if beta != 0 else self._module.empty_like(y))
         self._guard(x, work)
         self._run(x, work, alpha, beta)
         if work is not y:
@@ -442,7 +442,7 @@ class SparseMatrix(OperatorProtocol):
         if out is None:
             if beta != 0:
                 raise ValueError("beta != 0 needs out= holding the y to scale and add to")
-            Y = self._xp.empty((self.shape[0], k), dtype=self._dtype)
+            Y = self._module.empty((self.shape[0], k), dtype=self._dtype)
         else:
             Y = self._output(out, k)
             if validate.may_repeat_elements(Y):
@@ -450,7 +450,7 @@ class SparseMatrix(OperatorProtocol):
                                  "the product needs a separate place for every element")
         if k and self.shape[0]:
             self._check_current_device()
-            if out is not None and not self._executor.overlap_safe and self._xp.may_share_memory(X, Y):
+            if out is not None and not self._executor.overlap_safe and self._module.may_share_memory(X, Y):
                 X = X.copy()  # read from a copy: X may lie beside out in one array (or overlap it)
             self._executor.run_block(X, Y, alpha, beta)
         return Y if out is None else out
@@ -509,7 +509,7 @@ class SparseMatrix(OperatorProtocol):
             raise ValueError("bind: out is read-only")
         if self.device == "cpu" and stream is not None:
             raise ValueError("bind: stream= is for matrices on the GPU")
-        if X.size and Y.size and self._xp.may_share_memory(X, Y):
+        if X.size and Y.size and self._module.may_share_memory(X, Y):
             raise ValueError("bind: X and out must not overlap")
         alpha = validate.scalar(alpha, self._dtype, "alpha")
         beta = validate.scalar(beta, self._dtype, "beta")
@@ -586,13 +586,13 @@ class SparseMatrix(OperatorProtocol):
         """``x`` checked and converted to a contiguous array of the matrix dtype on its device."""
         x = self._device_view(x, name)
         validate.operand(x, self.shape, self._dtype, name)
-        return self._xp.ascontiguousarray(x.astype(self._dtype, copy=False))
+        return self._module.ascontiguousarray(x.astype(self._dtype, copy=False))
 
     def _block_operand(self, X):
         """``X`` checked and converted to the matrix dtype on its device, in the memory order it has."""
         X = self._device_view(X, "X")
         validate.operand(X, self.shape, self._dtype, "X")
-        return self._xp.asarray(X).astype(self._dtype, copy=False)
+        return self._module.asarray(X).astype(self._dtype, copy=False)
 
     def _vector(self, x, name: str):
         if getattr(x, "ndim", 1) != 1:  # an object without ndim is named by _operand
@@ -859,7 +859,7 @@ def _is_torch(a) -> bool:
 def _complex_on_real(base: SparseMatrix, x, out, alpha, beta, result: np.dtype):
     """``alpha*A@x + beta*out`` for a complex ``x`` (n,) or (n, k) and real ``base``: the real and imaginary parts of
     ``x`` side by side as one real block of twice the columns, one block product, the result viewed as complex."""
-    xp = base._xp
+    xp = base._module
     x = base._device_view(x, "x")
     validate.operand(x, base.shape, result, "x")
     m, n = base.shape

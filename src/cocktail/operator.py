@@ -16,6 +16,7 @@ included) and cupyx's wrap its ``matvec`` and ``rmatvec``.  What this adds to th
 
 from __future__ import annotations
 
+import functools
 import numbers
 
 import numpy as np
@@ -37,11 +38,35 @@ def _is_scalar(value) -> bool:
     return isinstance(value, numbers.Number) or (getattr(value, "ndim", None) == 0 and hasattr(value, "dtype"))
 
 
+@functools.lru_cache(maxsize=None)
+def _namespace(device: str):
+    """The array namespace SciPy's LinearOperator (1.18 on) compares its operands' with: SciPy's wrapped NumPy or
+    CuPy where SciPy has array-API support, the module itself before."""
+    if device == "cuda":
+        import cupy as module
+    else:
+        module = np
+    try:
+        from scipy._lib._array_api import array_namespace
+    except ImportError:  # SciPy before array-API support
+        return module
+    return array_namespace(module.empty(0))
+
+
 class OperatorProtocol(LinearOperator):
-    """The LinearOperator protocol and SciPy's conveniences, written on the matrix's own products."""
+    """The LinearOperator protocol and SciPy's conveniences, written on the matrix's own products.
+
+    ``LinearOperator.__init__`` is never called (its ``shape`` and ``dtype`` are the matrix's properties); what it
+    would set that SciPy's code reads (``ndim``, and from SciPy 1.18 the namespace ``_xp``) is declared here."""
 
     __array_ufunc__ = None  # NumPy defers x @ A, 2 * A, ... to the reflected methods below
     __array_priority__ = 100.0  # ... and so does CuPy
+    ndim = 2
+    args = ()
+
+    @property
+    def _xp(self):
+        return _namespace(self.device)
 
     # --- what SciPy's LinearOperator machinery calls (sums, products and powers of operators) ---
     def _matvec(self, x):
