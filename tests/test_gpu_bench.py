@@ -55,7 +55,7 @@ def records():
     problems = [Problem("generated", "laplace5_40", "test", laplacian(5, 40)),
                 Problem("generated", "powerlaw_4k", "test", power_law(4096))]
     chosen = methods.ours(["csr", "coo", "dia", "ell", "hyb", "pkt"], all_kernels=True)
-    chosen += [methods.AutoMethod(), *baselines.BASELINES]
+    chosen += [methods.AutoMethod(), methods.TRANSPOSED, *baselines.BASELINES]
     settings = Settings(repeat=10, copy_gbps=1000.0, l2_bytes=50 << 20)
     return runner.run(problems, chosen, ["float32", "float64"], settings, on_gpu=True)
 
@@ -68,7 +68,8 @@ def test_every_method_ran_or_was_refused(records):
         else:
             assert r.note == "", (r.matrix, r.method, r.note)
     names = {r.method for r in records}
-    assert set(baselines.names()) | {baselines.CUSPARSE_BEST, "cocktail-auto", "csr_merge", "pkt"} <= names
+    assert set(baselines.names()) | {baselines.CUSPARSE_BEST, "cocktail-auto", "cocktail-auto-T", "csr_merge",
+                                     "pkt"} <= names
 
 
 def test_results_match_the_float64_reference(records):

@@ -85,6 +85,7 @@ def _methods(args, on_gpu: bool) -> list:
     groups[auto.name] = [auto]
     groups[methods.MEASURED.name] = [methods.MEASURED]
     groups[methods.OWN.name] = [methods.OWN]
+    groups[methods.TRANSPOSED.name] = [methods.TRANSPOSED]
     groups[baselines.CUSPARSE_BEST] = groups["cusparse"]  # derived from the four algorithms
     chosen = []
     for name in _split(args.methods):
@@ -341,7 +342,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="comma-separated methods or groups: ours (the --formats kernels; on the CPU each "
                             "format's default CPU executor), reference (each format's reference executor on the "
                             "CPU; or one, e.g. reference:ell), cocktail-auto, cocktail-auto-own (GPU: our own kernels "
-                            "only), cocktail-measured (GPU), auto (all three), "
+                            "only), cocktail-measured (GPU), auto (all three), cocktail-auto-T (GPU, SpMV: A.T @ u "
+                            "through the transpose A.T builds), "
                             "cusparse (its four algorithms; cusparse-best is derived from them), baselines (cuSPARSE, cupyx, torch, scipy), or "
                             "single baselines such as cusparse-csr-alg1, "
                             "cupyx, torch, scipy; all (the default) is ours, auto and the baselines")

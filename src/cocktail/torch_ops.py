@@ -72,8 +72,25 @@ def _stream(tensor):
     torch = _torch()
     stack = contextlib.ExitStack()
     stack.enter_context(cupy.cuda.Device(tensor.device.index))
-    stack.enter_context(cupy.cuda.ExternalStream(torch.cuda.current_stream(tensor.device).cuda_stream))
+    stack.enter_context(_cupy_stream(torch.cuda.current_stream(tensor.device).cuda_stream, tensor.device.index))
     return stack
+
+
+_STREAMS: dict = {}
+
+
+def _cupy_stream(pointer: int, device_index: int):
+    """The CuPy stream of torch's stream ``pointer``, made once per stream (torch keeps a small pool of them)."""
+    stream = _STREAMS.get((pointer, device_index))
+    if stream is None:
+        import warnings
+
+        import cupy
+
+        with warnings.catch_warnings():  # CuPy 14 prefers Stream.from_external; ExternalStream works from CuPy 9
+            warnings.simplefilter("ignore", DeprecationWarning)
+            stream = _STREAMS[(pointer, device_index)] = cupy.cuda.ExternalStream(pointer, device_index)
+    return stream
 
 
 def product(matrix, x, out, alpha, beta, block: bool):

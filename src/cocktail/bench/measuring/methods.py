@@ -96,6 +96,7 @@ class Prepared:
     close: Callable = lambda: None
     planning_s: dict | None = None  # format="auto": seconds of analysis (features), conversion, measuring
     dram_bytes: Callable | None = None  # the storage's dram_bytes(l2_bytes): the DRAM traffic model
+    rel_err: Callable | None = None  # a method with inputs of its own (the transpose's): its relative error
 
 
 def csr_model(S, index_dtype=np.int32):
@@ -220,6 +221,44 @@ class AutoMethod:
 
 MEASURED = AutoMethod("cocktail-measured", "cuda", "measure")
 OWN = AutoMethod("cocktail-auto-own", "cuda", "model", vendor=False)
+
+
+@dataclass(frozen=True)
+class TransposedMethod:
+    """``cocktail-auto-T``: ``A.T @ u`` of a ``format="auto"`` matrix, the transpose built by ``A.T`` on first use
+    (planned as a matrix of its own).  Its inputs are its own: ``u`` of the matrix's row count, drawn like
+    the problem's ``x``; its error is against SciPy's ``S.T @ u`` in float64.  GPU, SpMV only."""
+
+    name: str = "cocktail-auto-T"
+    needs_gpu = True
+
+    def prepare(self, inputs: Inputs) -> Prepared:
+        """Build ``A`` (planned), then ``A.T``; the calls multiply ``A.T`` with rotated vectors into one ``v``."""
+        import cupy
+
+        T = _build(inputs, "auto", "cuda").T
+        rng = np.random.default_rng(1)
+        m, n = inputs.S.shape
+        u_host = [rng.standard_normal(m).astype(inputs.S.dtype) for _ in range(X_BUFFERS)]
+        u_dev = [cupy.asarray(u) for u in u_host]
+        v = cupy.zeros(n, dtype=inputs.S.dtype)
+        want = inputs.S.T.astype(np.float64) @ u_host[0].astype(np.float64)
+        prep = Prepared(self.name, [(lambda u=u: T.matvec(u, out=v)) for u in u_dev],
+                        lambda: T.matvec(u_dev[0], out=v), matrix_params(T), T.storage.spmv_bytes(),
+                        T.storage.padding_ratio, dram_bytes=T.storage.dram_bytes)
+        prep.rel_err = lambda: _relative_error(v, want)
+        if T.auto is not None:
+            prep.params.update(plan=T.auto.plan.label(T.nnz), vendor=T.auto.plan.delegates)
+        return prep
+
+
+def _relative_error(got, want) -> float:
+    got = np.asarray(got.get() if hasattr(got, "get") else got, dtype=np.float64)
+    norm = float(np.linalg.norm(want))
+    return float(np.linalg.norm(got - want)) / norm if norm else float(np.linalg.norm(got - want))
+
+
+TRANSPOSED = TransposedMethod()
 
 
 def _build(inputs: Inputs, format: str, device: str, kernel: str | None = None, executor: str | None = None,
