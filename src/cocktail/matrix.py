@@ -15,6 +15,7 @@ import weakref
 from typing import NamedTuple
 
 import numpy as np
+from scipy.sparse.linalg import LinearOperator
 
 from . import _memory, describe, executors, formats, kernels, validate
 from ._device_arrays import as_device_array
@@ -456,6 +457,8 @@ class SparseMatrix(OperatorProtocol):
         return Y if out is None else out
 
     def __matmul__(self, x):
+        if isinstance(x, LinearOperator):  # SciPy's lazy product of operators
+            return LinearOperator.__matmul__(self, x)
         ndim = getattr(x, "ndim", None)
         if ndim == 1:
             return self.matvec(x)
