@@ -21,7 +21,7 @@ from . import _memory, describe, executors, formats, kernels, validate
 from ._device_arrays import as_device_array
 from .arrays import cuda_available, is_cupy_array, to_numpy
 from .bound import BoundProduct, bound_nothing
-from .errors import CPUFallbackWarning
+from .errors import CPUFallbackWarning, FormatFillError, FormatValuesError
 from .formats.csr import CSR
 from .operator import OperatorProtocol
 
@@ -642,6 +642,12 @@ class SparseMatrix(OperatorProtocol):
         """The product in the wider dtype ``result``: a complex ``x`` on real values multiplies its real and
         imaginary parts as one block of twice the columns (the matrix in ``result``'s real dtype); otherwise
         the matrix in ``result`` (built once, on first use, and kept: a second matrix's memory) runs it."""
+        x = self._device_view(x, "x")  # checked before a wider copy of the matrix is built for it
+        validate.operand(x, self.shape, result, "x")
+        if not block and not (x.ndim == 1 or x.shape[1] == 1):
+            raise ValueError(f"matvec takes a 1-D x of shape ({self.shape[1]},) or ({self.shape[1]}, 1), got shape "
+                             f"{x.shape}")
+        alpha, beta = validate.scalar(alpha, result, "alpha"), validate.scalar(beta, result, "beta")
         out_dtype = getattr(out, "dtype", result)
         if out is not None and not _is_torch(out) and out_dtype != result:
             raise TypeError(f"out must have the result dtype {result.name} (numpy.result_type of the matrix's "
@@ -672,7 +678,12 @@ class SparseMatrix(OperatorProtocol):
             if self._options.transpose == "scatter":
                 made = _ScatterTransposed(self, conjugate)
             else:
-                made = self._derived(None, lambda csr: csr.transposed(conjugate))
+                try:
+                    made = self._derived(None, lambda csr: csr.transposed(conjugate))
+                except (FormatFillError, FormatValuesError, ValueError) as exc:
+                    raise type(exc)(f"building A.{key} (A's transpose, a matrix of its own, stored with A's options: "
+                                    f"format={self._options.format!r}) failed: {exc}; build A with format='auto', "
+                                    "or with transpose='scatter' (nothing stored)") from exc
             made._kept[key] = weakref.ref(self)  # weak: A keeps A.T alive, not the other way round
             self._kept[key] = made
         return made
@@ -821,12 +832,18 @@ class _ScatterTransposed(SparseMatrix):
 
         self.storage, self.device, self._options, self._kept = parent.storage, parent.device, parent._options, {}
         self.auto, self._auto_reason = None, None
+        self._parent = parent  # strong: this view stores nothing of its own, and its transpose is the parent
         self._conjugate = bool(conjugate and parent.dtype.kind == "c")
         m, n = parent.shape
         self._shape = (n, m)
         with parent._on_device():
             self._executor = transposed.create(parent.storage, parent.device, self._conjugate)
-        self._bind_operand_facts()
+            self._bind_operand_facts()
+
+    def _transposed(self, conjugate: bool):
+        """The parent where this view's transpose undoes it (T of A.T, H of A.H), else the parent's conjugate."""
+        conjugate = bool(conjugate and self.dtype.kind == "c")
+        return self._parent if conjugate == self._conjugate else self._parent.conj()
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -849,8 +866,8 @@ class _ScatterTransposed(SparseMatrix):
         """What runs the products: the stored matrix's entries scattered (its own description follows)."""
         what = "conjugate transpose" if self._conjugate else "transpose"
         head = (f"the {what} of a {self.storage.name} matrix {self.shape[1]} x {self.shape[0]} "
-                f"(transpose='scatter': nothing stored): products by {self.kernel} on {self.device}, "
-                "summed with atomic adds")
+                f"(transpose='scatter': nothing stored): products by {self.kernel} on {self.device}"
+                + (", summed with atomic adds" if self.device == "cuda" else ""))
         return "\n".join(textwrap.wrap(head, describe.WIDTH, subsequent_indent="  "))
 
 
@@ -863,8 +880,6 @@ def _complex_on_real(base: SparseMatrix, x, out, alpha, beta, result: np.dtype):
     """``alpha*A@x + beta*out`` for a complex ``x`` (n,) or (n, k) and real ``base``: the real and imaginary parts of
     ``x`` side by side as one real block of twice the columns, one block product, the result viewed as complex."""
     xp = base._module
-    x = base._device_view(x, "x")
-    validate.operand(x, base.shape, result, "x")
     m, n = base.shape
     columns = 1 if x.ndim == 1 else x.shape[1]
     Xc = xp.ascontiguousarray(x.astype(result, copy=False)).reshape(n, columns)

@@ -10,7 +10,8 @@ included) and cupyx's wrap its ``matvec`` and ``rmatvec``.  What this adds to th
 - new matrices from this one: ``A * 2``, ``-A``, ``A / 4``, ``A.astype``, ``A.copy``, ``A.conj()``;
 - conversions: ``A.tocsr()``, ``A.tocsc()``, ``A.tocoo()`` (SciPy on the CPU, cupyx on the GPU),
   ``A.toarray()``, ``A.to_torch()``, ``A.diagonal()``, ``A.trace()``;
-- a clear ``TypeError`` for what SciPy's sparse arrays do and an operator does not (``A + B``,
+- SciPy's lazy algebra of operators (``A + B``, ``A - B``, ``A @ B`` and ``A ** p`` with ``B`` a LinearOperator);
+- a clear ``TypeError`` for what SciPy's sparse arrays do and an operator does not (``A + B`` with an array,
   ``A[i, j]``, ``A.multiply``, ``np.asarray(A)``), naming what to call instead.
 """
 
@@ -133,6 +134,8 @@ class OperatorProtocol(LinearOperator):
             return self * x
         if isinstance(x, LinearOperator):
             return LinearOperator.dot(self, x)
+        if isinstance(x, (list, tuple)):  # array_like, as SciPy's dot takes it
+            x = self._module.asarray(x)
         return self @ x
 
     def __call__(self, x):
@@ -198,8 +201,8 @@ class OperatorProtocol(LinearOperator):
         raise _refusal("B + A")
 
     def __sub__(self, other):
-        if isinstance(other, LinearOperator):
-            return LinearOperator.__sub__(self, other)
+        if isinstance(other, LinearOperator):  # SciPy's lazy sum with other lazily negated (never a copy of it)
+            return LinearOperator.__add__(self, LinearOperator.dot(other, -1))
         raise _refusal("A - B")
 
     def __rsub__(self, other):
@@ -207,9 +210,9 @@ class OperatorProtocol(LinearOperator):
             return NotImplemented
         raise _refusal("B - A")
 
-    def __pow__(self, other):
-        raise _refusal("A ** p (for the matrix power as an operator, use scipy.sparse.linalg.aslinearoperator(A) "
-                       "** p)")
+    def __pow__(self, p):
+        """SciPy's lazy matrix power ``A ** p`` (an operator applying ``A`` ``p`` times), as any LinearOperator's."""
+        return LinearOperator.__pow__(self, p)
 
     def __getitem__(self, key):
         raise _refusal("indexing A[...]")

@@ -44,6 +44,9 @@ def _torch_dtype(dtype: np.dtype):
 
 def array_view(tensor, device: str):
     """A NumPy (CPU tensor) or CuPy (CUDA tensor) array viewing ``tensor``'s memory: no copy, no stream sync."""
+    if tensor.is_conj() or tensor.is_neg():
+        raise ValueError("a torch view with a lazy conjugate or negation bit (x.conj(), W.mH) must be resolved "
+                         "first: pass x.resolve_conj().resolve_neg()")
     if tensor.device.type == "cpu":
         if device == "cuda":
             raise TypeError("a CPU torch tensor was given to a matrix on the GPU; move it (x.cuda()): Cocktail never "
@@ -104,6 +107,7 @@ def product(matrix, x, out, alpha, beta, block: bool):
                             "A @ x (times alpha) or detach x")
         y = MatrixProduct.apply(x, matrix)
         return y if alpha == 1 else y * alpha
+    x = x.resolve_conj().resolve_neg()  # the memory must hold the values (a copy only for such lazy views)
     rows = matrix.shape[0]
     shape = (rows, x.shape[1]) if x.ndim == 2 else (rows,)
     if out is None:
@@ -141,13 +145,13 @@ def _make_function():
 
         @staticmethod
         def forward(ctx, x, matrix):
-            ctx.matrix = matrix
+            ctx.matrix, ctx.real_x = matrix, not x.is_complex()
             return product(matrix, x.detach(), None, 1, 0, x.ndim == 2)
 
         @staticmethod
         def backward(ctx, grad):
-            adjoint = ctx.matrix.H
-            return product(adjoint, grad, None, 1, 0, grad.ndim == 2), None
+            dx = product(ctx.matrix.H, grad, None, 1, 0, grad.ndim == 2)
+            return (dx.real if ctx.real_x and dx.is_complex() else dx), None
 
     return _MatrixProduct
 
