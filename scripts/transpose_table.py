@@ -1,7 +1,7 @@
 """Issue 23's transposed-product target, read from ``cocktail bench --methods cocktail-auto,cocktail-auto-T``
 JSON runs: Markdown.
 
-Usage: python scripts/transpose_table.py RUN.json [RUN.json ...]
+Usage: python scripts/transpose_table.py [--summary] RUN.json [RUN.json ...]   (--summary: the first table only)
 
 Per dtype: ``A.T @ u`` (cocktail-auto-T: the transpose ``A.T`` builds on first use, planned as a matrix of its
 own) over ``A @ x`` (cocktail-auto) in kernel time, geometric mean, how many matrices are within 1.1x, the
@@ -40,7 +40,7 @@ def rows(records) -> list[dict]:
     return out
 
 
-def main(paths) -> None:
+def main(paths, summary: bool = False) -> None:
     table = rows([r for p in paths for r in json.load(open(p))])
     groups = defaultdict(list)
     for r in table:
@@ -51,7 +51,7 @@ def main(paths) -> None:
         worst = max(group, key=lambda r: r["ratio"])
         print(f"| {dtype} | {len(group)} | {_geomean([r['ratio'] for r in group]):.2f} | "
               f"{sum(r['ratio'] <= BOUND for r in group)} of {len(group)} | {worst['ratio']:.2f} ({worst['matrix']}) |")
-    for dtype, group in sorted(groups.items()):
+    for dtype, group in sorted(groups.items()) if not summary else ():
         print(f"\n{dtype}:\n")
         print("| suite | matrix | A µs | A.T µs | A.T / A | A's plan | A.T's plan |")
         print("|---|---|---:|---:|---:|---|---|")
@@ -61,4 +61,5 @@ def main(paths) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    args = sys.argv[1:]
+    main([a for a in args if a != "--summary"], "--summary" in args)

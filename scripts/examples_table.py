@@ -1,0 +1,44 @@
+"""Issue 23's example targets, read from the examples' ``--json`` records: Markdown.
+
+Usage: python scripts/examples_table.py EXAMPLE.json [EXAMPLE.json ...]
+
+One row per way of each example: its setup (Cocktail's includes planning), median end-to-end time over the
+timed runs, and the speedup of Cocktail's way over the usual way's median; the issue's 1.5x target where it
+sets one (CG, PageRank, GCN).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+#: Examples the issue sets a target for, and the target.
+TARGETS = {"cg_fem": 1.5, "pagerank": 1.5, "gcn": 1.5}
+
+
+def _time(seconds: float) -> str:
+    return f"{seconds * 1e3:.1f} ms" if seconds < 1 else f"{seconds:.2f} s"
+
+
+def main(paths) -> None:
+    print("| example | problem | way | setup | median | speedup | target |")
+    print("|---|---|---|---:|---:|---:|---|")
+    for path in paths:
+        record = json.load(open(path))
+        name = record["example"]
+        problem = record["problem"]
+        text = ", ".join(f"{k} {v:,}" if isinstance(v, int) else f"{k} {v}" for k, v in problem.items()
+                         if k in ("matrix", "graph", "rows", "vertices", "nnz", "edges", "dtype", "iterations"))
+        usual = next(iter(record["results"].values()))
+        for label, way in record["results"].items():
+            speedup = usual["median_s"] / way["median_s"]
+            target = TARGETS.get(name)
+            verdict = "" if way is usual or target is None else (
+                f"{target}x: {'met' if speedup >= target else 'missed'}")
+            print(f"| {name} | {text} | {way['way']} | {_time(way['setup_s'])} | {_time(way['median_s'])} | "
+                  f"{speedup:.2f}x | {verdict} |")
+            text = ""
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
