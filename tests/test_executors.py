@@ -201,3 +201,85 @@ def test_cpu_fallback_warning_points_at_the_callers_line(monkeypatch):
         SparseMatrix(_sample())
     [w] = [w for w in caught if issubclass(w.category, CPUFallbackWarning)]
     assert w.filename == __file__
+
+
+# --- issue 23 item 5: SciPy's DIA copy is (diagonals x columns the diagonals reach) -----------------------------
+
+BIG = 3_000_000_000
+
+
+def _dia(rows, cols, shape, values=None):
+    """A DIA format built from triplets (rows sorted), through the canonical CSR."""
+    from cocktail.formats import CSR, get
+
+    rows, cols = np.asarray(rows, np.int64), np.asarray(cols, np.int64)
+    values = np.arange(1.0, rows.size + 1) if values is None else values
+    indptr = np.searchsorted(rows, np.arange(shape[0] + 1)).astype(np.int64)
+    return get("dia").from_csr(CSR.from_arrays(values, cols, indptr, shape))
+
+
+def _traced_peak(fn):
+    """``(fn(), peak bytes traced meanwhile)``: NumPy reports its arrays to tracemalloc, failed ones too."""
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        return fn(), tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def test_dia_of_a_wide_matrix_copies_only_the_columns_its_diagonals_reach(monkeypatch):
+    """Issue 23: 4 diagonals of a 3 x 3e9 matrix made SciPy's copy (4, 3e9), 89 GiB; it is (4, 3 + 3)."""
+    from cocktail import _memory
+    from cocktail.executors.cpu import CpuExecutor
+    from cocktail.reference.scipy_layout import dia_columns
+
+    monkeypatch.setattr(_memory, "available", lambda device: pytest.fail("a small copy is not probed"))
+    dia = _dia([0, 0, 1, 2], [0, 3, 2, 4], (3, BIG))  # offsets 0, 1, 2, 3
+    assert dia.offsets.tolist() == [0, 1, 2, 3] and dia_columns(dia) == 6
+    executor, peak = _traced_peak(lambda: CpuExecutor(dia))
+    assert executor.kernel == "scipy" and executor._scipy.data.shape == (4, 6) and peak < 1 << 20
+
+
+def test_dia_with_a_far_diagonal_runs_the_reference_without_scipys_copy(monkeypatch):
+    """A far diagonal makes SciPy's copy reach the last columns: 4 x 3e9 slots for 12 the product reads."""
+    from cocktail import _memory
+    from cocktail.executors.cpu import CpuExecutor
+    from cocktail.reference.scipy_layout import dia_columns, dia_copy_fits, scipy_matrix
+
+    monkeypatch.setattr(_memory, "available", lambda device: 10**15)  # refused for its waste, not for memory
+    dia = _dia([0, 0, 1, 2], [0, 1, 2_000_000_001, BIG - 1], (3, BIG))  # offsets 0, 1, 2e9, 3e9 - 3
+    assert dia_columns(dia) == BIG and dia.x_reads() == 12
+    assert not dia_copy_fits(dia)
+    executor, peak = _traced_peak(lambda: CpuExecutor(dia))
+    assert executor.kernel == "reference" and executor._scipy is None and peak < 1 << 20
+    assert scipy_matrix(dia) is None
+
+
+def test_dia_fallback_products_are_right_and_small_copies_stay_with_scipy(monkeypatch):
+    from cocktail import _memory
+    from cocktail.executors.cpu import CpuExecutor
+
+    monkeypatch.setattr(_memory, "PROBE_FLOOR", 0)
+    monkeypatch.setattr(_memory, "available", lambda device: 10**12)
+    m, n = 6, 1000
+    rows = np.repeat(np.arange(m), 2)
+    cols = np.stack([np.arange(m), np.arange(m) + 900], axis=1).ravel()  # offsets 0 and 900
+    S = sp.csr_array((np.arange(1.0, 2 * m + 1), (rows, cols)), shape=(m, n))
+    rng = np.random.default_rng(0)
+    x, X = rng.standard_normal(n), rng.standard_normal((n, 3))
+    A = SparseMatrix(S, format="dia", device="cpu", executor="cpu")
+    assert A.kernel == "reference"  # SciPy's copy: 2 x 906 slots for the 12 in-matrix ones
+    np.testing.assert_allclose(A @ x, S @ x)
+    np.testing.assert_allclose(A @ X, S @ X)
+    band = sp.diags_array([np.ones(n - 1), np.full(n, 2.0), np.ones(n - 1)], offsets=[-1, 0, 1], format="csr")
+    B = SparseMatrix(band, format="dia", device="cpu", executor="cpu")
+    assert B.kernel == "scipy"  # its copy is its in-matrix slots and fits
+    np.testing.assert_allclose(B @ x, band @ x)
+    monkeypatch.setattr(_memory, "available", lambda device: 3 * n * 8 - 1)  # the copy no longer fits
+    C = CpuExecutor(B.storage)
+    assert C.kernel == "reference"
+    Y = np.ones((n, 3))
+    C.run_block(X, Y, 2.0, 1.0)
+    np.testing.assert_allclose(Y, 2 * (band @ X) + 1)

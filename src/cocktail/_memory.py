@@ -3,9 +3,10 @@
 :func:`available` is the probe (free host memory for ``"cpu"``, free GPU memory plus what CuPy's
 pool holds unused for ``"cuda"``); tests replace it.  :func:`require` compares a build's need,
 given as named parts, with it and raises :class:`~cocktail.errors.DeviceMemoryError` naming
-every part.  ``gpu_build`` runs a GPU build: CuPy's ``OutOfMemoryError`` becomes a
-``DeviceMemoryError`` after the pool's free blocks go back to the driver, so the CUDA context
-stays usable.  Low level: imports nothing of Cocktail but the errors.
+every part; :func:`fits` asks the same question of one allocation that has a smaller fallback.
+``gpu_build`` runs a GPU build: CuPy's ``OutOfMemoryError`` becomes a ``DeviceMemoryError`` after
+the pool's free blocks go back to the driver, so the CUDA context stays usable.  Low level:
+imports nothing of Cocktail but the errors.
 """
 
 from __future__ import annotations
@@ -78,6 +79,15 @@ def size_text(nbytes: int) -> str:
 def shape_text(shape) -> str:
     """``3,000,000,000 x 3`` for a shape."""
     return f"{int(shape[0]):,} x {int(shape[1]):,}"
+
+
+def fits(nbytes: int, device: str) -> bool:
+    """Whether an allocation of ``nbytes`` fits in ``device``'s free memory: True under :data:`PROBE_FLOOR`
+    (not probed) and where the device does not say, as :func:`require` judges."""
+    if int(nbytes) < PROBE_FLOOR:
+        return True
+    free = available(device)
+    return free is None or int(nbytes) <= free
 
 
 def require(subject: str, parts, device: str) -> None:

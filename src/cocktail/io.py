@@ -49,12 +49,15 @@ def read_matrix(path) -> sp.csr_array:
     Matrix Market header that declares more entries than the file could hold is refused
     before anything is allocated.
 
+    A size line or ``.npz`` shape whose rows x cols overflows int64, or a coordinate size line
+    that declares more entries than the matrix has positions, is refused as well.
+
     The result is a CSR array, whose row pointers take ``rows + 1`` indices whatever the entry
-    count; a file whose matrix needs more host memory than is free (a 3e9 x 3e9 matrix with
-    three entries needs 24 GB of pointers) is refused with
-    :class:`~cocktail.errors.DeviceMemoryError` before the conversion allocates them.  Reading
-    such a file into a COO array instead would not help: any product with the matrix needs
-    ``x`` and ``y`` of ``cols`` and ``rows`` values, as large again.
+    count.  A file whose matrix, with the ``x`` and ``y`` of a product with it, needs more host
+    memory than is free (a 3e9 x 3e9 matrix with three entries needs 24 GB of pointers and 48 GB
+    for ``x`` and ``y``) is refused with :class:`~cocktail.errors.DeviceMemoryError` before the
+    conversion allocates the pointers.  Reading such a file into a COO array instead would not
+    help: any product with the matrix needs ``x`` and ``y`` of ``cols`` and ``rows`` values.
     """
     path = Path(os.fspath(path))
     kind = _kind(path)
@@ -79,8 +82,7 @@ def read_matrix(path) -> sp.csr_array:
                               f"{first_line(exc)})") from None
     except (OSError, ValueError, TypeError, KeyError, IndexError, EOFError, RuntimeError) as exc:
         raise MatrixFileError(f"'{path}' is not a readable {what} file: {first_line(exc)}") from None
-    if sp.issparse(M) and M.format != "csr":
-        _require_csr_memory(path, M)
+    _require_memory(path, M)
     M = sp.csr_array(M)
     if M.dtype.kind in "biu":
         M = M.astype(np.float64)
@@ -89,15 +91,23 @@ def read_matrix(path) -> sp.csr_array:
     return M
 
 
-def _require_csr_memory(path: Path, M) -> None:
-    """Refuse the CSR conversion of ``M`` (a SciPy sparse matrix read from ``path``) when it does not fit in host memory."""
+def _require_memory(path: Path, M) -> None:
+    """Refuse ``M`` (a SciPy sparse matrix or a dense array read from ``path``) when its CSR and the ``x``
+    and ``y`` of a product with it do not fit in host memory, before the CSR conversion allocates.
+
+    The CSR is counted where the conversion builds one (every layout but a CSR); ``x`` and ``y``
+    (``cols`` and ``rows`` values) always, as :class:`~cocktail.SparseMatrix` counts them: a matrix
+    whose product cannot fit is refused before its row pointers are allocated, not after.
+    """
     m, n = (int(v) for v in M.shape)
-    nnz = int(M.nnz)
+    nnz = int(M.nnz) if sp.issparse(M) else int(np.count_nonzero(M))
     index_size = validate.index_itemsize(max(m, n, nnz))
     value_size = 8 if M.dtype.kind in "biu" else M.dtype.itemsize
     pointers, entries = _memory.csr_bytes(m, nnz, value_size, index_size)
+    csr = [] if sp.issparse(M) and M.format == "csr" else [("its CSR row pointers", pointers),
+                                                           ("its CSR entries", entries)]
     _memory.require(f"'{path}': a {_memory.shape_text((m, n))} matrix with {nnz:,} entries",
-                    [("its CSR row pointers", pointers), ("its CSR entries", entries)], "cpu")
+                    csr + [("x and y of a product with it", (m + n) * value_size)], "cpu")
 
 
 def _read_npz(path: Path):
@@ -126,6 +136,10 @@ def _read_npz(path: Path):
         if shape.ndim != 1 or shape.shape[0] != 2 or shape.dtype.kind not in "iu":
             raise ValueError(f"shape must hold two integers, got {shape!r}")
         m, n = (int(v) for v in shape)
+        if max(m, n) > mmcheck.INT64_MAX or m * n > mmcheck.INT64_MAX:
+            raise ValueError(f"shape {m:,} x {n:,} has rows x cols = {m * n:.3g} positions, which overflows int64 "
+                             "(NumPy and SciPy index a matrix's positions in it); split the matrix into blocks "
+                             "of rows whose rows x cols fits")
         data = arrays["data"]
         if data.dtype.kind in "biu":
             data = data.astype(np.float64)

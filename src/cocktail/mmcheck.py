@@ -15,7 +15,11 @@ literals (digits with an optional sign); a real one only numbers: a sign starts 
 exponent, one point, one exponent after it with digits (``1.2.3``, ``2e``, ``12-``, which SciPy
 would read in part, are refused).  A skew-symmetric array stores the strictly lower
 triangle (the diagonal is zero), as the specification and SciPy say, so an array that also
-lists the diagonal has too many values.
+lists the diagonal has too many values.  A size line is refused, naming its line, when its rows x
+cols overflows int64 (NumPy and SciPy index a matrix's positions in it) or when a coordinate file
+declares more entries than the positions it may list (``m*n``; a symmetric or hermitian file the
+lower triangle, a skew-symmetric one the strictly lower triangle); entries repeated within that
+count are summed, as SciPy does.
 """
 
 from __future__ import annotations
@@ -116,9 +120,26 @@ def _size(text: bytes, line: int, layout: str, symmetry: str, path) -> tuple[tup
     m, n = numbers[:2]
     if symmetry != "general" and m != n:
         raise _error(path, line, f"a {symmetry} matrix is square, but the size line declares {m} x {n}")
-    if layout == "coordinate":
-        return (m, n), numbers[2]
-    return (m, n), {"general": m * n, "skew-symmetric": n * (n - 1) // 2}.get(symmetry, n * (n + 1) // 2)
+    if m * n > INT64_MAX:
+        raise _error(path, line, f"size line declares {m:,} x {n:,}: its rows x cols = {m * n:.3g} positions "
+                                 "overflow int64, in which NumPy and SciPy index a matrix's positions; "
+                                 "split the matrix into blocks of rows whose rows x cols fits")
+    positions = _positions(m, n, symmetry)
+    if layout == "array":
+        return (m, n), positions
+    if numbers[2] > positions:
+        where = (f"of a {m:,} x {n:,} matrix" if symmetry == "general" else
+                 f"of the {'strictly ' if symmetry == 'skew-symmetric' else ''}lower triangle that a {m:,} x {n:,} "
+                 f"{symmetry} file lists")
+        plural = "s" if positions != 1 else ""
+        raise _error(path, line, f"size line declares {numbers[2]:,} entries, more than the {positions:,} "
+                                 f"position{plural} {where}; the entry count (its third number) cannot exceed them")
+    return (m, n), numbers[2]
+
+
+def _positions(m: int, n: int, symmetry: str) -> int:
+    """Positions a file of ``symmetry`` can list: all ``m*n`` (general), else the lower triangle (skew: strictly)."""
+    return {"general": m * n, "skew-symmetric": n * (n - 1) // 2}.get(symmetry, n * (n + 1) // 2)
 
 
 def parse_header(buf: bytes, path) -> Header:

@@ -1,4 +1,10 @@
-"""The ``cpu`` executor: SciPy's compiled product where SciPy has the format's layout, else the reference."""
+"""The ``cpu`` executor: SciPy's compiled product where SciPy has the format's layout, else the reference.
+
+A DIA whose SciPy copy (``ndiag`` x the columns its diagonals reach) would be far larger than the
+format, or would not fit in free host memory, runs the reference product instead (kernel
+``"reference"``; see :func:`~cocktail.reference.scipy_layout.dia_copy_fits`): a wide matrix with
+a far diagonal is computed, not refused, and nothing of the size of its columns is allocated.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +14,8 @@ from .reference import HostReference, combine
 
 
 class CpuExecutor(Executor):
-    """``S @ x`` with the SciPy matrix built once from the format (csr, coo, dia, bcsr); the reference otherwise."""
+    """``S @ x`` with the SciPy matrix built once from the format (csr, coo, dia, bcsr); the reference otherwise
+    (other formats, a BCSR with a partial edge block, a DIA whose SciPy copy would not be worth making)."""
 
     name = "cpu"
     overlap_safe = True

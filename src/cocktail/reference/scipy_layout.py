@@ -10,7 +10,14 @@ copied, for a format on the host:
 * ``coo`` -> ``coo_array`` sharing ``data``, ``row`` and ``col``: no copy.
 * ``dia`` -> ``dia_array``: SciPy aligns a diagonal by column (``data[d, j] = A[j - off, j]``),
   Cocktail by row (``data[d, i] = A[i, i + off]``), so the values are copied once into SciPy's
-  ``(ndiag, n)`` layout; the offsets may be shared.
+  layout, ``(ndiag, L)`` with ``L = min(n, m + max offset)`` (:func:`dia_columns`: no row reaches
+  a column past it, and SciPy reads ``data[d, j]`` only for ``j < L``); the offsets may be shared.
+  That copy can still be far larger than the format: a 3 x 3,000,000,000 matrix with diagonals
+  at offsets 0 and 2,000,000,000 stores 64 slots but would copy 4e9.  Where the copy holds more
+  than :data:`DIA_MAX_COPY_RATIO` times the format's in-matrix slots (and at least
+  ``_memory.PROBE_FLOOR`` bytes), or does not fit in free host memory, the answer is ``None``:
+  the CPU executor then runs the reference product, one axpy per diagonal over its in-matrix
+  rows, which copies nothing.
 * ``bcsr`` -> ``bsr_array``: SciPy wants ``data`` as (nblocks, r, c) and block-column indices;
   ``indptr`` is ``row_ptr`` (shared).  The values are one transposed copy of ``data`` (r, nblocks, c),
   except for r == 1 where the transpose is already contiguous and is shared; the indices
@@ -31,7 +38,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _memory
 from ..arrays import get_xp
+
+#: SciPy's DIA copy may hold up to this many times the format's in-matrix slots (those a product
+#: reads); past it, once the copy takes ``_memory.PROBE_FLOOR`` bytes, SciPy is not used (see above).
+DIA_MAX_COPY_RATIO = 4
 
 
 def _host(fmt):
@@ -51,12 +63,38 @@ def _coo(fmt):
     return sp.coo_array((fmt.data, (fmt.row, fmt.col)), shape=fmt.shape, copy=False)
 
 
+def dia_columns(fmt) -> int:
+    """Columns of SciPy's column-aligned copy of a DIA: ``min(n, m + max offset)``, 0 without diagonals.
+
+    Row ``i < m`` of the diagonal at ``off`` lies in column ``i + off``, so no stored diagonal
+    reaches column ``m + max offset``; SciPy's products read ``data[d, j]`` only for ``j < L``.
+    """
+    if not fmt.offsets.shape[0]:
+        return 0
+    m, n = fmt.shape
+    return max(0, min(n, m + int(fmt.offsets.max())))
+
+
+def dia_copy_fits(fmt) -> bool:
+    """Whether SciPy's copy of the DIA ``fmt`` (``ndiag x dia_columns(fmt)`` values) is worth making: under
+    ``_memory.PROBE_FLOOR`` bytes, or at most :data:`DIA_MAX_COPY_RATIO` times the in-matrix slots and
+    free in host memory."""
+    slots = int(fmt.offsets.shape[0]) * dia_columns(fmt)
+    nbytes = slots * np.dtype(fmt.dtype).itemsize
+    if nbytes < _memory.PROBE_FLOOR:
+        return True
+    return slots <= DIA_MAX_COPY_RATIO * fmt.x_reads() and _memory.fits(nbytes, "cpu")
+
+
 def _dia(fmt):
-    """SciPy's column-aligned copy: ``sdata[d, j] = data[d, j - off]`` for the in-matrix rows."""
+    """SciPy's column-aligned copy: ``sdata[d, j] = data[d, j - off]`` for the in-matrix rows; None where
+    the copy is not worth making (:func:`dia_copy_fits`)."""
     import scipy.sparse as sp
 
+    if not dia_copy_fits(fmt):
+        return None
     m, n = fmt.shape
-    sdata = np.zeros((int(fmt.offsets.shape[0]), n), dtype=fmt.dtype)
+    sdata = np.zeros((int(fmt.offsets.shape[0]), dia_columns(fmt)), dtype=fmt.dtype)
     for d, off in enumerate(fmt.offsets.tolist()):
         lo, hi = max(0, -off), min(m, n - off)  # the rows whose column lies inside the matrix
         if lo < hi:
@@ -82,6 +120,8 @@ _BUILDERS = {"csr": _csr, "coo": _coo, "dia": _dia, "bcsr": _bcsr}
 def scipy_matrix(fmt):
     """A SciPy sparse array computing ``A @ X`` with SciPy's compiled routines, or ``None``.
 
+    ``None`` for a format SciPy has no layout for, a BCSR with a partial edge block, and a DIA
+    whose SciPy copy would be far larger than the format or would not fit (:func:`dia_copy_fits`).
     ``fmt`` must be on the host.  See the module docstring for what is shared and copied.
     """
     _host(fmt)
