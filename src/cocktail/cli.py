@@ -218,6 +218,10 @@ def _journal(args):
 
 
 def _bench(args) -> int:
+    if args.distributed:
+        from .bench import distributed
+
+        return distributed.run(args)
     from .arrays import cuda_available
     from .bench import runner
     from .bench.output import console
@@ -330,6 +334,19 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("matrices", nargs="*",
                        help="matrix files, generated Laplacians named laplace<points>_<k> (points 3, 5, 9, 7, 27; "
                             "k grid points per side), or random10k (the call-overhead section's small matrix)")
+    spread = bench.add_argument_group(
+        "several GPUs", "--distributed: under mpiexec -n P (one GPU per rank, or CPU ranks), time one "
+        "row-partitioned product at this P: cocktail.distributed, halo moved by NCCL or MPI")
+    spread.add_argument("--distributed", action="store_true",
+                        help="time the distributed product of --matrix at the communicator's size")
+    spread.add_argument("--matrix", choices=("laplace27", "rmat"), default="laplace27",
+                        help="laplace27 (the 27-point Laplacian on a cube of --side points) or rmat (an R-MAT "
+                             "graph of 2**--scale vertices)")
+    spread.add_argument("--side", type=int, default=100, help="laplace27's points per side (default 100)")
+    spread.add_argument("--scale", type=int, default=20, help="rmat's log2 vertices (default 20)")
+    spread.add_argument("--weak", action="store_true",
+                        help="weak scaling: the matrix grows with P (laplace27: side**3 * P rows; rmat: scale + "
+                             "log2 P)")
     bench.add_argument("--suite", action="append", default=[], metavar="NAME",
                        help="add a suite's matrices (repeatable): structured, williams, cocktail, default, default-cpu, "
                             "holdout, holdout-cpu")

@@ -1,0 +1,109 @@
+"""Moving the halo: NCCL point-to-point between GPUs, or MPI on host buffers.
+
+Both post the exchange of one product (``start``), let the caller run the diagonal block meanwhile, and make the
+received halo usable (``finish``).  ``start`` and ``finish`` take the send buffer (filled by the caller) and the
+receive buffer, laid out as the :class:`~.halo.HaloPlan` says, with ``width`` values per entry (the columns of a
+block product, and two for complex values on NCCL, which moves real words).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+class MpiTransport:
+    """MPI point-to-point on NumPy buffers (``Isend``/``Irecv`` to and from each neighbour)."""
+
+    name = "mpi"
+
+    def __init__(self, comm, plan):
+        self.comm, self.plan = comm, plan
+        self._sources, self._destinations = plan.neighbours()
+
+    def start(self, send, recv, width: int = 1):
+        """Post every receive and send; returns the requests."""
+        send, recv = send.reshape(-1), recv.reshape(-1)  # C-ordered: a block's rows are its entries' values
+        requests = [self.comm.Irecv(recv[start * width:(start + count) * width], source=rank, tag=17)
+                    for rank, start, count in self._sources]
+        requests += [self.comm.Isend(send[start * width:(start + count) * width], dest=rank, tag=17)
+                     for rank, start, count in self._destinations]
+        return requests
+
+    def finish(self, requests) -> None:
+        """Wait for the exchange."""
+        if requests:
+            from mpi4py import MPI
+
+            MPI.Request.Waitall(requests)
+
+
+class StagedTransport(MpiTransport):
+    """MPI on host copies of GPU buffers: for GPUs where CuPy has no NCCL (the copies synchronise)."""
+
+    name = "mpi-host-staged"
+
+    def start(self, send, recv, width: int = 1):
+        """Copy the send buffer to the host, post the exchange into a host receive buffer."""
+        host_send, host_recv = send.get(), np.empty(recv.shape, dtype=recv.dtype)
+        return (recv, host_recv, super().start(host_send.reshape(-1), host_recv.reshape(-1), width), host_send)
+
+    def finish(self, pending) -> None:
+        """Wait, then copy the halo to the GPU."""
+        recv, host_recv, requests, _ = pending
+        super().finish(requests)
+        recv.set(host_recv)
+
+
+class NcclTransport:
+    """NCCL send/recv between the ranks' GPUs on a stream of its own, ordered after the send buffer's packing and
+    before the off-diagonal block by CUDA events: the diagonal block runs while the halo moves."""
+
+    name = "nccl"
+
+    def __init__(self, comm, plan, nccl_comm):
+        import cupy
+
+        self.plan, self.nccl = plan, nccl_comm
+        self._sources, self._destinations = plan.neighbours()
+        self.stream = cupy.cuda.Stream(non_blocking=True)
+        self._packed, self._arrived = cupy.cuda.Event(disable_timing=True), cupy.cuda.Event(disable_timing=True)
+
+    def start(self, send, recv, width: int = 1):
+        """After the current stream's packing, post the grouped sends and receives on the transport's stream."""
+        import cupy
+        from cupy.cuda import nccl
+
+        current = cupy.cuda.get_current_stream()
+        self._packed.record(current)
+        self.stream.wait_event(self._packed)
+        real = send.dtype.kind == "c"
+        word = np.dtype(send.dtype.char.lower()) if real else send.dtype
+        kind = nccl.NCCL_FLOAT64 if word == np.float64 else nccl.NCCL_FLOAT32
+        words = width * (2 if real else 1)
+        item = send.dtype.itemsize // (2 if real else 1)
+        nccl.groupStart()
+        for rank, start, count in self._sources:
+            self.nccl.recv(recv.data.ptr + start * words * item, count * words, kind, rank, self.stream.ptr)
+        for rank, start, count in self._destinations:
+            self.nccl.send(send.data.ptr + start * words * item, count * words, kind, rank, self.stream.ptr)
+        nccl.groupEnd()
+        self._arrived.record(self.stream)
+        return current
+
+    def finish(self, current) -> None:
+        """Order the current stream after the halo's arrival (no host wait)."""
+        current.wait_event(self._arrived)
+
+
+def nccl_communicator(comm):
+    """A NCCL communicator over ``comm``'s ranks (rank 0's unique id broadcast over MPI), or None where CuPy has no
+    NCCL."""
+    try:
+        from cupy.cuda import nccl
+    except ImportError:
+        return None
+    if not getattr(nccl, "available", True):
+        return None
+    uid = nccl.get_unique_id() if comm.Get_rank() == 0 else None
+    uid = comm.bcast(uid, root=0)
+    return nccl.NcclCommunicator(comm.Get_size(), uid, comm.Get_rank())

@@ -1,0 +1,57 @@
+"""``cocktail.distributed`` on GPUs: tests/mpi_distributed.py under ``mpiexec -n P --device cuda``, one GPU per rank
+(P = 1 on one GPU; 2 and 4 where the machine has that many), and the bench's record of one run.
+
+Marked ``gpu``: skipped where CuPy sees no CUDA device; each P past the GPU count is skipped (several GPUs are
+lent only at times).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import cocktail
+
+pytestmark = pytest.mark.gpu
+cupy = pytest.importorskip("cupy") if cocktail.arrays.cuda_available() else None
+HERE = Path(__file__).resolve().parent
+
+
+def _mpiexec(ranks: int):
+    pytest.importorskip("mpi4py")
+    found = shutil.which("mpiexec") or shutil.which("mpiexec", path=os.path.dirname(sys.executable))
+    if found is None:
+        pytest.skip("no mpiexec on PATH (pip install mpich)")
+    if cupy.cuda.runtime.getDeviceCount() < ranks:
+        pytest.skip(f"{ranks} ranks need {ranks} GPUs; this machine has {cupy.cuda.runtime.getDeviceCount()}")
+    return found
+
+
+@pytest.mark.parametrize("ranks", [1, 2, 4])
+def test_distributed_product_and_cg_on_gpus(ranks):
+    run = subprocess.run([_mpiexec(ranks), "-n", str(ranks), sys.executable, str(HERE / "mpi_distributed.py"),
+                          "--device", "cuda"], capture_output=True, text=True, timeout=900)
+    assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-4000:]
+    assert f"ok: {ranks} ranks, device cuda" in run.stdout
+
+
+@pytest.mark.parametrize("ranks", [1, 2])
+def test_bench_distributed_record(tmp_path, ranks):
+    out = tmp_path / "run.json"
+    run = subprocess.run([_mpiexec(ranks), "-n", str(ranks), sys.executable, "-m", "cocktail", "bench", "--distributed",
+                          "--side", "40", "--repeat", "5", "--json", str(out)], capture_output=True, text=True,
+                         timeout=900, env={**os.environ, "PYTHONPATH": str(HERE.parent / "src")})
+    assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-4000:]
+    record = json.loads(out.read_text())
+    assert record["ranks"] == ranks and record["device"] == "cuda" and record["rows"] == 40 ** 3
+    assert record["product_us"] > 0 and record["local_us"] > 0
+    if ranks > 1:
+        assert record["transport"] in ("nccl", "mpi-host-staged") and record["halo_bytes_total"] > 0
+    else:
+        assert record["halo_bytes_total"] == 0
