@@ -63,11 +63,13 @@ class DistributedMatrix:
         self.dtype = np.dtype(data.dtype)
         import scipy.sparse as sp
 
-        rows = np.repeat(np.arange(r1 - r0), np.diff(indptr))
+        # Split each row's entries, in their order, into the two blocks: no sort (a row's columns stay ascending).
         own = (indices >= c0) & (indices < c1)
-        diagonal = sp.csr_array((data[own], (rows[own], indices[own] - c0)), shape=(r1 - r0, c1 - c0))
-        halo_columns = np.unique(indices[~own])
-        off = sp.csr_array((data[~own], (rows[~own], np.searchsorted(halo_columns, indices[~own]))),
+        diagonal_indptr = np.concatenate([[0], np.cumsum(own, dtype=np.int64)])[indptr]
+        diagonal = sp.csr_array((data[own], indices[own] - c0, diagonal_indptr), shape=(r1 - r0, c1 - c0))
+        remote = indices[~own]
+        halo_columns = np.unique(remote)
+        off = sp.csr_array((data[~own], np.searchsorted(halo_columns, remote), indptr - diagonal_indptr),
                            shape=(r1 - r0, halo_columns.shape[0]))
         self.plan = make_plan(halo_columns, self.col_offsets, self.rank, self.comm)
         self.diagonal = SparseMatrix(diagonal, device=self.device, **options)
