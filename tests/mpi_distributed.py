@@ -97,7 +97,8 @@ def run_case(name, S, device, dtype):
     p = A.bind(xl, yl)
     p()
     again = A.matvec(xl)
-    check(f"{name}: bind", bool(xp.all(yl == again)))
+    tol = 1e-5 if np.dtype(dtype) == np.float32 else 1e-12  # kernels with atomics differ in the last bits
+    check(f"{name}: bind", bool(xp.allclose(yl, again, rtol=tol, atol=tol)))
     # from_rows: each rank passes only its own rows
     B = distributed.DistributedMatrix.from_rows(S[int(r0):int(r1)], n_cols=S.shape[1], device=device)
     check(f"{name}: from_rows offsets", np.array_equal(B.row_offsets, A.row_offsets) or S.shape[0] != S.shape[1])
