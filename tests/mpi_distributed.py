@@ -99,6 +99,9 @@ def run_case(name, S, device, dtype):
     again = A.matvec(xl)
     tol = 1e-5 if np.dtype(dtype) == np.float32 else 1e-12  # kernels with atomics differ in the last bits
     check(f"{name}: bind", bool(xp.allclose(yl, again, rtol=tol, atol=tol)))
+    A.overlap = False  # the exchange first, then both blocks: the same product
+    check(f"{name}: exchange first", bool(xp.allclose(A.matvec(xl), again, rtol=tol, atol=tol)))
+    A.overlap = True
     # from_rows: each rank passes only its own rows
     B = distributed.DistributedMatrix.from_rows(S[int(r0):int(r1)], n_cols=S.shape[1], device=device)
     check(f"{name}: from_rows offsets", np.array_equal(B.row_offsets, A.row_offsets) or S.shape[0] != S.shape[1])

@@ -3,7 +3,8 @@
 Each run measures, for one matrix at the communicator's size P: the distributed product (PETSc's order: pack,
 post the halo exchange, the diagonal block while it moves, the off-diagonal block), the diagonal block alone and
 the exchange alone (each the slowest rank's median), the halo volume, and the share of the exchange hidden behind
-the diagonal block, ``(local + exchange - product) / exchange``.  Strong scaling is one matrix run at P = 1, 2, 4,
+the diagonal block, ``(local + exchange - product) / exchange``; and the product with the exchange completed first
+(``serial_us``: no NCCL kernels beside the diagonal block's), which tells whether overlapping pays.  Strong scaling is one matrix run at P = 1, 2, 4,
 ...; weak scaling grows the matrix with P (``--weak``).  scripts/scaling_table.py combines the runs' JSON into
 efficiencies and the scaling model's predictions.
 
@@ -118,10 +119,14 @@ def run(args) -> int:
 
     repeat = args.repeat or 20
     product_s = median_s(lambda: A.matvec(x, out=y), repeat)
+    A.overlap = False
+    serial_s = median_s(lambda: A.matvec(x, out=y), repeat)  # the exchange first, then both blocks
+    A.overlap = True
     local_s = median_s(lambda: A.diagonal.matvec(x, out=y), repeat)
     exchange_s = median_s(exchange, repeat)
     per_rank = comm.gather({"rank": rank, "rows": m, "nnz": A.nnz_local, "halo_entries": A.plan.recv_size,
-                            "neighbours": len(A.plan.neighbours()[0]), "diagonal": f"{A.diagonal.format} "
+                            "neighbours": len(A.plan.neighbours()[0]), "halo_rows": int(A.halo_rows.shape[0]),
+                            "diagonal": f"{A.diagonal.format} "
                             f"({A.diagonal.kernel})", "off_diagonal": None if A.off_diagonal is None else
                             f"{A.off_diagonal.format} ({A.off_diagonal.kernel})"}, root=0)
     if rank == 0:
@@ -130,13 +135,13 @@ def run(args) -> int:
         record = {**facts, "ranks": P, "weak": bool(args.weak), "rows": A.shape[0],
                   "nnz": int(sum(r["nnz"] for r in per_rank)), "dtype": dtype.name, "device": A.device,
                   "transport": A._transport.name, "product_us": product_s * 1e6, "local_us": local_s * 1e6,
-                  "exchange_us": exchange_s * 1e6, "hidden_share": hidden,
+                  "exchange_us": exchange_s * 1e6, "serial_us": serial_s * 1e6, "hidden_share": hidden,
                   "halo_bytes_total": int(sum(r["halo_entries"] for r in per_rank)) * dtype.itemsize,
                   "halo_bytes_max": int(max(r["halo_entries"] for r in per_rank)) * dtype.itemsize,
                   "matrix_bytes_max": int(max(r["nnz"] for r in per_rank)) * (dtype.itemsize + 4),
                   "build_s": build_s, "per_rank": per_rank, **provenance.provenance(A.device == "cuda")}
         text = (f"{facts} P={P}{' weak' if args.weak else ''}: product {product_s * 1e6:.1f} µs, diagonal block "
-                f"{local_s * 1e6:.1f} µs, exchange {exchange_s * 1e6:.1f} µs"
+                f"{local_s * 1e6:.1f} µs, exchange {exchange_s * 1e6:.1f} µs, exchange first {serial_s * 1e6:.1f} µs"
                 + (f" ({hidden:.0%} hidden)" if hidden is not None else "")
                 + f", halo {record['halo_bytes_total']:,} bytes, by {A._transport.name}, build {build_s:.1f} s")
         print(text, flush=True)

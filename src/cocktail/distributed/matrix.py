@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..arrays import scatter_add
 from .halo import make_plan
 from .partition import balanced_offsets, even_offsets
 
@@ -30,12 +31,18 @@ class DistributedMatrix:
     Each rank holds the slice of ``x`` it owns (``col_offsets``) and gets the slice of ``y`` of its rows.  Its rows
     are two matrices, each a :class:`cocktail.SparseMatrix` planned on its own (``format="auto"`` by default: a
     Cocktail where that wins): ``diagonal`` over the columns it owns, ``off_diagonal`` over its halo's columns in
-    the order the exchange delivers them.  A product packs the entries others need, posts the exchange, runs the
+    the order the exchange delivers them, and over only the rows that have such entries (``halo_rows``: a slab of a
+    stencil touches its neighbours with a plane or two, so the block is tiny beside the rank's rows), its result
+    added into those rows of ``y``.  A product packs the entries others need, posts the exchange, runs the
     diagonal block while the halo moves, waits, and adds the off-diagonal block (PETSc's MatMult order).
 
     Build with :meth:`scatter` (the whole matrix on one rank) or :meth:`from_rows` (each rank its own rows: no
     rank ever holds the whole matrix).  Every method that moves data is collective: all ranks call it.
     """
+
+    #: True: the diagonal block runs while the halo moves (PETSc's order); False: the exchange completes first,
+    #: then both blocks (no NCCL kernels beside the diagonal block's).  The benchmark times both.
+    overlap = True
 
     def __init__(self, local, row_offsets, col_offsets, comm=None, device=None, **options):
         """``local``: this rank's rows as a SciPy or cupyx CSR with global column indices; ``row_offsets`` and
@@ -69,14 +76,19 @@ class DistributedMatrix:
         diagonal = sp.csr_array((data[own], indices[own] - c0, diagonal_indptr), shape=(r1 - r0, c1 - c0))
         remote = indices[~own]
         halo_columns = np.unique(remote)
-        off = sp.csr_array((data[~own], np.searchsorted(halo_columns, remote), indptr - diagonal_indptr),
-                           shape=(r1 - r0, halo_columns.shape[0]))
+        off_indptr = indptr - diagonal_indptr
+        rows_used = np.flatnonzero(np.diff(off_indptr))  # compressed rows: only those with halo entries
+        off = sp.csr_array((data[~own], np.searchsorted(halo_columns, remote),
+                            np.concatenate([[0], off_indptr[1:][rows_used]])), shape=(rows_used.shape[0],
+                                                                                      halo_columns.shape[0]))
         self.plan = make_plan(halo_columns, self.col_offsets, self.rank, self.comm)
         self.diagonal = SparseMatrix(diagonal, device=self.device, **options)
         self.off_diagonal = SparseMatrix(off, device=self.device, **options) if off.nnz else None
         self.nnz_local = int(data.shape[0])
         self._transport = self._make_transport()
         xp = self._xp()
+        self.halo_rows = xp.asarray(rows_used.astype(np.int64))
+        self._halo_y = xp.empty(rows_used.shape[0], dtype=self.dtype)
         self._send = xp.empty(self.plan.send_size, dtype=self.dtype)
         self._recv = xp.empty(self.plan.recv_size, dtype=self.dtype)
         self._positions = xp.asarray(self.plan.send_positions)
@@ -183,11 +195,26 @@ class DistributedMatrix:
             xp.take(x, self._positions, axis=0, out=send)  # pack what the neighbours need
         pending = self._transport.start(send, recv, width)
         run = "matmat" if block else "matvec"
+        if not self.overlap:
+            self._transport.finish(pending)
         getattr(self.diagonal, run)(x, out=out, alpha=alpha, beta=beta)  # while the halo moves
-        self._transport.finish(pending)
+        if self.overlap:
+            self._transport.finish(pending)
         if self.off_diagonal is not None:
-            getattr(self.off_diagonal, run)(recv, out=out, alpha=alpha, beta=1)
+            partial = self._halo_part(width, block)
+            getattr(self.off_diagonal, run)(recv, out=partial, alpha=alpha)
+            scatter_add(out, self.halo_rows, partial)  # rows listed once: no two adds meet
         return out
+
+    def _halo_part(self, width: int, block: bool):
+        """The off-diagonal block's result buffer (its compressed rows; ``width`` columns for a block)."""
+        if not block:
+            return self._halo_y
+        key = ("halo", width)
+        found = self.__dict__.setdefault("_block_buffers", {}).get(key)
+        if found is None:
+            found = self._block_buffers[key] = self._xp().empty((self.halo_rows.shape[0], width), dtype=self.dtype)
+        return found
 
     def _buffers(self, width: int, block: bool):
         if not block:
@@ -208,8 +235,9 @@ class DistributedMatrix:
         send, recv = self._buffers(x.shape[1] if block else 1, block)
         width = x.shape[1] if block else 1
         diagonal = self.diagonal.bind(x, out=out, alpha=alpha, beta=beta)
-        off = self.off_diagonal.bind(recv, out=out, alpha=alpha, beta=1) if self.off_diagonal is not None else None
-        xp, positions, transport = self._xp(), self._positions, self._transport
+        partial = self._halo_part(width, block) if self.off_diagonal is not None else None
+        off = self.off_diagonal.bind(recv, out=partial, alpha=alpha) if self.off_diagonal is not None else None
+        xp, positions, transport, rows = self._xp(), self._positions, self._transport, self.halo_rows
 
         def product():
             if send.shape[0]:
@@ -219,6 +247,7 @@ class DistributedMatrix:
             transport.finish(pending)
             if off is not None:
                 off()
+                scatter_add(out, rows, partial)
             return out
 
         return product
@@ -242,7 +271,8 @@ class DistributedMatrix:
                  f"  diagonal block: {self.diagonal.format} ({self.diagonal.kernel}), {self.diagonal.nnz:,} entries"]
         if self.off_diagonal is not None:
             lines.append(f"  off-diagonal block: {self.off_diagonal.format} ({self.off_diagonal.kernel}), "
-                         f"{self.off_diagonal.nnz:,} entries over {self.plan.recv_size:,} halo columns")
+                         f"{self.off_diagonal.nnz:,} entries in {self.halo_rows.shape[0]:,} rows over "
+                         f"{self.plan.recv_size:,} halo columns")
         else:
             lines.append("  off-diagonal block: none (no halo)")
         return "\n".join(lines)
