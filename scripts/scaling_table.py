@@ -12,7 +12,12 @@ Two models predict a product at P from the measured single-GPU time t(1) and the
   ``latency + h / bandwidth`` (a line fitted to the exchanges measured alone), and the product is the work plus
   whatever of the exchange it does not hide: ``t(1)/P + max(0, exchange - t(1)/P)``;
 - *fitted* (what was measured, extrapolated): ``t(1)/P + a + b h``, with ``a`` and ``b`` fitted to the measured
-  products' excess over t(1)/P (the exchange, the off-diagonal block, packing and waiting, none of it hidden).  Halo volumes at a P not run are computed on the host from the matrix's structure
+  products' excess over t(1)/P (the exchange, the off-diagonal block, packing and waiting).
+
+Both are lines through the measured runs (with two runs of P > 1, exactly through them), so they extrapolate the
+measured P and neighbour counts; a matrix with no run of P > 1 gets no prediction.  The overlap model leaves out
+packing and the off-diagonal block: a lower bound.  ``hidden`` is ``(serial - product) / exchange`` from runs that
+timed the product with the exchange first (``serial_us``), and blank for runs before that.  Halo volumes at a P not run are computed on the host from the matrix's structure
 (laplace27: one interior rank's rows; rmat: the partition of the whole graph), so the predictions for 8-64 GPUs
 are the model's alone and marked so.
 """
@@ -112,8 +117,8 @@ def main(paths) -> None:
             if 1 not in runs:
                 continue
             one = runs[1]
-            if kind == "weak" and len(runs) == 1:
-                continue  # only the base size ran: nothing to scale
+            if len(runs) == 1:
+                continue  # only one GPU ran: nothing measured to scale, and no fit of its own
             latency, rate = link
             matrix, size, dtype = key
             item = np.dtype(dtype).itemsize
@@ -127,7 +132,8 @@ def main(paths) -> None:
                 if r:
                     eff = one["product_us"] / (P * r["product_us"]) if kind == "strong" else (
                         one["product_us"] / r["product_us"])
-                    hidden = "" if r["hidden_share"] is None else f"{r['hidden_share']:.0%}"
+                    hidden = "" if r.get("serial_us") is None or r["hidden_share"] is None else (
+                        f"{r['hidden_share']:.0%}")
                     print(f"| {matrix} ({kind}) | {size} | {P} | {r['rows']:,} | {r['nnz']:,} | "
                           f"{r['product_us']:.1f} | {r['local_us']:.1f} | {r['exchange_us']:.1f} | {hidden} | "
                           f"{r['halo_bytes_max']:,} | {eff:.0%} | {model:.1f} | {fitted:.1f} "
@@ -136,9 +142,10 @@ def main(paths) -> None:
                     print(f"| {matrix} ({kind}) | {size} | {P} | | | | | | | {halo:,} (structure) | | {model:.1f} "
                           f"({one['product_us'] / (P * model):.0%}) | {fitted:.1f} ({one['product_us'] / (P * fitted):.0%}) |")
         print()
-    print(f"Fits over the runs: the exchange alone, latency {link[0]:.1f} µs and {link[1] / 1e3:.0f} GB/s (the slowest "
-          f"rank's halo bytes against its exchange time); the products' excess over t(1)/P, {excess[0]:.1f} µs plus "
-          f"{excess[1] * 1e3:.3f} µs per kB of halo.")
+    points = sum(1 for r in records if r["ranks"] > 1 and not r["weak"])
+    print(f"Fits over the {points} runs of P > 1: the exchange alone, latency {link[0]:.1f} µs and "
+          f"{link[1] / 1e3:.0f} GB/s (the slowest rank's halo bytes against its exchange time); the products' excess "
+          f"over t(1)/P, {excess[0]:.1f} µs plus {excess[1] * 1e3:.3f} µs per kB of halo.")
 
 
 if __name__ == "__main__":

@@ -135,6 +135,34 @@ def run_cg(device):
     del single
 
 
+def run_refusals(device):
+    """Checks that fail on some ranks only still raise on every rank (none left waiting in a collective), a float32
+    x is taken by a float64 matrix on every rank alike, and scatter leaves the caller's matrix as it was."""
+    S = sp.csr_array(np.tril(np.ones((10, 10))))
+    A = distributed.DistributedMatrix.scatter(S if RANK == 0 else None, device=device)
+    y = A.gather(A.matvec(A.local_vector(np.ones(10)).astype(np.float32)))
+    if RANK == 0:
+        check("float32 x on a float64 matrix", np.allclose(y, S @ np.ones(10)))
+    for what, call in (("scatter without the matrix", lambda: distributed.DistributedMatrix.scatter(None,
+                                                                                                     device=device)),
+                       ("cg of unlike splits", lambda: distributed.cg(
+                           distributed.DistributedMatrix.from_rows(S[A.row_offsets[RANK]:A.row_offsets[RANK + 1]],
+                                                                   col_offsets=[0] * SIZE + [10], device=device),
+                           np.ones(A.local_shape[0])))):
+        try:
+            call()
+        except ValueError:
+            pass
+        else:
+            check(f"{what} refused", SIZE == 1 and what.startswith("cg"))
+    S2 = sp.csr_array((np.ones(3), np.array([1, 1, 0]), np.array([0, 2, 3])), shape=(2, 2))  # a duplicate entry
+    before = (S2.indptr.copy(), S2.indices.copy(), S2.data.copy())
+    distributed.DistributedMatrix.scatter(S2 if RANK == 0 else None, device=device)
+    check("scatter leaves the caller's matrix", all(np.array_equal(a, b) for a, b in
+                                                    zip(before, (S2.indptr, S2.indices, S2.data))))
+    COMM.Barrier()
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--device", default="cpu")
@@ -150,6 +178,7 @@ def main():
                 print(f"FAILED {name} {np.dtype(dtype).name}:\n{traceback.format_exc()}", flush=True)
                 COMM.Abort(1)
     run_cg(args.device)
+    run_refusals(args.device)
     COMM.Barrier()
     if RANK == 0:
         print(f"ok: {SIZE} ranks, device {args.device}", flush=True)

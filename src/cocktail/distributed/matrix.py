@@ -9,6 +9,18 @@ from .halo import make_plan
 from .partition import balanced_offsets, even_offsets
 
 
+def _agree(comm, problem, root=None) -> None:
+    """Raise ``ValueError(problem)`` on every rank where any rank (or ``root``, when given) has one: a check that
+    fails on some ranks only would leave the others waiting in the next collective."""
+    if root is not None:
+        problem = comm.bcast(problem, root=root)
+    else:
+        problems = [p for p in comm.allgather(problem) if p]
+        problem = problems[0] if problems else None
+    if problem:
+        raise ValueError(problem)
+
+
 def _use_local_gpu(comm) -> None:
     """Make GPU (rank on this node) mod (GPUs on this node) current: one GPU per rank where there are enough."""
     import cupy
@@ -55,14 +67,18 @@ class DistributedMatrix:
         self.rank, self.size = self.comm.Get_rank(), self.comm.Get_size()
         self.row_offsets = np.asarray(row_offsets, dtype=np.int64)
         self.col_offsets = np.asarray(col_offsets, dtype=np.int64)
+        problem = None
         if self.row_offsets.shape != (self.size + 1,) or self.col_offsets.shape != (self.size + 1,):
-            raise ValueError(f"row_offsets and col_offsets need {self.size + 1} entries (one per rank, and the end)")
+            problem = f"row_offsets and col_offsets need {self.size + 1} entries (one per rank, and the end)"
+        else:
+            r0, r1 = self.row_offsets[self.rank], self.row_offsets[self.rank + 1]
+            if tuple(local.shape) != (r1 - r0, self.col_offsets[-1]):
+                problem = (f"rank {self.rank}: local rows have shape {tuple(local.shape)}, but the offsets give "
+                           f"({r1 - r0}, {self.col_offsets[-1]})")
+        _agree(self.comm, problem)  # every rank raises, or none: a rank left waiting in a collective would hang
         self.shape = (int(self.row_offsets[-1]), int(self.col_offsets[-1]))
         r0, r1 = self.row_offsets[self.rank], self.row_offsets[self.rank + 1]
         c0, c1 = self.col_offsets[self.rank], self.col_offsets[self.rank + 1]
-        if tuple(local.shape) != (r1 - r0, self.shape[1]):
-            raise ValueError(f"rank {self.rank}: local rows have shape {tuple(local.shape)}, but the offsets give "
-                             f"({r1 - r0}, {self.shape[1]})")
         self.device = device or ("cuda" if cuda_available() else "cpu")
         if self.device == "cuda":
             _use_local_gpu(self.comm)
@@ -71,16 +87,22 @@ class DistributedMatrix:
         import scipy.sparse as sp
 
         # Split each row's entries, in their order, into the two blocks: no sort (a row's columns stay ascending).
+        # Indices keep their width (c0 in their dtype), counts are int32 where they fit, temporaries go early.
         own = (indices >= c0) & (indices < c1)
-        diagonal_indptr = np.concatenate([[0], np.cumsum(own, dtype=np.int64)])[indptr]
-        diagonal = sp.csr_array((data[own], indices[own] - c0, diagonal_indptr), shape=(r1 - r0, c1 - c0))
-        remote = indices[~own]
+        counts = np.int64 if data.shape[0] >= 2**31 else np.int32
+        diagonal_indptr = np.concatenate([[0], np.cumsum(own, dtype=counts)])[indptr]
+        diagonal = sp.csr_array((data[own], indices[own] - indices.dtype.type(c0), diagonal_indptr),
+                                shape=(r1 - r0, c1 - c0))
+        remote_mask = ~own
+        del own
+        remote = indices[remote_mask]
         halo_columns = np.unique(remote)
         off_indptr = indptr - diagonal_indptr
         rows_used = np.flatnonzero(np.diff(off_indptr))  # compressed rows: only those with halo entries
-        off = sp.csr_array((data[~own], np.searchsorted(halo_columns, remote),
+        off = sp.csr_array((data[remote_mask], np.searchsorted(halo_columns, remote).astype(counts),
                             np.concatenate([[0], off_indptr[1:][rows_used]])), shape=(rows_used.shape[0],
                                                                                       halo_columns.shape[0]))
+        del remote_mask, remote
         self.plan = make_plan(halo_columns, self.col_offsets, self.rank, self.comm)
         self.diagonal = SparseMatrix(diagonal, device=self.device, **options)
         self.off_diagonal = SparseMatrix(off, device=self.device, **options) if off.nnz else None
@@ -106,14 +128,17 @@ class DistributedMatrix:
         comm = comm if comm is not None else _world()
         pieces = offsets = None
         if comm.Get_rank() == root:
-            if S is None:
-                raise ValueError(f"scatter: rank {root} must pass the matrix")
+            _agree(comm, None if S is not None else f"scatter: rank {root} must pass the matrix", root)
             S = sp.csr_array((to_numpy(S.data), to_numpy(S.indices), to_numpy(S.indptr)), shape=S.shape)
-            S.sum_duplicates()
+            if not S.has_canonical_format:
+                S = S.copy()  # sum_duplicates works in place, on arrays the caller's matrix shares
+                S.sum_duplicates()
             rows = balanced_offsets(S.indptr, comm.Get_size())
             cols = rows if S.shape[0] == S.shape[1] else even_offsets(S.shape[1], comm.Get_size())
             offsets = (rows, cols)
             pieces = [S[int(rows[r]):int(rows[r + 1])] for r in range(comm.Get_size())]
+        else:
+            _agree(comm, None, root)
         rows, cols = comm.bcast(offsets, root=root)
         local = comm.scatter(pieces, root=root)
         return cls(local, rows, cols, comm, device, **options)
@@ -121,8 +146,8 @@ class DistributedMatrix:
     @classmethod
     def from_rows(cls, local, n_cols: int | None = None, comm=None, col_offsets=None, device=None, **options):
         """Each rank's own rows (a SciPy or cupyx CSR with global column indices, in rank order): no rank holds the
-        whole matrix.  Columns are owned like the rows where the matrix is square (``n_cols`` of None: as many
-        columns as rows in all), split evenly otherwise, or as ``col_offsets`` says."""
+        whole matrix.  ``n_cols``: the matrix's columns (None: ``local.shape[1]``).  Columns are owned like the rows
+        where the matrix is square, split evenly otherwise, or as ``col_offsets`` says."""
         comm = comm if comm is not None else _world()
         counts = np.asarray(comm.allgather(int(local.shape[0])), dtype=np.int64)
         rows = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
@@ -134,12 +159,12 @@ class DistributedMatrix:
     def _make_transport(self):
         from . import transport
 
+        duplicate, nccl = transport.private(self.comm, self.device == "cuda")
         if self.device == "cuda":
-            nccl = transport.nccl_communicator(self.comm)
             if nccl is not None:
-                return transport.NcclTransport(self.comm, self.plan, nccl)
-            return transport.StagedTransport(self.comm, self.plan)
-        return transport.MpiTransport(self.comm, self.plan)
+                return transport.NcclTransport(duplicate, self.plan, nccl)
+            return transport.StagedTransport(duplicate, self.plan)
+        return transport.MpiTransport(duplicate, self.plan)
 
     def _xp(self):
         if self.device == "cuda":
@@ -185,6 +210,11 @@ class DistributedMatrix:
         m, n = self.local_shape
         if x.shape[0] != n:
             raise ValueError(f"rank {self.rank}: x has {x.shape[0]} rows but this rank owns {n} columns")
+        if x.dtype != self.dtype:  # packed and multiplied in the matrix's dtype on every rank alike
+            if not np.can_cast(x.dtype, self.dtype, "safe"):
+                raise TypeError(f"x has dtype {x.dtype.name}, which does not cast safely to the matrix dtype "
+                                f"{self.dtype.name}")
+            x = x.astype(self.dtype)
         width = x.shape[1] if block else 1
         if out is None:
             if beta != 0:
@@ -238,8 +268,14 @@ class DistributedMatrix:
         partial = self._halo_part(width, block) if self.off_diagonal is not None else None
         off = self.off_diagonal.bind(recv, out=partial, alpha=alpha) if self.off_diagonal is not None else None
         xp, positions, transport, rows = self._xp(), self._positions, self._transport, self.halo_rows
+        stream = xp.cuda.get_current_stream() if self.device == "cuda" else None  # the blocks' graphs replay here
+        import contextlib
 
         def product():
+            with stream if stream is not None else contextlib.nullcontext():
+                return run()
+
+        def run():
             if send.shape[0]:
                 xp.take(x, positions, axis=0, out=send)
             pending = transport.start(send, recv, width)

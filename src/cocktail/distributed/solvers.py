@@ -17,8 +17,7 @@ def cg(A, b, x0=None, *, rtol: float = 1e-5, atol: float = 0.0, maxiter: int | N
     negative (minus the count) where ``maxiter`` ran out first.  The stopping test is SciPy's:
     ``||b - A x|| <= max(rtol * ||b||, atol)``.  Collective: every rank calls it."""
     xp = A._xp()
-    m, n = A.local_shape
-    if m != n:
+    if not np.array_equal(A.row_offsets, A.col_offsets):  # the same answer on every rank: all raise or none
         raise ValueError("cg needs a square matrix whose rows and columns are split alike")
     b = xp.asarray(b, dtype=A.dtype)
     x = xp.zeros_like(b) if x0 is None else xp.array(x0, dtype=A.dtype)

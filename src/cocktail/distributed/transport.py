@@ -95,6 +95,26 @@ class NcclTransport:
         current.wait_event(self._arrived)
 
 
+_PRIVATE: dict = {}
+
+
+def private(comm, gpu: bool):
+    """``(duplicate, nccl)`` for the user's communicator ``comm``, made once per communicator and GPU: a duplicate
+    of it for the exchange's MPI messages (their tags never meet the user's), and on the GPU a NCCL communicator
+    over its ranks (None where CuPy has no NCCL).  Collective the first time."""
+    key = (comm.py2f(), _current_gpu() if gpu else None)
+    found = _PRIVATE.get(key)
+    if found is None:
+        found = _PRIVATE[key] = (comm.Dup(), nccl_communicator(comm) if gpu else None)
+    return found
+
+
+def _current_gpu() -> int:
+    import cupy
+
+    return cupy.cuda.runtime.getDevice()
+
+
 def nccl_communicator(comm):
     """A NCCL communicator over ``comm``'s ranks (rank 0's unique id broadcast over MPI), or None where CuPy has no
     NCCL."""
