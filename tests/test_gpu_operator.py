@@ -262,3 +262,14 @@ def test_torch_cuda_graph_captures_the_product():
         graph.replay()
         t.cuda.synchronize()
         np.testing.assert_allclose(y.cpu().numpy(), R @ u, rtol=1e-11, atol=1e-12)
+
+
+def test_torch_compile_keeps_the_product_on_the_gpu():
+    t = _torch()
+    from cocktail import torch_ops
+
+    R = _rect()
+    A = SparseMatrix(R)
+    x = t.randn(R.shape[1], dtype=t.float64, device="cuda")
+    f = t.compile(lambda v: t.relu(torch_ops.matmul(A, v)) * 2, fullgraph=True)
+    np.testing.assert_allclose(f(x).cpu().numpy(), np.maximum(R @ x.cpu().numpy(), 0) * 2, rtol=1e-11)

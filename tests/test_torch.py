@@ -63,3 +63,31 @@ def test_gradient_flows_through_a_network():
     W2 = W.detach().clone().requires_grad_(True)
     (T @ (H @ W2)).square().sum().backward()
     np.testing.assert_allclose(W.grad.numpy(), W2.grad.numpy(), rtol=1e-10)
+
+
+def test_torch_compile_keeps_the_product_in_its_graph():
+    from cocktail import torch_ops
+
+    R = _rect()
+    A = cocktail.SparseMatrix(R, device="cpu")
+    x = torch.randn(R.shape[1], dtype=torch.float64)
+    f = torch.compile(lambda v: torch.relu(torch_ops.matmul(A, v)) * 2, fullgraph=True)  # no graph break
+    np.testing.assert_allclose(f(x).numpy(), np.maximum(R @ x.numpy(), 0) * 2, rtol=1e-12)
+    W = torch.randn(R.shape[1], 3, dtype=torch.float64, requires_grad=True)
+    loss = torch.compile(lambda w: torch_ops.matmul(A, w).square().sum(), fullgraph=True)(W)
+    loss.backward()
+    np.testing.assert_allclose(W.grad.numpy(), 2 * R.T @ (R @ W.detach().numpy()), rtol=1e-10)
+    assert torch.ops.cocktail.matmul.default is not None  # the custom op, by its name
+
+
+def test_a_dropped_matrix_is_named_in_the_error():
+    from cocktail import torch_ops
+
+    A = cocktail.SparseMatrix(_rect(), device="cpu")
+    key = torch_ops.handle(A)
+    del A
+    import gc
+
+    gc.collect()
+    with pytest.raises(RuntimeError, match="no longer exists"):
+        torch.ops.cocktail.matmul(torch.ones(90, dtype=torch.float64), key)

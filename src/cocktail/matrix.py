@@ -17,7 +17,7 @@ from typing import NamedTuple
 import numpy as np
 from scipy.sparse.linalg import LinearOperator
 
-from . import _memory, describe, executors, formats, kernels, validate
+from . import _memory, describe, executors, formats, kernels, torch_ops, validate
 from ._device_arrays import as_device_array
 from .arrays import cuda_available, is_cupy_array, to_numpy
 from .bound import BoundProduct, bound_nothing
@@ -246,6 +246,7 @@ class SparseMatrix(OperatorProtocol):
         if deterministic and not self._executor.deterministic:
             raise _nondeterministic_error(self._executor.nondeterministic)
         self._bind_operand_facts()
+        torch_ops.register(self)  # its name for torch's custom op (torch.compile must not have to make one)
 
     def _build(self, S, shape, format, executor, kernel, dtype, index_dtype, tune, deterministic, vendor,
                params) -> None:
@@ -628,8 +629,6 @@ class SparseMatrix(OperatorProtocol):
         wider copy of the matrix or, for complex ``x`` on real values, by one block product of its real and
         imaginary parts side by side)."""
         if _is_torch(x) or _is_torch(out):
-            from . import torch_ops
-
             return torch_ops.product(self, x, out, alpha, beta, block)
         dtype = getattr(x, "dtype", None)
         if isinstance(dtype, np.dtype) and dtype.kind in "biufc" and not np.can_cast(dtype, self._dtype, "safe"):
@@ -839,6 +838,7 @@ class _ScatterTransposed(SparseMatrix):
         with parent._on_device():
             self._executor = transposed.create(parent.storage, parent.device, self._conjugate)
             self._bind_operand_facts()
+        torch_ops.register(self)
 
     def _transposed(self, conjugate: bool):
         """The parent where this view's transpose undoes it (T of A.T, H of A.H), else the parent's conjugate."""

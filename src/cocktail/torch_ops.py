@@ -8,14 +8,17 @@ tensor on the same device:
   conversion (a strided view, another dtype) is converted as a NumPy or CuPy array would be.
 - On the GPU the product runs on torch's current stream (with the tensor's device current), and a
   result is allocated by torch, so ``torch.cuda.graph`` captures the product like any torch op.
-- Autograd: where ``x`` requires grad, ``A @ x`` is :class:`MatrixProduct`, a
-  ``torch.autograd.Function`` whose backward is ``A.H @ grad`` (the matrix is fixed: no gradient
-  for its values).  ``out=``, ``alpha`` and ``beta`` are for tensors that need no gradient.
+- Autograd and ``torch.compile``: where ``x`` requires grad, ``A @ x`` is :func:`matmul`, the torch custom op
+  ``torch.ops.cocktail.matmul(x, handle(A))`` whose backward is ``A.H @ grad`` (the matrix is fixed: no
+  gradient for its values) and whose fake implementation lets ``torch.compile`` keep it in a graph.
+  ``out=``, ``alpha`` and ``beta`` are for tensors that need no gradient.
 
 torch is imported only when a tensor is met: the package does not depend on it.
 """
 
 from __future__ import annotations
+
+import itertools
 
 import numpy as np
 
@@ -96,16 +99,22 @@ def _cupy_stream(pointer: int, device_index: int):
     return stream
 
 
+def _compiling(torch) -> bool:
+    """Whether ``torch.compile`` is tracing: the product is then the custom op, which it keeps in its graph."""
+    compiler = getattr(torch, "compiler", None)
+    return bool(compiler is not None and getattr(compiler, "is_compiling", lambda: False)())
+
+
 def product(matrix, x, out, alpha, beta, block: bool):
     """``alpha * A @ x + beta * out`` with torch tensors ``x`` (and ``out``): a tensor on ``x``'s device."""
     torch = _torch()
     if not isinstance(x, torch.Tensor):
         raise TypeError(f"out is a torch tensor but x is a {type(x).__name__}; pass both as tensors")
-    if x.requires_grad and torch.is_grad_enabled():
+    if (x.requires_grad and torch.is_grad_enabled()) or _compiling(torch):
         if out is not None or beta != 0:
             raise TypeError("x requires grad: out= and beta= write in place, which autograd cannot record; call "
                             "A @ x (times alpha) or detach x")
-        y = MatrixProduct.apply(x, matrix)
+        y = matmul(matrix, x)
         return y if alpha == 1 else y * alpha
     x = x.resolve_conj().resolve_neg()  # the memory must hold the values (a copy only for such lazy views)
     rows = matrix.shape[0]
@@ -126,38 +135,75 @@ def product(matrix, x, out, alpha, beta, block: bool):
     return out
 
 
-class _Function:
-    """Made on first use: the ``torch.autograd.Function`` subclass (torch is imported only then)."""
-
-    _cls = None
-
-    def apply(self, x, matrix):
-        if self._cls is None:
-            self._cls = _make_function()
-        return self._cls.apply(x, matrix)
+#: The matrices the custom op can name: handle -> weak reference (a graph holds the int, never the matrix).
+_MATRICES: dict = {}
+_OP = []
 
 
-def _make_function():
+def handle(matrix) -> int:
+    """The int naming ``matrix`` to the custom op ``cocktail::matmul`` (given once per matrix, at its construction
+    where it can be: ``torch.compile`` reads it without making one, held weakly)."""
+    found = matrix.__dict__.get("_torch_handle")
+    return found if found is not None else register(matrix)
+
+
+def register(matrix) -> int:
+    """Give ``matrix`` its handle (no torch needed): every ``SparseMatrix`` gets one when it is built."""
+    import weakref
+
+    key = matrix._torch_handle = next(_COUNTER)
+    _MATRICES[key] = weakref.ref(matrix, lambda _, key=key: _MATRICES.pop(key, None))
+    return key
+
+
+_COUNTER = itertools.count(1)
+
+
+def _matrix(key: int):
+    ref = _MATRICES.get(key)
+    matrix = ref() if ref is not None else None
+    if matrix is None:
+        raise RuntimeError(f"cocktail::matmul: matrix {key} no longer exists (keep the SparseMatrix alive while a "
+                           "graph or a backward that uses it may run)")
+    return matrix
+
+
+def _op():
+    """``torch.ops.cocktail.matmul(x, handle)``: ``A @ x`` as a torch custom op, defined when this module is imported
+    after torch, else on first use (before any ``torch.compile`` traces it): its fake (shape and dtype without
+    running) lets ``torch.compile`` keep it in a graph, and its autograd formula is ``dx = A.H @ dy`` (``A``
+    fixed)."""
+    if _OP:
+        return _OP[0]
     torch = _torch()
 
-    class _MatrixProduct(torch.autograd.Function):
-        """``y = A @ x`` for a fixed ``A``; ``dx = A.H @ dy``."""
+    @torch.library.custom_op("cocktail::matmul", mutates_args=(), schema="(Tensor x, int key) -> Tensor")
+    def matmul_op(x, key):
+        return product(_matrix(key), x.detach(), None, 1, 0, x.ndim == 2)
 
-        @staticmethod
-        def forward(ctx, x, matrix):
-            ctx.matrix, ctx.real_x = matrix, not x.is_complex()
-            return product(matrix, x.detach(), None, 1, 0, x.ndim == 2)
+    @matmul_op.register_fake
+    def _(x, key):
+        matrix = _matrix(key)
+        result = np.result_type(matrix.dtype, _numpy_dtype(x))
+        return x.new_empty((matrix.shape[0],) + tuple(x.shape[1:]), dtype=_torch_dtype(result))
 
-        @staticmethod
-        def backward(ctx, grad):
-            dx = product(ctx.matrix.H, grad, None, 1, 0, grad.ndim == 2)
-            return (dx.real if ctx.real_x and dx.is_complex() else dx), None
+    def setup_context(ctx, inputs, output):
+        x, key = inputs
+        ctx.key, ctx.real_x = key, not x.is_complex()
 
-    return _MatrixProduct
+    def backward(ctx, grad):
+        dx = matmul_op(grad.contiguous(), handle(_matrix(ctx.key).H))
+        return (dx.real if ctx.real_x and dx.is_complex() else dx), None
+
+    matmul_op.register_autograd(backward, setup_context=setup_context)
+    _OP.append(matmul_op)
+    return matmul_op
 
 
-#: ``MatrixProduct.apply(x, A)``: ``A @ x`` recorded by autograd (``A`` fixed, backward through ``A.H``).
-MatrixProduct = _Function()
+def matmul(matrix, x):
+    """``A @ x`` for a torch tensor ``x`` (n,) or (n, k) through the custom op ``cocktail::matmul``: recorded by
+    autograd (backward ``A.H @ grad``) and kept whole by ``torch.compile`` (``fullgraph=True`` holds)."""
+    return _op()(x, handle(matrix))
 
 
 def sparse_csr_tensor(csr, device: str):
@@ -168,3 +214,7 @@ def sparse_csr_tensor(csr, device: str):
     else:
         parts = [torch.from_numpy(np.ascontiguousarray(a)) for a in (csr.indptr, csr.indices, csr.data)]
     return torch.sparse_csr_tensor(*parts, size=tuple(csr.shape))
+
+
+if "torch" in __import__("sys").modules:  # torch is loaded: define the op now, outside any compiled region
+    _op()
