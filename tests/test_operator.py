@@ -307,3 +307,15 @@ def test_widened_operands_are_checked_before_the_wider_copy_is_built():
         A.matvec(np.ones(120), alpha="2")
     with pytest.raises(TypeError, match="alpha = 1j is complex"):  # the result (float64) cannot hold it
         A.matvec(np.ones(120), alpha=1j)
+
+
+def test_adjoint_and_row_vector_shape_errors_name_the_matrix_itself():
+    A = cocktail.SparseMatrix(_rect(), device="cpu")  # 190 x 120
+    with pytest.raises(ValueError, match=r"rmatvec: x has 120 rows but the matrix has 190 rows \(shape \(190, 120\)"):
+        A.rmatvec(np.ones(120))
+    with pytest.raises(ValueError, match=r"rmatmat: x has 5 rows but the matrix has 190 rows"):
+        A.rmatmat(np.ones((5, 2)))
+    with pytest.raises(ValueError, match=r"x @ A: x has 7 entries but the matrix has 190 rows"):
+        np.ones(7) @ A
+    with pytest.raises(ValueError, match=r"x @ A: x has 7 entries per row but the matrix has 190 rows"):
+        np.ones((3, 7)) @ A

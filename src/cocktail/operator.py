@@ -35,6 +35,14 @@ def _refusal(what: str) -> TypeError:
                      "cupyx on the GPU) and build a SparseMatrix of the result where you need its products")
 
 
+def _rows_check(matrix, x, what: str) -> None:
+    """The adjoint products take vectors of the matrix's rows: say so in its own shape, not its transpose's."""
+    rows = getattr(x, "shape", (None,))[0] if getattr(x, "ndim", 0) else None
+    if rows is not None and rows != matrix.shape[0]:
+        raise ValueError(f"{what}: x has {rows} rows but the matrix has {matrix.shape[0]} rows (shape "
+                         f"{tuple(matrix.shape)}; {what} multiplies by its conjugate transpose)")
+
+
 def _is_scalar(value) -> bool:
     return isinstance(value, numbers.Number) or (getattr(value, "ndim", None) == 0 and hasattr(value, "dtype"))
 
@@ -122,10 +130,12 @@ class OperatorProtocol(LinearOperator):
 
     def rmatvec(self, x, out=None, alpha=1, beta=0):
         """``alpha * A.H @ x + beta * out``: the adjoint product of SciPy's LinearOperator, run by :attr:`H`."""
+        _rows_check(self, x, "rmatvec")
         return self.H.matvec(x, out, alpha, beta)
 
     def rmatmat(self, X, out=None, alpha=1, beta=0):
         """``alpha * A.H @ X + beta * out`` for a block ``X`` of shape (rows, k), run by :attr:`H`."""
+        _rows_check(self, X, "rmatmat")
         return self.H.matmat(X, out, alpha, beta)
 
     def dot(self, x):
@@ -146,6 +156,9 @@ class OperatorProtocol(LinearOperator):
         if isinstance(x, LinearOperator):
             return NotImplemented
         ndim = getattr(x, "ndim", None)
+        if ndim in (1, 2) and x.shape[-1] != self.shape[0]:
+            raise ValueError(f"x @ A: x has {x.shape[-1]} entries {'per row ' if ndim == 2 else ''}but the matrix "
+                             f"has {self.shape[0]} rows (shape {tuple(self.shape)})")
         if ndim == 1:
             return self.T.matvec(x)
         if ndim == 2:
