@@ -7,8 +7,6 @@ of the whole matrix); here each P is one ``mpiexec`` run of it.  They need mpi4p
 
 from __future__ import annotations
 
-import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -17,23 +15,16 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
+import mpi_launch
 from cocktail.distributed.partition import balanced_offsets, even_offsets
 
 HERE = Path(__file__).resolve().parent
 
 
-def _mpiexec():
-    pytest.importorskip("mpi4py")
-    found = shutil.which("mpiexec") or shutil.which("mpiexec", path=os.path.dirname(sys.executable))
-    if found is None:
-        pytest.skip("no mpiexec on PATH (pip install mpich)")
-    return found
-
-
 @pytest.mark.parametrize("ranks", [1, 2, 3, 4])
 def test_distributed_product_and_cg_under_mpiexec(ranks):
-    run = subprocess.run([_mpiexec(), "-n", str(ranks), sys.executable, str(HERE / "mpi_distributed.py")],
-                         capture_output=True, text=True, timeout=600)
+    argv, env = mpi_launch.command(ranks, sys.executable, str(HERE / "mpi_distributed.py"))
+    run = subprocess.run(argv, capture_output=True, text=True, timeout=600, env=env)
     assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-4000:]
     assert f"ok: {ranks} ranks" in run.stdout
 
@@ -64,9 +55,9 @@ def test_bench_distributed_under_mpiexec(tmp_path):
     import json
 
     out = tmp_path / "run.json"
-    run = subprocess.run([_mpiexec(), "-n", "2", sys.executable, "-m", "cocktail", "bench", "--distributed", "--side",
-                          "20", "--repeat", "3", "--json", str(out)], capture_output=True, text=True, timeout=600,
-                         env={**os.environ, "PYTHONPATH": str(HERE.parent / "src")})
+    argv, env = mpi_launch.command(2, sys.executable, "-m", "cocktail", "bench", "--distributed", "--side", "20",
+                                   "--repeat", "3", "--json", str(out), src_path=True)
+    run = subprocess.run(argv, capture_output=True, text=True, timeout=600, env=env)
     assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-4000:]
     record = json.loads(out.read_text())
     assert record["ranks"] == 2 and record["rows"] == 8000 and record["transport"] == "mpi"

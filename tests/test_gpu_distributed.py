@@ -8,8 +8,6 @@ lent only at times).
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -17,26 +15,23 @@ from pathlib import Path
 import pytest
 
 import cocktail
+import mpi_launch
 
 pytestmark = pytest.mark.gpu
 cupy = pytest.importorskip("cupy") if cocktail.arrays.cuda_available() else None
 HERE = Path(__file__).resolve().parent
 
 
-def _mpiexec(ranks: int):
-    pytest.importorskip("mpi4py")
-    found = shutil.which("mpiexec") or shutil.which("mpiexec", path=os.path.dirname(sys.executable))
-    if found is None:
-        pytest.skip("no mpiexec on PATH (pip install mpich)")
+def _enough_gpus(ranks: int) -> None:
     if cupy.cuda.runtime.getDeviceCount() < ranks:
         pytest.skip(f"{ranks} ranks need {ranks} GPUs; this machine has {cupy.cuda.runtime.getDeviceCount()}")
-    return found
 
 
 @pytest.mark.parametrize("ranks", [1, 2, 4])
 def test_distributed_product_and_cg_on_gpus(ranks):
-    run = subprocess.run([_mpiexec(ranks), "-n", str(ranks), sys.executable, str(HERE / "mpi_distributed.py"),
-                          "--device", "cuda"], capture_output=True, text=True, timeout=900)
+    _enough_gpus(ranks)
+    argv, env = mpi_launch.command(ranks, sys.executable, str(HERE / "mpi_distributed.py"), "--device", "cuda")
+    run = subprocess.run(argv, capture_output=True, text=True, timeout=900, env=env)
     assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-4000:]
     assert f"ok: {ranks} ranks, device cuda" in run.stdout
 
@@ -44,9 +39,10 @@ def test_distributed_product_and_cg_on_gpus(ranks):
 @pytest.mark.parametrize("ranks", [1, 2])
 def test_bench_distributed_record(tmp_path, ranks):
     out = tmp_path / "run.json"
-    run = subprocess.run([_mpiexec(ranks), "-n", str(ranks), sys.executable, "-m", "cocktail", "bench", "--distributed",
-                          "--side", "40", "--repeat", "5", "--json", str(out)], capture_output=True, text=True,
-                         timeout=900, env={**os.environ, "PYTHONPATH": str(HERE.parent / "src")})
+    _enough_gpus(ranks)
+    argv, env = mpi_launch.command(ranks, sys.executable, "-m", "cocktail", "bench", "--distributed", "--side", "40",
+                                   "--repeat", "5", "--json", str(out), src_path=True)
+    run = subprocess.run(argv, capture_output=True, text=True, timeout=900, env=env)
     assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-4000:]
     record = json.loads(out.read_text())
     assert record["ranks"] == ranks and record["device"] == "cuda" and record["rows"] == 40 ** 3
