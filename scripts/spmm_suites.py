@@ -12,16 +12,13 @@ what its plan ran.
 from __future__ import annotations
 
 import json
-import math
 import sys
 from collections import defaultdict
 
+from cocktail.bench.records.metrics import geomean
+
 #: The issue's floor on every problem.
 FLOOR = 0.97
-
-
-def _geomean(values) -> float:
-    return math.exp(sum(math.log(v) for v in values) / len(values))
 
 
 def ratios(records) -> list[dict]:
@@ -56,11 +53,11 @@ def main(paths) -> None:
         suites = defaultdict(list)
         for r in group:
             suites[r["suite"]].append(r["speedup"])
-        per_suite = ", ".join(f"{s} {_geomean(v):.2f}x" for s, v in suites.items())
+        per_suite = ", ".join(f"{s} {geomean(v):.2f}x" for s, v in suites.items())
         s = [r["speedup"] for r in group]
         o = [r["same_order"] for r in group]
-        print(f"| {dtype} | {k} | {len(group)} | {_geomean(s):.2f}x | {per_suite} | "
-              f"{sum(v >= FLOOR for v in s)} of {len(s)} | {min(s):.2f}x | {_geomean(o):.2f}x | {min(o):.2f}x |")
+        print(f"| {dtype} | {k} | {len(group)} | {geomean(s):.2f}x | {per_suite} | "
+              f"{sum(v >= FLOOR for v in s)} of {len(s)} | {min(s):.2f}x | {geomean(o):.2f}x | {min(o):.2f}x |")
     below = [r for r in rows if r["speedup"] < FLOOR]
     if below:
         print(f"\nBelow {FLOOR}x of cusparse-spmm-best:\n")

@@ -11,16 +11,13 @@ slowest; then every matrix with both plans.  A ratio above 1 means the transpose
 from __future__ import annotations
 
 import json
-import math
 import sys
 from collections import defaultdict
 
+from cocktail.bench.records.metrics import geomean
+
 #: The issue's bound on A.T @ x over A @ x.
 BOUND = 1.1
-
-
-def _geomean(values) -> float:
-    return math.exp(sum(math.log(v) for v in values) / len(values))
 
 
 def rows(records) -> list[dict]:
@@ -49,7 +46,7 @@ def main(paths, summary: bool = False) -> None:
     print("|---|---:|---:|---:|---|")
     for dtype, group in sorted(groups.items()):
         worst = max(group, key=lambda r: r["ratio"])
-        print(f"| {dtype} | {len(group)} | {_geomean([r['ratio'] for r in group]):.2f} | "
+        print(f"| {dtype} | {len(group)} | {geomean([r['ratio'] for r in group]):.2f} | "
               f"{sum(r['ratio'] <= BOUND for r in group)} of {len(group)} | {worst['ratio']:.2f} ({worst['matrix']}) |")
     for dtype, group in sorted(groups.items()) if not summary else ():
         print(f"\n{dtype}:\n")
