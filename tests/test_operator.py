@@ -166,6 +166,7 @@ def test_scalar_multiples_and_conversions(spd):
     assert A.astype(np.float32).dtype == np.float32 and A.astype(np.float64, copy=False) is A
     copy = A.copy()
     assert copy is not A and copy.storage is not A.storage
+    assert not any(np.shares_memory(a, b) for a in A.storage.arrays().values() for b in copy.storage.arrays().values())
     np.testing.assert_array_equal(copy.toarray(), S.toarray())
     assert isinstance(A.tocsr(), sp.csr_array) and (A.tocsr() != S).nnz == 0
     assert (A.tocoo() != S).nnz == 0 and (A.tocsc() != S).nnz == 0

@@ -123,8 +123,7 @@ class OperatorProtocol(LinearOperator):
         """The complex conjugate: this matrix itself for real values (it is never modified), else a new matrix."""
         if self.dtype.kind != "c":
             return self
-        return self._derived("conj", lambda csr: type(csr).from_arrays(csr.data.conj(), csr.indices, csr.indptr,
-                                                                        csr.shape, index_dtype=csr.index_dtype))
+        return self._derived("conj", lambda csr: csr.with_values(csr.data.conj()))
 
     conjugate = conj
 
@@ -172,9 +171,7 @@ class OperatorProtocol(LinearOperator):
         dtype = np.result_type(self.dtype, factor)
         if dtype.kind not in "fc":
             raise TypeError(f"A * {factor!r}: the product's dtype {dtype.name} is not a value dtype")
-        return self._derived(None, lambda csr: type(csr).from_arrays(
-            csr.data.astype(dtype) * dtype.type(factor), csr.indices, csr.indptr, csr.shape,
-            index_dtype=csr.index_dtype))
+        return self._derived(None, lambda csr: csr.with_values(csr.data.astype(dtype) * dtype.type(factor)))
 
     def __mul__(self, other):
         if _is_scalar(other):
@@ -247,9 +244,9 @@ class OperatorProtocol(LinearOperator):
         return self._derived(None, lambda csr: csr, dtype=dtype)
 
     def copy(self):
-        """A new matrix of the same values, built with the same options (it shares nothing with this one)."""
-        return self._derived(None, lambda csr: type(csr).from_arrays(csr.data.copy(), csr.indices, csr.indptr,
-                                                                    csr.shape, index_dtype=csr.index_dtype))
+        """A new matrix of the same values, built with the same options (it shares nothing with this one: building
+        a matrix copies what it is given)."""
+        return self._derived(None, lambda csr: csr)
 
     # --- conversions -------------------------------------------------------------------
     def tocsr(self, copy=False):

@@ -131,6 +131,12 @@ class CSR(SparseFormat):
         """Return ``self``: a CSR object is already canonical."""
         return self
 
+    def with_values(self, data):
+        """This matrix's pattern holding ``data`` (one value per stored entry) in place of its values: canonical as
+        it is, its index arrays shared (a ``SparseMatrix`` built from it copies them)."""
+        return CSR(self.shape, data.dtype, self.index_dtype, self.nnz, {}, data=data, indices=self.indices,
+                   indptr=self.indptr)
+
     def transposed(self, conjugate: bool = False):
         """The canonical CSR of this matrix's transpose (its conjugate transpose with ``conjugate``), on the same
         device: the entries re-sorted by column.  A new matrix; this one is untouched."""
