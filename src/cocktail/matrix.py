@@ -22,6 +22,7 @@ from ._device_arrays import as_device_array
 from .arrays import cuda_available, is_cupy_array, to_numpy
 from .bound import BoundProduct, bound_nothing
 from .errors import CPUFallbackWarning, FormatFillError, FormatValuesError
+from .executors.reference import combine
 from .formats.csr import CSR
 from .operator import OperatorProtocol
 
@@ -885,18 +886,15 @@ def _complex_on_real(base: SparseMatrix, x, out, alpha, beta, result: np.dtype):
     Xc = xp.ascontiguousarray(x.astype(result, copy=False)).reshape(n, columns)
     Y = base.matmat(Xc.view(base.dtype))  # (m, 2 * columns): real and imaginary parts interleaved
     y = Y.view(result).reshape((m,) if x.ndim == 1 else (m, columns))
-    if alpha != 1:
-        y *= alpha
     if out is None:
         if beta != 0:
             raise ValueError("beta != 0 needs out= holding the y to scale and add to")
+        if alpha != 1:
+            y *= alpha
         return y
     target = base._device_view(out, "out")
     validate.output(target, (m, n), result, None if x.ndim == 1 else columns)
-    if beta == 0:
-        target[...] = y
-    else:
-        target[...] = beta * target + y
+    combine(target, y, alpha, beta)
     return out
 
 
