@@ -70,7 +70,7 @@ __device__ __forceinline__ void cocktail_atomic_add(complex<R>* p, complex<R> v)
 
 
 @functools.lru_cache(maxsize=None)
-def _kernels():
+def device_kernels():
     """The two elementwise kernels of the device path: scale ``y`` by ``beta``, scatter-add the entries."""
     import cupy
 
@@ -94,7 +94,7 @@ class DeviceReference(Executor):
 
         self.storage = storage
         self.entries = tuple(e for e in entries_of(storage) if e.rows.shape[0])
-        self._scale, self._scatter = _kernels()
+        self._scale, self._scatter = device_kernels()
         self._warm_up(cupy)
 
     def _warm_up(self, cupy) -> None:

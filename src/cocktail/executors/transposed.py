@@ -17,10 +17,12 @@ from __future__ import annotations
 
 import functools
 
+import numpy as np
+
 from ..formats.csr import CSR
 from ..reference.entries import entries_of
 from .base import Executor
-from .reference import ATOMIC_ADD, combine
+from .reference import ATOMIC_ADD, combine, device_kernels
 
 _VALUE = r"""
 template <typename T> __device__ __forceinline__ T cocktail_value(T v) { return v; }
@@ -32,13 +34,12 @@ template <typename R> __device__ __forceinline__ complex<R> cocktail_value(compl
 
 @functools.lru_cache(maxsize=None)
 def _kernels(conjugate: bool):
-    """Scale ``y`` by ``beta``; scatter a CSR by a search of its row pointers; scatter listed entries."""
+    """Scatter a CSR by a search of its row pointers; scatter listed entries (the reference path's ``y`` scaling
+    serves both)."""
     import cupy
 
     preamble = ATOMIC_ADD + f"#define COCKTAIL_CONJUGATE {int(conjugate)}\n" + _VALUE
     suffix = "_conj" if conjugate else ""
-    scale = cupy.ElementwiseKernel("T beta", "T y", "y = (beta == T(0)) ? T(0) : y * beta",
-                                   "cocktail_scatter_transpose_scale")
     csr = cupy.ElementwiseKernel(
         "raw I indptr, raw I indices, raw T data, raw T x, T alpha, int64 rows", "raw T y",
         """
@@ -54,7 +55,7 @@ def _kernels(conjugate: bool):
         "raw I rows, raw I cols, raw I pos, raw T values, raw T x, T alpha", "raw T y",
         "cocktail_atomic_add(&y[cols[i]], alpha * cocktail_value(values[pos[i]]) * x[rows[i]])",
         "cocktail_entries_scatter_transpose" + suffix, preamble=preamble)
-    return scale, csr, entries
+    return csr, entries
 
 
 class DeviceScatterTranspose(Executor):
@@ -66,7 +67,8 @@ class DeviceScatterTranspose(Executor):
         import cupy
 
         self.storage = storage
-        self._scale, self._csr, self._entries = _kernels(bool(conjugate and storage.dtype.kind == "c"))
+        self._scale = device_kernels()[0]
+        self._csr, self._entries = _kernels(bool(conjugate and storage.dtype.kind == "c"))
         if isinstance(storage, CSR):
             self.kernel, self.entries = "csr_scatter_transpose", ()
         else:
@@ -105,10 +107,10 @@ class HostScatterTranspose(Executor):
         from ..reference.scipy_layout import scipy_matrix
 
         view = scipy_matrix(storage)
-        if view is None:
+        if view is None:  # no SciPy layout: a COO of the format's entries
             parts = entries_of(storage)
-            rows, cols, vals = (sp_concat([getattr(e, f) for e in parts]) for f in ("rows", "cols", "vals"))
-            view = sp.coo_array((vals, (rows, cols)), shape=storage.shape)
+            rows, cols = (np.concatenate([getattr(e, f) for e in parts]) for f in ("rows", "cols"))
+            view = sp.coo_array((np.concatenate([e.vals() for e in parts]), (rows, cols)), shape=storage.shape)
         view = view.T
         self._scipy = view.conj() if conjugate and storage.dtype.kind == "c" else view
 
@@ -127,13 +129,6 @@ class HostScatterTranspose(Executor):
     def run_block(self, X, Y, alpha, beta) -> None:
         """The same for a block of vectors in one call."""
         combine(Y, self._scipy @ X, alpha, beta)
-
-
-def sp_concat(arrays):
-    """One host array of the pieces (the entries of every value array of a format)."""
-    import numpy as np
-
-    return np.concatenate([np.asarray(a() if callable(a) else a) for a in arrays]) if arrays else np.zeros(0)
 
 
 def create(storage, device: str, conjugate: bool) -> Executor:
