@@ -43,8 +43,8 @@ class HaloPlan:
 
 
 def _ranges(counts) -> list:
-    starts = np.concatenate([[0], np.cumsum(counts)[:-1]]) if len(counts) else []
-    return [(rank, int(start), int(count)) for rank, (start, count) in enumerate(zip(starts, counts)) if count]
+    return [(rank, int(start), int(count)) for rank, (start, count) in enumerate(zip(_displacements(counts), counts))
+            if count]
 
 
 def make_plan(halo_columns: np.ndarray, col_offsets: np.ndarray, rank: int, comm) -> HaloPlan:

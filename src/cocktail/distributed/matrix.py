@@ -110,10 +110,8 @@ class DistributedMatrix:
         self._transport = self._make_transport()
         xp = self._xp()
         self.halo_rows = xp.asarray(rows_used.astype(np.int64))
-        self._halo_y = xp.empty(rows_used.shape[0], dtype=self.dtype)
-        self._send = xp.empty(self.plan.send_size, dtype=self.dtype)
-        self._recv = xp.empty(self.plan.recv_size, dtype=self.dtype)
         self._positions = xp.asarray(self.plan.send_positions)
+        self._scratch_buffers = {}  # (what, block width or None) -> a buffer made once: see _scratch
 
     # --- construction ---------------------------------------------------------------------
     @classmethod
@@ -215,76 +213,66 @@ class DistributedMatrix:
                 raise TypeError(f"x has dtype {x.dtype.name}, which does not cast safely to the matrix dtype "
                                 f"{self.dtype.name}")
             x = x.astype(self.dtype)
-        width = x.shape[1] if block else 1
+        width = x.shape[1] if block else None
         if out is None:
             if beta != 0:
                 raise ValueError("beta != 0 needs out= holding the y to scale and add to")
             out = xp.empty((m, width) if block else (m,), dtype=self.dtype)
-        send, recv = self._buffers(width, block)
-        if send.shape[0]:
-            xp.take(x, self._positions, axis=0, out=send)  # pack what the neighbours need
-        pending = self._transport.start(send, recv, width)
         run = "matmat" if block else "matvec"
+        recv, partial = self._scratch("recv", width), self._scratch("halo", width)
+        off = (None if self.off_diagonal is None else
+               lambda: getattr(self.off_diagonal, run)(recv, out=partial, alpha=alpha))
+        return self._run(x, out, width, lambda: getattr(self.diagonal, run)(x, out=out, alpha=alpha, beta=beta), off)
+
+    def _run(self, x, out, width, diagonal, off):
+        """One product's steps, in PETSc's order: pack what the neighbours need, post the exchange, run
+        ``diagonal()`` while the halo moves (after it arrives with ``overlap=False``), wait, then ``off()`` (the
+        off-diagonal block into its compressed rows' buffer, or None) added into ``out``.  Returns ``out``."""
+        pending = self._start(x, width)
         if not self.overlap:
             self._transport.finish(pending)
-        getattr(self.diagonal, run)(x, out=out, alpha=alpha, beta=beta)  # while the halo moves
+        diagonal()
         if self.overlap:
             self._transport.finish(pending)
-        if self.off_diagonal is not None:
-            partial = self._halo_part(width, block)
-            getattr(self.off_diagonal, run)(recv, out=partial, alpha=alpha)
-            scatter_add(out, self.halo_rows, partial)  # rows listed once: no two adds meet
+        if off is not None:
+            off()
+            scatter_add(out, self.halo_rows, self._scratch("halo", width))  # rows listed once: no two adds meet
         return out
 
-    def _halo_part(self, width: int, block: bool):
-        """The off-diagonal block's result buffer (its compressed rows; ``width`` columns for a block)."""
-        if not block:
-            return self._halo_y
-        key = ("halo", width)
-        found = self.__dict__.setdefault("_block_buffers", {}).get(key)
-        if found is None:
-            found = self._block_buffers[key] = self._xp().empty((self.halo_rows.shape[0], width), dtype=self.dtype)
-        return found
+    def _start(self, x, width):
+        """Pack the entries of ``x`` the neighbours need and post the exchange (``width``: a block's columns, or
+        None); returns what the transport's ``finish`` takes."""
+        send = self._scratch("send", width)
+        if send.shape[0]:
+            self._xp().take(x, self._positions, axis=0, out=send)
+        return self._transport.start(send, self._scratch("recv", width), width or 1)
 
-    def _buffers(self, width: int, block: bool):
-        if not block:
-            return self._send, self._recv
-        xp = self._xp()
-        key = ("block", width)
-        found = self.__dict__.setdefault("_block_buffers", {}).get(key)
+    def _scratch(self, what: str, width):
+        """The buffer ``what`` ("send", "recv": the halo's entries; "halo": the off-diagonal block's result over its
+        compressed rows) for vectors (``width`` None) or blocks of ``width`` columns, made once and kept."""
+        key = (what, width)
+        found = self._scratch_buffers.get(key)
         if found is None:
-            found = self._block_buffers[key] = (xp.empty((self.plan.send_size, width), dtype=self.dtype),
-                                                xp.empty((self.plan.recv_size, width), dtype=self.dtype))
+            rows = {"send": self.plan.send_size, "recv": self.plan.recv_size, "halo": self.halo_rows.shape[0]}[what]
+            found = self._scratch_buffers[key] = self._xp().empty((rows,) if width is None else (rows, width),
+                                                                  dtype=self.dtype)
         return found
 
     def bind(self, x, out, alpha=1, beta=0):
         """``p()`` runs ``out = alpha * A @ x + beta * out`` on these buffers, every per-product decision made now;
         the two blocks' products are the matrices' own (each a CUDA graph replay on the GPU: bound with
         ``SparseMatrix.bind``), the exchange runs between them.  Collective: every rank calls ``p()`` together."""
-        block = getattr(x, "ndim", 1) == 2
-        send, recv = self._buffers(x.shape[1] if block else 1, block)
-        width = x.shape[1] if block else 1
-        diagonal = self.diagonal.bind(x, out=out, alpha=alpha, beta=beta)
-        partial = self._halo_part(width, block) if self.off_diagonal is not None else None
-        off = self.off_diagonal.bind(recv, out=partial, alpha=alpha) if self.off_diagonal is not None else None
-        xp, positions, transport, rows = self._xp(), self._positions, self._transport, self.halo_rows
-        stream = xp.cuda.get_current_stream() if self.device == "cuda" else None  # the blocks' graphs replay here
         import contextlib
+
+        width = x.shape[1] if getattr(x, "ndim", 1) == 2 else None
+        diagonal = self.diagonal.bind(x, out=out, alpha=alpha, beta=beta)
+        off = (self.off_diagonal.bind(self._scratch("recv", width), out=self._scratch("halo", width), alpha=alpha)
+               if self.off_diagonal is not None else None)
+        stream = self._xp().cuda.get_current_stream() if self.device == "cuda" else None  # the graphs replay here
 
         def product():
             with stream if stream is not None else contextlib.nullcontext():
-                return run()
-
-        def run():
-            if send.shape[0]:
-                xp.take(x, positions, axis=0, out=send)
-            pending = transport.start(send, recv, width)
-            diagonal()
-            transport.finish(pending)
-            if off is not None:
-                off()
-                scatter_add(out, rows, partial)
-            return out
+                return self._run(x, out, width, diagonal, off)
 
         return product
 
