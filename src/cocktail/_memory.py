@@ -84,10 +84,16 @@ def shape_text(shape) -> str:
 def fits(nbytes: int, device: str) -> bool:
     """Whether an allocation of ``nbytes`` fits in ``device``'s free memory: True under :data:`PROBE_FLOOR`
     (not probed) and where the device does not say, as :func:`require` judges."""
-    if int(nbytes) < PROBE_FLOOR:
-        return True
+    return _short_of(int(nbytes), device) is None
+
+
+def _short_of(nbytes: int, device: str) -> int | None:
+    """``device``'s free bytes where ``nbytes`` (at least :data:`PROBE_FLOOR`) do not fit in them, else None:
+    the one probe behind :func:`fits` and :func:`require`."""
+    if nbytes < PROBE_FLOOR:
+        return None
     free = available(device)
-    return free is None or int(nbytes) <= free
+    return None if free is None or nbytes <= free else free
 
 
 def require(subject: str, parts, device: str) -> None:
@@ -100,10 +106,8 @@ def require(subject: str, parts, device: str) -> None:
     """
     parts = [(what, int(nbytes)) for what, nbytes in parts]
     needed = sum(nbytes for _, nbytes in parts)
-    if needed < PROBE_FLOOR:
-        return
-    free = available(device)
-    if free is None or needed <= free:
+    free = _short_of(needed, device)
+    if free is None:
         return
     detail = ", ".join(f"{size_text(nbytes)} for {what}" for what, nbytes in parts if nbytes)
     raise DeviceMemoryError(
