@@ -19,6 +19,8 @@ torch is imported only when a tensor is met: the package does not depend on it.
 from __future__ import annotations
 
 import itertools
+import sys
+import weakref
 
 import numpy as np
 
@@ -137,6 +139,7 @@ def product(matrix, x, out, alpha, beta, block: bool):
 
 #: The matrices the custom op can name: handle -> weak reference (a graph holds the int, never the matrix).
 _MATRICES: dict = {}
+_COUNTER = itertools.count(1)
 _OP = []
 
 
@@ -149,14 +152,9 @@ def handle(matrix) -> int:
 
 def register(matrix) -> int:
     """Give ``matrix`` its handle (no torch needed): every ``SparseMatrix`` gets one when it is built."""
-    import weakref
-
     key = matrix._torch_handle = next(_COUNTER)
     _MATRICES[key] = weakref.ref(matrix, lambda _, key=key: _MATRICES.pop(key, None))
     return key
-
-
-_COUNTER = itertools.count(1)
 
 
 def _matrix(key: int):
@@ -216,5 +214,5 @@ def sparse_csr_tensor(csr, device: str):
     return torch.sparse_csr_tensor(*parts, size=tuple(csr.shape))
 
 
-if "torch" in __import__("sys").modules:  # torch is loaded: define the op now, outside any compiled region
+if "torch" in sys.modules:  # torch is loaded: define the op now, outside any compiled region
     _op()
