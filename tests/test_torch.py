@@ -90,4 +90,4 @@ def test_a_dropped_matrix_is_named_in_the_error():
 
     gc.collect()
     with pytest.raises(RuntimeError, match="no longer exists"):
-        torch.ops.cocktail.matmul(torch.ones(90, dtype=torch.float64), key)
+        torch.ops.cocktail.matmul(torch.ones(90, dtype=torch.float64), key, False)

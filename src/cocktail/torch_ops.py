@@ -9,7 +9,7 @@ tensor on the same device:
 - On the GPU the product runs on torch's current stream (with the tensor's device current), and a
   result is allocated by torch, so ``torch.cuda.graph`` captures the product like any torch op.
 - Autograd and ``torch.compile``: where ``x`` requires grad, ``A @ x`` is :func:`matmul`, the torch custom op
-  ``torch.ops.cocktail.matmul(x, handle(A))`` whose backward is ``A.H @ grad`` (the matrix is fixed: no
+  ``torch.ops.cocktail.matmul(x, handle(A), False)`` whose backward is ``A.H @ grad`` (the matrix is fixed: no
   gradient for its values) and whose fake implementation lets ``torch.compile`` keep it in a graph.
   ``out=``, ``alpha`` and ``beta`` are for tensors that need no gradient.
 
@@ -151,7 +151,10 @@ def handle(matrix) -> int:
 
 
 def register(matrix) -> int:
-    """Give ``matrix`` its handle (no torch needed): every ``SparseMatrix`` gets one when it is built."""
+    """Give ``matrix`` its handle (no torch needed): every ``SparseMatrix`` gets one when it is built, and where torch
+    is loaded by then the custom op is defined too (a matrix is built outside any graph ``torch.compile`` traces)."""
+    if not _OP and "torch" in sys.modules:
+        _op()
     key = matrix._torch_handle = next(_COUNTER)
     _MATRICES[key] = weakref.ref(matrix, lambda _, key=key: _MATRICES.pop(key, None))
     return key
@@ -167,31 +170,35 @@ def _matrix(key: int):
 
 
 def _op():
-    """``torch.ops.cocktail.matmul(x, handle)``: ``A @ x`` as a torch custom op, defined when this module is imported
-    after torch, else on first use (before any ``torch.compile`` traces it): its fake (shape and dtype without
+    """``torch.ops.cocktail.matmul(x, handle, adjoint)``: ``A @ x`` (``A.H @ x``) as a torch custom op, defined when
+    this module is imported after torch or a matrix is built after it, else on first use: its fake (shape and dtype without
     running) lets ``torch.compile`` keep it in a graph, and its autograd formula is ``dx = A.H @ dy`` (``A``
     fixed)."""
     if _OP:
         return _OP[0]
     torch = _torch()
 
-    @torch.library.custom_op("cocktail::matmul", mutates_args=(), schema="(Tensor x, int key) -> Tensor")
-    def matmul_op(x, key):
-        return product(_matrix(key), x.detach(), None, 1, 0, x.ndim == 2)
+    # ``adjoint``: multiply by A.H, resolved when the op runs, never while torch traces a graph (building A.H
+    # there would make a matrix that the traced graph outlives).
+    @torch.library.custom_op("cocktail::matmul", mutates_args=(), schema="(Tensor x, int key, bool adjoint) -> Tensor")
+    def matmul_op(x, key, adjoint):
+        matrix = _matrix(key)
+        return product(matrix.H if adjoint else matrix, x.detach(), None, 1, 0, x.ndim == 2)
 
     @matmul_op.register_fake
-    def _(x, key):
+    def _(x, key, adjoint):
         matrix = _matrix(key)
         result = np.result_type(matrix.dtype, _numpy_dtype(x))
-        return x.new_empty((matrix.shape[0],) + tuple(x.shape[1:]), dtype=_torch_dtype(result))
+        rows = matrix.shape[1] if adjoint else matrix.shape[0]
+        return x.new_empty((rows,) + tuple(x.shape[1:]), dtype=_torch_dtype(result))
 
     def setup_context(ctx, inputs, output):
-        x, key = inputs
-        ctx.key, ctx.real_x = key, not x.is_complex()
+        x, key, adjoint = inputs
+        ctx.key, ctx.adjoint, ctx.real_x = key, adjoint, not x.is_complex()
 
     def backward(ctx, grad):
-        dx = matmul_op(grad.contiguous(), handle(_matrix(ctx.key).H))
-        return (dx.real if ctx.real_x and dx.is_complex() else dx), None
+        dx = matmul_op(grad.contiguous(), ctx.key, not ctx.adjoint)  # (A.H).H is A
+        return (dx.real if ctx.real_x and dx.is_complex() else dx), None, None
 
     matmul_op.register_autograd(backward, setup_context=setup_context)
     _OP.append(matmul_op)
@@ -201,7 +208,7 @@ def _op():
 def matmul(matrix, x):
     """``A @ x`` for a torch tensor ``x`` (n,) or (n, k) through the custom op ``cocktail::matmul``: recorded by
     autograd (backward ``A.H @ grad``) and kept whole by ``torch.compile`` (``fullgraph=True`` holds)."""
-    return _op()(x, handle(matrix))
+    return _op()(x, handle(matrix), False)
 
 
 def sparse_csr_tensor(csr, device: str):
