@@ -10,6 +10,7 @@ def one_column_rule(lengths):
 
 CONFIGS = [
     ("csr", {}),
+    ("csr_pattern", {}),
     ("coo", {}),
     ("dia", {}),
     ("dia", {"align": 1}),
@@ -47,6 +48,7 @@ CONFIGS = [
                             ("coo", {}, ("rest",))]}),
     ("cocktail", {"parts": [("dia", {"max_fill": None}, ("diagonals", [-1, 0, 1])), ("hyb", {}, ("rest",))]}),
     ("cocktail", {"parts": [("dia_vi", {"max_fill": None}, ("diagonals", [-1, 0, 1])), ("csr", {}, ("rest",))]}),
+    ("cocktail", {"parts": [("ell", {"max_fill": None}, ("row_prefix", 2)), ("csr_pattern", {}, ("rest",))]}),
 ]
 
 BLOCK_SIZES = (1, 2, 3, 4, 8)

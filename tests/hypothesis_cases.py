@@ -17,7 +17,7 @@ from cocktail import SparseMatrix, kernels, reference
 from cocktail.errors import FormatFillError
 from configs import CONFIGS
 from kernel_configs import KERNEL_CONFIGS
-from oracle import assert_within_gamma, few_values, unbounded, value_limited
+from oracle import assert_within_gamma, few_values, one_value, unbounded, value_limited
 from zoo import raw_csr
 
 #: Examples per hypothesis test: 100 in the ordinary GPU suite, 2000 in scripts/hypothesis_campaign.sh.
@@ -66,9 +66,9 @@ def _entries(rng, pattern: str, m: int, n: int, density: float):
 
 
 @st.composite
-def random_matrices(draw, few: bool = False):
+def random_matrices(draw, few: int | None = None):
     """Raw CSR arrays (float64, int64) of a random matrix: unsorted, with duplicates and explicit zeros,
-    and the description that rebuilds it. ``few``: values on a grid of halves (a value table holds them)."""
+    and the description that rebuilds it. ``few``: at most that many distinct values (:func:`oracle.few_values`)."""
     m, n = draw(st.integers(0, MAX_SIDE)), draw(st.integers(0, MAX_SIDE))
     pattern = draw(st.sampled_from(PATTERNS))
     density = draw(st.floats(0.0, 0.2))
@@ -80,8 +80,10 @@ def random_matrices(draw, few: bool = False):
     values = rng.standard_normal(rows.size)
     values[rng.random(rows.size) < zeros] = 0.0
     if few:
-        values = few_values(values)
+        values = few_values(values, few)
     data, indices, indptr = raw_csr(rows, cols, values, (m, n), rng, shuffle=shuffle)
+    if few == 1:
+        data = one_value(data, indices, indptr, (m, n))
     what = f"seed={seed} shape=({m}, {n}) pattern={pattern} density={density:.3g} zeros={zeros:.3g} shuffle={shuffle}"
     return data, indices, indptr, (m, n), seed, what
 

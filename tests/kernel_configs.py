@@ -15,6 +15,12 @@ KERNEL_CONFIGS = [
     ("csr_stream", "csr", {}, {"stream": False, "ldg": False}),
     ("csr_stream", "csr", {}, {"items_per_lane": 4, "block_threads": 64}),
     ("csr_stream", "csr", {}, {"items_per_lane": 16}),
+    # csr_pattern: the csr kernels' PATTERN instantiations (no value per entry).
+    ("csr_scalar", "csr_pattern", {}, {}),
+    *[("csr_vector", "csr_pattern", {}, {"threads_per_row": t}) for t in (2, 32)],
+    ("csr_vector", "csr_pattern", {}, {"threads_per_row": 8, "aligned": False, "ldg": False}),
+    ("csr_stream", "csr_pattern", {}, {}),
+    ("csr_stream", "csr_pattern", {}, {"stream": False, "items_per_lane": 4, "block_threads": 64}),
     ("coo_segmented", "coo", {}, {}),
     ("coo_segmented", "coo", {}, {"ldg": False}),
     ("coo_atomic", "coo", {}, {}),
@@ -70,4 +76,4 @@ KERNEL_CONFIGS = [
 def kernel_config_id(config) -> str:
     kernel, fmt, fparams, kparams = config
     parts = [f"{k}={v}" for k, v in {**fparams, **kparams}.items() if k != "max_fill"]
-    return kernel + ("[" + ",".join(parts) + "]" if parts else "")
+    return kernel + (f"@{fmt}" if fmt == "csr_pattern" else "") + ("[" + ",".join(parts) + "]" if parts else "")

@@ -28,33 +28,57 @@ def build_params(name: str, params: dict, dtype) -> dict:
     return format_params(name, dtype, unbounded(name, params))
 
 
-def value_limited(name: str, params: dict) -> bool:
-    """Whether format ``name`` (a Cocktail: one of its parts) stores its values as codes into a table of
-    at most a few hundred (dia_vi): it refuses the zoo's matrices of random values."""
+def value_limited(name: str, params: dict) -> int | None:
+    """The most distinct values format ``name`` (a Cocktail: the fewest of its parts') stores, None when any number:
+    dia_vi's codes address a table of a few hundred, csr_pattern holds one; either refuses the zoo's random values."""
     if name == "cocktail":
-        return any(value_limited(part, {}) for part, _, _ in params.get("parts", ()))
-    return get(name).max_values is not None
+        limits = [value_limited(part, {}) for part, _, _ in params.get("parts", ())]
+        return min((v for v in limits if v), default=None)
+    return get(name).max_values
 
 
-def few_values(data):
+#: The distinct values :func:`few_values` leaves by default: a value table's worth.
+TABLE_VALUES = 256
+
+
+def few_values(data, limit: int = TABLE_VALUES):
     """``data`` (an array, or a SciPy sparse matrix's values) moved onto a grid of halves, the real and
-    imaginary parts each: signs and zeros (-0.0 too) kept, a few dozen distinct values in the zoo."""
+    imaginary parts each: signs and zeros (-0.0 too) kept, a few dozen distinct values in the zoo; with
+    ``limit`` 1 (a pattern format), every value set to one (0.75, complex 0.75 - 0.25j)."""
     if sp.issparse(data):
         out = data.copy()
-        out.data = few_values(out.data)
+        out.data = few_values(out.data, limit)
         return out
+    if limit == 1:
+        return np.full_like(data, 0.75 - 0.25j if np.iscomplexobj(data) else 0.75)
     if np.iscomplexobj(data):
         return (few_values(data.real) + 1j * few_values(data.imag)).astype(data.dtype)
     return np.where(data == 0, data, np.sign(data) * (np.floor(np.abs(data) * 2) + 1) / 2).astype(data.dtype)
 
 
-def raw_arrays(zm, dtype, index_dtype, few=False):
-    """Fresh copies of a zoo matrix's raw CSR arrays in the given dtypes (``few``: values by :func:`few_values`)."""
+def one_value(data, indices, indptr, shape):
+    """Raw CSR values (possibly unsorted, with duplicates) made into one value per canonical entry: every value
+    0.75 (:func:`few_values` with limit 1) and the repeats of a (row, col) 0, since duplicates are summed."""
+    data = few_values(data, 1)
+    rows = np.repeat(np.arange(shape[0]), np.diff(indptr))
+    keys = rows.astype(np.int64) * max(shape[1], 1) + indices
+    _, first = np.unique(keys, return_index=True)
+    repeat = np.ones(keys.shape[0], dtype=bool)
+    repeat[first] = False
+    data[repeat] = 0
+    return data
+
+
+def raw_arrays(zm, dtype, index_dtype, few=None):
+    """Fresh copies of a zoo matrix's raw CSR arrays in the given dtypes (``few``: values by :func:`few_values`,
+    at most that many distinct)."""
     data = zm.data.astype(dtype)
     if np.dtype(dtype).kind == "c":
         data = data + 1j * np.linspace(-1, 1, data.shape[0]).astype(data.dtype)
     if few:
-        data = few_values(data)
+        data = few_values(data, few)
+    if few == 1:
+        data = one_value(data, zm.indices, zm.indptr, zm.shape)
     return data, zm.indices.astype(index_dtype), zm.indptr.astype(index_dtype)
 
 

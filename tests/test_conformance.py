@@ -40,7 +40,8 @@ def check_format(name, params, zm, dtype, index_dtype, seed=0):
     itemsize = np.dtype(dtype).itemsize
     assert fmt.spmv_bytes() >= fmt.nnz * itemsize + zm.shape[0] * itemsize
     assert fmt.spmv_bytes("float64") >= fmt.spmv_bytes("float32")
-    per_value = 1 if fmt.max_values else itemsize  # a value-indexed format reads a one-byte code per entry
+    # a value-indexed format (or part) reads a one-byte code per entry, a pattern format none
+    per_value = {None: itemsize, 1: 0}.get(value_limited(name, params), 1)
     floor = fmt.nnz * per_value + sum(zm.shape) * itemsize  # the values, x and y, each once
     assert floor <= fmt.dram_bytes() <= fmt.dram_bytes(l2_bytes=0)
     assert fmt.dram_bytes(dtype="float64") >= fmt.dram_bytes(dtype="float32")

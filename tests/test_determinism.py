@@ -59,7 +59,7 @@ def test_a_composed_product_is_deterministic_only_when_every_part_is():
 def test_cpu_products_are_deterministic(config, executor):
     name, params = config
     S = sp.random_array((64, 48), density=0.1, format="csr", random_state=0)
-    S = few_values(S) if value_limited(name, params) else S
+    S = few_values(S, value_limited(name, params)) if value_limited(name, params) else S
     A = SparseMatrix(S, format=name, device="cpu", executor=executor, deterministic=True,
                      **unbounded(name, params))
     assert A.deterministic

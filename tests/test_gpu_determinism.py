@@ -101,7 +101,7 @@ def _cases(select):
 
 def _host_matrix(which: str, fmt: str, dtype):
     S = MATRICES[which]()
-    return (few_values(S) if value_limited(fmt, {}) else S).astype(dtype)
+    return (few_values(S, value_limited(fmt, {})) if value_limited(fmt, {}) else S).astype(dtype)
 
 
 def _build(which: str, kernel: str, params: dict, dtype):

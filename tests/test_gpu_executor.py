@@ -20,16 +20,16 @@ pytestmark = pytest.mark.gpu
 cupy = pytest.importorskip("cupy") if cocktail.arrays.cuda_available() else None
 
 
-def _matrix(m=700, n=500, seed=0, few=False):
+def _matrix(m=700, n=500, seed=0, few=None):
     """Rows of very different lengths (0 to 120), more rows than a block of threads; ``few``: values by
-    ``oracle.few_values`` (for a format with a value table)."""
+    ``oracle.few_values``, at most that many distinct (for a format with a value table, or one value)."""
     rng = np.random.default_rng(seed)
     lengths = np.minimum(rng.zipf(1.6, size=m), 120)
     lengths[::17] = 0
     rows = np.repeat(np.arange(m), lengths)
     cols = np.concatenate([rng.choice(n, size=k, replace=False) for k in lengths])
     S = sp.csr_array((rng.standard_normal(rows.size), (rows, cols)), shape=(m, n))
-    return few_values(S) if few else S
+    return few_values(S, few) if few else S
 
 
 def _first_call_captured(A, S, dtype, alpha=1.5, beta=-0.5):

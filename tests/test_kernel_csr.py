@@ -38,9 +38,9 @@ def test_specs_registered_with_contract_parameters():
     v = get("csr_vector")
     assert v.defaults == {"threads_per_row": None, "aligned": True, "ldg": True, "block_threads": None}
     exprs = v.expressions("float", "int")
-    assert len(exprs) == 10
-    assert "csr_vector<float, int, 2, true>" in exprs and "csr_vector<float, int, 32, false>" in exprs
-    assert len(v.all_expressions()) == 40
+    assert len(exprs) == 20  # threads x aligned x pattern
+    assert "csr_vector<float, int, 2, true, false>" in exprs and "csr_vector<float, int, 32, false, true>" in exprs
+    assert len(v.all_expressions()) == 80
     mg = get("csr_merge")
     assert mg.defaults == {"items_per_thread": None, "block_threads": None, "ldg": True}
     assert mg.deterministic

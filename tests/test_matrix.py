@@ -14,7 +14,7 @@ from cocktail.auto import fixed_rule as auto
 from oracle import unbounded
 from zoo import ZOO_BY_NAME
 
-ALL_FORMATS = ["csr", "coo", "dia", "dia_vi", "bdia", "ell", "sell", "hyb", "pkt", "bcsr", "bell", "sbell"]
+ALL_FORMATS = ["csr", "csr_pattern", "coo", "dia", "dia_vi", "bdia", "ell", "sell", "hyb", "pkt", "bcsr", "bell", "sbell"]
 
 
 def sample(m=40, n=30, seed=0):
@@ -51,6 +51,8 @@ def test_tuple_and_matrix_inputs():
 @pytest.mark.parametrize("fmt", ALL_FORMATS)
 def test_attributes_and_products(fmt):
     S = sample()
+    if cocktail.formats.get(fmt).max_values == 1:
+        S.data[:] = 0.5
     A = SparseMatrix(S, format=fmt, device="cpu", **unbounded(fmt, {}))
     assert A.shape == (40, 30) and A.dtype == np.float64 and A.nnz == S.nnz
     assert A.format == fmt and A.device == "cpu" and isinstance(A.params, dict)

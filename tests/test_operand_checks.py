@@ -35,14 +35,16 @@ def kwargs_of(fmt: str) -> dict:
     return {} if fmt == "auto" else unbounded(fmt, {})
 
 
-def scipy_matrix(m=M, n=N, dtype=np.float64):
+def scipy_matrix(m=M, n=N, dtype=np.float64, limit=None):
+    """A random matrix with few distinct values (``limit`` 1: one)."""
     S = few_values(sp.random_array((m, n), density=0.4, format="csr", random_state=7)) + sp.eye_array(m, n)
-    return sp.csr_array(S, dtype=dtype)
+    return sp.csr_array(few_values(S, limit) if limit == 1 else S, dtype=dtype)
 
 
 @functools.lru_cache(maxsize=None)
 def matrix(device, dtype="float64", fmt="csr", square=False) -> SparseMatrix:
-    S = scipy_matrix(M, M if square else N, np.dtype(dtype))
+    limit = formats.get(fmt).max_values if fmt != "auto" else None
+    S = scipy_matrix(M, M if square else N, np.dtype(dtype), limit)
     return SparseMatrix(S, format=fmt, device=device, **kwargs_of(fmt))
 
 
@@ -269,7 +271,7 @@ def _overlap_refused(A, device) -> bool:
 @pytest.mark.parametrize("device", DEVICES)
 def test_out_overlapping_x(device, fmt):
     xp = xp_of(device)
-    A, S = matrix(device, fmt=fmt, square=True), scipy_matrix(M, M)
+    A, S = matrix(device, fmt=fmt, square=True), scipy_matrix(M, M, limit=formats.get(fmt).max_values)
     values = np.linspace(-1.0, 2.0, M)
     calls = {  # name -> the call on a fresh buffer holding values and one more element
         "matvec": lambda b: A.matvec(b[:M], out=b[:M], beta=0.5),

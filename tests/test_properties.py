@@ -11,7 +11,7 @@ from cocktail import formats, reference
 from cocktail.formats import CSR, get
 from configs import CONFIGS
 from hypothesis_cases import campaign_settings, check_random_product, cpu_cases
-from oracle import assert_csr_identical, assert_product_close, build_params
+from oracle import assert_csr_identical, assert_product_close, build_params, one_value, value_limited
 from zoo import raw_csr
 
 DISTINCT_CONFIGS = list({name: (name, params) for name, params in CONFIGS}.values())
@@ -40,6 +40,8 @@ def test_random_patterns(inputs, config_index, index_dtype, dtype):
     data, indices, indptr, shape, seed = inputs
     data = data.astype(dtype)
     name, params = DISTINCT_CONFIGS[config_index]
+    if value_limited(name, params) == 1:
+        data = one_value(data, indices, indptr, shape).astype(dtype)
     csr = CSR.from_arrays(data, indices.astype(index_dtype), indptr.astype(index_dtype), shape)
     fmt = get(name).from_csr(csr, **build_params(name, params, csr.dtype))
     assert_csr_identical(fmt.to_csr(), csr)

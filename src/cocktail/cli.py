@@ -54,6 +54,10 @@ def _problems(args, on_gpu: bool) -> list:
     chosen = list(args.suite) or ([] if problems else ["default" if on_gpu else "default-cpu"])
     for name in chosen:
         problems += [Problem(name, m.name, m.kind, suites.load(m), m.family) for m in suites.get(name)]
+    if args.values == "pattern":
+        from .bench.runner import pattern_of
+
+        problems = [pattern_of(p) for p in problems]
     return problems
 
 
@@ -366,6 +370,10 @@ def build_parser() -> argparse.ArgumentParser:
                             "cupyx, torch, scipy; all (the default) is ours, auto and the baselines")
     bench.add_argument("--dtype", default="float64",
                        help="value dtypes, comma-separated: float32, float64 (default float64)")
+    bench.add_argument("--values", default="stored", choices=("stored", "pattern"),
+                       help="the matrices' own values (default), or pattern: every entry 1 (the adjacency of each "
+                            "matrix's pattern, named <name>:pattern), which format='auto' stores with no value per "
+                            "entry")
     bench.add_argument("--k", default="1", metavar="K[,K...]",
                        help="block widths: 1 (default) times SpMV; wider ones time each method's block product "
                             "A @ X of k vectors too (records of the spmm section), with cuSPARSE's SpMM per "

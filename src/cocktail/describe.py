@@ -16,7 +16,7 @@ from .formats import about
 
 WIDTH = 80
 #: Columns of the ``cocktail formats`` table: name, sentence, parameters (the rest of WIDTH).
-_NAME_W, _SENTENCE_W, _GAP = 10, 37, 2
+_NAME_W, _SENTENCE_W, _GAP = 13, 35, 2
 RULE_WORD = "auto (rule)"
 
 

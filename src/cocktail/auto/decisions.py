@@ -44,15 +44,17 @@ def path():
 
 
 def key(fingerprint: str, device_key: str, dtype, index_dtype, deterministic: bool = False,
-        vendor: bool = True, tune: str = "measure", profile_digest: str = "") -> str:
+        vendor: bool = True, tune: str = "measure", profile_digest: str = "", one_value: bool = False) -> str:
     """The cache key of one structure on one device in one pair of dtypes, with or without ``deterministic=True``
     and the vendor's kernels, for plans decided by ``tune`` from the profile of ``profile_digest``
-    (:attr:`~cocktail.auto.profile.Profile.digest`: a recalibrated profile decides afresh)."""
+    (:attr:`~cocktail.auto.profile.Profile.digest`: a recalibrated profile decides afresh); ``one_value``: every
+    entry holds one value (its plan may store parts pattern-only, which a matrix of other values cannot reuse)."""
     import numpy as np
 
     order = "deterministic" if deterministic else "any-order"
     return "|".join([PLANNER_VERSION, fingerprint, device_key, np.dtype(dtype).name, np.dtype(index_dtype).name,
-                     order, "vendor" if vendor else "own", tune, profile_digest])
+                     order, "vendor" if vendor else "own", tune, profile_digest]
+                    + (["one-value"] if one_value else []))
 
 
 #: The file's entries as last read or written: ``(path, stamp, entries)``.

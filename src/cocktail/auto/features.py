@@ -27,6 +27,7 @@ from types import MappingProxyType
 import numpy as np
 
 from ..arrays import bit_keys, get_xp, stable_argsort, to_numpy
+from ..formats.csr_pattern import one_value as holds_one_value
 from ..kernels.sbell import SAMPLED_HEIGHT as SAMPLED_SBELL_HEIGHT
 
 #: Candidate block shapes ``(r, c)``: ``r`` rows by ``c`` columns, on the aligned block grid.  The
@@ -250,7 +251,8 @@ class Features:
     :func:`compute` left out by its ``block_fill_limit`` are missing);
     ``groups`` maps every size of :data:`GROUP_SIZES` to its :class:`GroupWidths`.
     ``distinct_values`` counts the distinct values of the entries and zero (the value of
-    DIA-VI's padding), at most :data:`DISTINCT_CAP`.  ``x_scatter`` maps a value size in bytes
+    DIA-VI's padding), at most :data:`DISTINCT_CAP`; ``one_value``: every entry holds one value (by its
+    bits: a pattern matrix, stored with no value per entry by the planner's pattern cut).  ``x_scatter`` maps a value size in bytes
     to how scattered the matrix's gathers of ``x`` are (:func:`x_scatter`: 0 as the calibration's
     rows of adjacent columns, 1 as its uniformly scattered rows).
     """
@@ -265,6 +267,7 @@ class Features:
     blocks: MappingProxyType
     groups: MappingProxyType = field(default_factory=lambda: MappingProxyType({}))
     distinct_values: int = DISTINCT_CAP
+    one_value: bool = False
     x_scatter: MappingProxyType = field(default_factory=lambda: MappingProxyType({}))
 
     def dense_diagonals(self, threshold: float) -> np.ndarray:
@@ -507,7 +510,7 @@ def x_scatter(csr) -> MappingProxyType:
     return MappingProxyType(out)
 
 
-def compute(csr, block_fill_limit: float | None = None) -> Features:
+def compute(csr, block_fill_limit: float | None = None, one_value: bool | None = None) -> Features:
     """Measure the structural features of a canonical CSR (NumPy or CuPy arrays).
 
     Row lengths and their histogram, nonzeros per diagonal, for every ``(r, c)`` of
@@ -518,7 +521,8 @@ def compute(csr, block_fill_limit: float | None = None) -> Features:
     ``block_fill_limit``: leave out the block shapes ``r x c`` (``r > 1``) once a shorter shape
     ``q x c`` (``q`` divides ``r``: ``1 x c``, then ``2 x c``, ...) exceeds it: an ``r x c`` block
     covers at most ``r / q`` of the ``q x c`` ones, so its fill is at least theirs.  Those need a
-    sort each; the ``1 x c`` counts do not.
+    sort each; the ``1 x c`` counts do not.  ``one_value``: whether every entry holds one value, when the
+    caller knows it already (else one pass over the values finds out).
     """
     xp = get_xp(csr.indptr)
     m, n = (int(d) for d in csr.shape)
@@ -552,6 +556,7 @@ def compute(csr, block_fill_limit: float | None = None) -> Features:
         blocks=MappingProxyType(blocks),
         groups=row_groups(lengths, max_row) if m else MappingProxyType({}),
         distinct_values=distinct_values(csr.data),
+        one_value=holds_one_value(csr.data) if one_value is None else bool(one_value),
         x_scatter=x_scatter(csr),
     )
 

@@ -39,6 +39,9 @@ The policies (all thresholds of the planner are here):
 - **The vendor's kernels** (cuSPARSE's CSR and COO algorithms, ``cusparse_csr`` and
   ``cusparse_coo``) are candidates like ours, as singles and as a Cocktail's CSR or COO part;
   ``vendor=False`` plans with our own kernels only.
+- **The pattern cut** (a matrix whose entries all hold one value): every part whose format has a
+  pattern form its kernel multiplies (CSR's csr_pattern) is stored that way, lossless, and its
+  prediction scaled by :func:`pattern_share` of the bytes.
 
 The block formats (BCSR, BELL, SBELL) are costed as singles, with the block counts of the
 features; they do not enter a Cocktail as a part.
@@ -47,7 +50,7 @@ features; they do not enter a Cocktail as a part.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -111,6 +114,8 @@ class Part:
     slots: int
     predicted_us: float
     format_params: dict = field(default_factory=dict, compare=False)
+    #: Stored with no value per entry (the pattern cut): in the pattern form of the variant's format.
+    pattern: bool = False
 
     @property
     def _v(self):
@@ -118,7 +123,13 @@ class Part:
 
     @property
     def format(self) -> str:
-        return self._v.format
+        v = self._v
+        return formats.get(v.format).pattern_format if self.pattern else v.format
+
+    @property
+    def name(self) -> str:
+        """The variant's key, and ``@csr_pattern`` (the format) for a part the pattern cut stores."""
+        return f"{self.variant}@{self.format}" if self.pattern else self.variant
 
     @property
     def kernel(self) -> str:
@@ -142,14 +153,14 @@ class Part:
     def to_json(self) -> dict:
         return {"variant": self.variant, "selector": [self.selector[0], *[_plain(a) for a in self.selector[1:]]],
                 "nnz": self.nnz, "slots": self.slots, "predicted_us": self.predicted_us,
-                "format_params": {k: _plain(v) for k, v in self.format_params.items()}}
+                "format_params": {k: _plain(v) for k, v in self.format_params.items()}, "pattern": self.pattern}
 
     @classmethod
     def from_json(cls, d: dict) -> Part:
         sel = d["selector"]
         selector = (sel[0], *[tuple(a) if isinstance(a, list) else a for a in sel[1:]])
         return cls(d["variant"], selector, int(d["nnz"]), int(d["slots"]), float(d["predicted_us"]),
-                   dict(d.get("format_params", {})))
+                   dict(d.get("format_params", {})), bool(d.get("pattern", False)))
 
 
 def _plain(v):
@@ -177,7 +188,7 @@ class Plan:
         """``csr_vector(t=8)`` for a single format; ``DIA(9%) SELL(73%) COO(18%)`` for a Cocktail, a part
         that delegates to cuSPARSE named ``cuSPARSE-CSR``."""
         if self.single:
-            return self.parts[0].variant
+            return self.parts[0].name
         total = nnz or sum(p.nnz for p in self.parts) or 1
         return " ".join(f"{'cuSPARSE-' if p.vendor else ''}{p.format.upper()}({100 * p.nnz / total:.0f}%)"
                         for p in self.parts)
@@ -193,11 +204,11 @@ class Plan:
         for p in self.parts:
             kind = p.selector[0]
             if kind == "diagonals":
-                out.append(f"{p.variant}[{len(p.selector[1])} diagonals]")
+                out.append(f"{p.name}[{len(p.selector[1])} diagonals]")
             elif kind == "row_prefix":
-                out.append(f"{p.variant}[first {p.selector[1]} per row]")
+                out.append(f"{p.name}[first {p.selector[1]} per row]")
             else:
-                out.append(p.variant)
+                out.append(p.name)
         return " + ".join(out)
 
     def to_json(self) -> dict:
@@ -404,6 +415,31 @@ def work(v, features: Features) -> tuple[int, int] | None:
     return b.sliced_total * r * c, b.max_per_superrow * c
 
 
+def pattern_share(dtype, index_dtype) -> float:
+    """The share of its bytes a flat part still moves stored pattern-only: Bell & Garland's count per entry
+    (an index, a value and a read of ``x``) without the value (float64 with int32 indices: 0.6)."""
+    val, idx = np.dtype(dtype).itemsize, np.dtype(index_dtype).itemsize
+    return (idx + val) / (idx + 2 * val)
+
+
+def pattern_cut(plan: Plan, share: float) -> Plan:
+    """``plan`` with every part whose format has a pattern form that its kernel multiplies stored that way
+    (``Part.pattern``), the part's prediction scaled by ``share`` (:func:`pattern_share`); ``plan`` itself
+    when no part has one.  For a matrix whose entries all hold one value only."""
+    from .. import kernels
+
+    def cut(part: Part) -> Part:
+        form = formats.get(part._v.format).pattern_format
+        if form is None or form not in kernels.get(part.kernel).formats:
+            return part
+        return replace(part, pattern=True, predicted_us=part.predicted_us * share)
+
+    parts = tuple(cut(p) for p in plan.parts)
+    if all(a is b for a, b in zip(parts, plan.parts)):
+        return plan
+    return Plan(parts, sum(p.predicted_us for p in parts))
+
+
 def allowed(v, deterministic: bool = False, vendor: bool = True) -> bool:
     """Whether variant ``v``'s kernel is registered and may be planned: with ``deterministic``, only a
     deterministic one at the variant's parameters; without ``vendor``, only one of our own."""
@@ -587,5 +623,8 @@ def plan(csr, features: Features, profile, dtype, deterministic: bool = False, v
                 parts = head + (Part(variant, ("row_prefix", int(w)), covered, pre[0], pre[1], {"max_fill": None}),
                                 Part(after[0], ("rest",), left - covered, after[1], after[2]))
                 plans.append(Plan(parts, sum(p.predicted_us for p in parts)))
+    if features.one_value:
+        share = pattern_share(dtype, csr.index_dtype)
+        plans = [pattern_cut(p, share) for p in plans]
     plans.sort(key=lambda p: p.predicted_us)
     return Planning(features, plans, profile.source, profile.notice)

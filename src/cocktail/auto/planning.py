@@ -242,6 +242,7 @@ def choose(csr, tune: str = "model", deterministic: bool = False, vendor: bool =
     ``deterministic``: from plans whose every kernel is declared deterministic; ``vendor``: cuSPARSE's
     kernels are candidates too (where the library loads)."""
     from . import decisions, planner, profile
+    from ..formats.csr_pattern import one_value
     from .features import compute, structure_fingerprint
 
     if tune not in TUNE:
@@ -253,10 +254,11 @@ def choose(csr, tune: str = "model", deterministic: bool = False, vendor: bool =
         return _fallback(csr, f"no device profile with {csr.dtype.name} samples for {device['name']}: "
                               "format='auto' used its fixed rule; run `cocktail calibrate`", deterministic)
     keys, t0 = {}, time.perf_counter()
+    uniform = one_value(csr.data)
     if decisions.path() is not None:
         fingerprint = structure_fingerprint(csr)
         keys = {t: decisions.key(fingerprint, profile.key_of(device), csr.dtype, csr.index_dtype, deterministic,
-                                 vendor, t, prof.digest) for t in TUNE}
+                                 vendor, t, prof.digest, uniform) for t in TUNE}
         hit = _cached(csr, [keys["measure"]] + ([keys["model"]] if tune == "model" else []))
         if hit is not None:
             plan, (storage, executor), convert_s = hit
@@ -264,7 +266,7 @@ def choose(csr, tune: str = "model", deterministic: bool = False, vendor: bool =
                                 convert_s=convert_s, notice=prof.notice)
             return storage, executor, report
     t1 = time.perf_counter()
-    feats = compute(csr, block_fill_limit=planner.block_fill_limit(csr.dtype, csr.index_dtype))
+    feats = compute(csr, block_fill_limit=planner.block_fill_limit(csr.dtype, csr.index_dtype), one_value=uniform)
     t2 = time.perf_counter()
     planning = planner.plan(csr, feats, prof, csr.dtype, deterministic, vendor)
     report = AutoReport(planning.chosen, tune, planning, analysis_s=time.perf_counter() - t0, features_s=t2 - t1,

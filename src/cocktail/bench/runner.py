@@ -34,6 +34,14 @@ class Problem:
     family: str = ""
 
 
+def pattern_of(p: Problem) -> Problem:
+    """``p`` with every stored entry 1 (explicit zeros too): the adjacency matrix of its pattern, named
+    ``<name>:pattern``, so that records of both kinds of one matrix stay apart."""
+    S = p.S.copy()
+    S.data = np.ones_like(S.data)
+    return Problem(p.suite, f"{p.name}:pattern", p.kind, S, p.family)
+
+
 @dataclass(frozen=True)
 class Settings:
     """How to time: repetitions, the device's copy bandwidth and L2 size (GPU runs)."""

@@ -50,6 +50,15 @@ def _rising_within_rows(indices, indptr) -> bool:
     return bool(rising.all())
 
 
+def row_length_facts(lengths, nnz: int) -> dict:
+    """``describe()``'s facts of a matrix with these row lengths and ``nnz`` entries: the shortest, mean and longest."""
+    m = int(lengths.shape[0])
+    if not m:
+        return {"rows": 0}
+    return {"row length min": int(lengths.min()), "row length mean": round(float(nnz) / m, 2),
+            "row length max": int(lengths.max())}
+
+
 class CSR(SparseFormat):
     """Compressed sparse row storage: ``data``, ``indices``, ``indptr`` (Bell & Garland §3.4)."""
 
@@ -59,6 +68,7 @@ class CSR(SparseFormat):
                "one write of y")
     array_fields = ("data", "indices", "indptr")
     defaults = {}
+    pattern_format = "csr_pattern"
 
     @classmethod
     def from_arrays(cls, data, indices, indptr, shape, *, index_dtype=None, dtype=None, check=True):
@@ -169,15 +179,7 @@ class CSR(SparseFormat):
         return (m + 1) * idx + self.nnz * (idx + val) + self.nnz * val + m * val
 
     def describe(self) -> dict:
-        lengths = self.row_lengths()
-        m = self.shape[0]
-        if not m:
-            return {"rows": 0}
-        return {
-            "row length min": int(lengths.min()),
-            "row length mean": round(float(self.nnz) / m, 2),
-            "row length max": int(lengths.max()),
-        }
+        return row_length_facts(self.row_lengths(), self.nnz)
 
     def to_scipy(self):
         """A ``scipy.sparse.csr_array`` on the host holding a copy of this matrix."""

@@ -31,6 +31,19 @@ __device__ __forceinline__ T load_x(const T* __restrict__ x, long long i) {
 #endif
 }
 
+// A CSR kernel's products for the two ways it may hold its values. PATTERN == false: data[j] is entry
+// j's value. PATTERN == true (format csr_pattern): every entry holds data[0], so an entry adds its x
+// alone and the row's sum is scaled once (entry_product of data + j, then row_scaled).
+template <bool PATTERN, typename T>
+__device__ __forceinline__ T entry_product(const T* __restrict__ value, T xv) {
+    return PATTERN ? xv : *value * xv;
+}
+
+template <bool PATTERN, typename T>
+__device__ __forceinline__ T row_scaled(const T* __restrict__ data, T sum) {
+    return PATTERN ? data[0] * sum : sum;
+}
+
 // y = alpha * sum + beta * y, never reading y when beta == 0 (so NaN/Inf there never propagate).
 template <typename T>
 __device__ __forceinline__ void store_y(T* y, long long row, T sum, T alpha, T beta) {

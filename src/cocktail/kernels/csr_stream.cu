@@ -12,6 +12,8 @@
 //    last ticket (a ticket per row, kept at its first piece; atomicInc wraps it back to 0) adds
 //    the pieces in a fixed order (lane-strided, then a shuffle tree) and stores the row, so the
 //    result is deterministic.
+// PATTERN: a csr_pattern matrix, every entry holding data[0]: the products are x alone and each row's
+// sum is scaled once when it is stored (common.cuh's row_scaled).
 // Rows are stored through store_y, so beta is applied once per row and y is never read when beta == 0.
 #include "warp.cuh"
 
@@ -25,7 +27,7 @@ __device__ __forceinline__ V load_matrix(const V* __restrict__ p) {
     return *p;
 }
 
-template <typename T, typename I, int ITEMS, bool STREAM>
+template <typename T, typename I, int ITEMS, bool STREAM, bool PATTERN>
 __global__ void csr_stream(const long long n_items,
                            const I* __restrict__ item_row,
                            const I* __restrict__ item_nz,
@@ -58,7 +60,10 @@ __global__ void csr_stream(const long long n_items,
             const long long j = z0 + k * WARP + lane;
             T v = T(0);
             if (j < z1) {
-                v = load_matrix<STREAM>(data + j) * load_x(x, load_matrix<STREAM>(indices + j));
+                v = load_x(x, load_matrix<STREAM>(indices + j));
+                if (!PATTERN) {
+                    v *= load_matrix<STREAM>(data + j);
+                }
             }
             products[k * WARP + lane] = v;
         }
@@ -92,7 +97,7 @@ __global__ void csr_stream(const long long n_items,
             }
             sum = group_sum(sum, WARP);
             if (lane == 0) {
-                store_y(y, r0, sum, alpha, beta);
+                store_y(y, r0, row_scaled<PATTERN>(data, sum), alpha, beta);
             }
             continue;
         }
@@ -115,7 +120,7 @@ __global__ void csr_stream(const long long n_items,
             }
             v = group_sum(v, width);
             if (sub == 0 && group < rows) {
-                store_y(y, row, v, alpha, beta);
+                store_y(y, row, row_scaled<PATTERN>(data, v), alpha, beta);
             }
             continue;
         }
@@ -125,7 +130,7 @@ __global__ void csr_stream(const long long n_items,
             for (long long j = (long long)indptr[row] - z0; j < end; ++j) {
                 v += products[j];
             }
-            store_y(y, row, v, alpha, beta);
+            store_y(y, row, row_scaled<PATTERN>(data, v), alpha, beta);
         }
     }
 }

@@ -6,9 +6,11 @@
 // ALIGNED (Baskaran & Bordawekar §4): a row's group starts at start - start % THREADS, so every
 // step after the first reads an aligned segment of THREADS entries; lanes below `start` idle
 // during that first step.
+//
+// PATTERN: a csr_pattern matrix, every entry holding data[0] (common.cuh's entry_product).
 #include "warp.cuh"
 
-template <typename T, typename I, int THREADS, bool ALIGNED>
+template <typename T, typename I, int THREADS, bool ALIGNED, bool PATTERN>
 __global__ void csr_vector(const I m, COCKTAIL_CSR_ARGS(T, I), COCKTAIL_PRODUCT_ARGS(T)) {
     const RowGroups g = row_groups<THREADS>();
     for (long long base = g.first; base < m; base += g.stride) {
@@ -21,17 +23,17 @@ __global__ void csr_vector(const I m, COCKTAIL_CSR_ARGS(T, I), COCKTAIL_PRODUCT_
             long long j = (ALIGNED ? start - start % THREADS : start) + g.lane;
             if (ALIGNED) {
                 if (j >= start && j < end) {
-                    sum += data[j] * load_x(x, indices[j]);
+                    sum += entry_product<PATTERN>(data + j, load_x(x, indices[j]));
                 }
                 j += THREADS;
             }
             for (; j < end; j += THREADS) {
-                sum += data[j] * load_x(x, indices[j]);
+                sum += entry_product<PATTERN>(data + j, load_x(x, indices[j]));
             }
         }
         sum = group_sum(sum, THREADS);
         if (g.lane == 0 && row < m) {
-            store_y(y, row, sum, alpha, beta);
+            store_y(y, row, row_scaled<PATTERN>(data, sum), alpha, beta);
         }
     }
 }

@@ -30,6 +30,17 @@ def type_names(fmt) -> tuple[str, str]:
     return value_type_name(fmt.dtype), index_type_name(fmt.index_dtype)
 
 
+def csr_values(fmt) -> tuple:
+    """``(values, pattern)``: the value array a CSR kernel reads, CSR's ``data`` or a csr_pattern matrix's one
+    ``value``, and whether it is the latter (the kernel's ``PATTERN`` instantiation)."""
+    return (fmt.value, True) if fmt.pattern_only else (fmt.data, False)
+
+
+def cpp_bool(flag: bool) -> str:
+    """A template argument's spelling of ``flag``."""
+    return "true" if flag else "false"
+
+
 @dataclass(frozen=True)
 class Sampled:
     """One setting of a kernel that the device profile samples and the planner costs: a variant of

@@ -214,15 +214,16 @@ def dia_vi_rows_per_thread(aligned) -> int:
     return DIA_VI_ROWS_PER_THREAD if aligned(DIA_VI_ROWS_PER_THREAD) else 1
 
 
-def csr_kernel(row_lengths) -> str:
-    """Which CSR kernel suits these row lengths: csr_merge, csr_vector or csr_scalar."""
+def csr_kernel(row_lengths, pattern: bool = False) -> str:
+    """Which CSR kernel suits these row lengths: csr_merge, csr_vector or csr_scalar; for a csr_pattern matrix
+    (``pattern``) csr_stream in csr_merge's place (the other load-balanced kernel; csr_merge reads values)."""
     m = int(row_lengths.shape[0])
     if m == 0:
         return "csr_scalar"
     longest = int(row_lengths.max())
     mean = float(row_lengths.sum()) / m
     if longest >= MERGE_MIN_LONGEST and longest > MERGE_LONGEST_OVER_MEAN * max(mean, 1.0):
-        return "csr_merge"
+        return "csr_stream" if pattern else "csr_merge"
     if mean >= VECTOR_MIN_MEAN_ROW:
         return "csr_vector"
     return "csr_scalar"
@@ -230,7 +231,7 @@ def csr_kernel(row_lengths) -> str:
 
 def format_kernels() -> dict[str, str]:
     """The kernel each format uses unless the caller names one: the kernel that declares itself the
-    format's default (``KernelSpec.default_for``).  CSR has a rule instead (:func:`csr_kernel`)."""
+    format's default (``KernelSpec.default_for``).  CSR and CSR-pattern have a rule instead (:func:`csr_kernel`)."""
     return {fmt: name for name in kernels.names() for fmt in kernels.get(name).default_for}
 
 
@@ -242,7 +243,10 @@ def choose_kernel(storage, deterministic: bool = False) -> str | None:
     """
     if storage.dtype.kind == "c":
         return None
-    name = csr_kernel(storage.row_lengths()) if storage.name == "csr" else format_kernels().get(storage.name)
+    if storage.name in ("csr", "csr_pattern"):
+        name = csr_kernel(storage.row_lengths(), storage.pattern_only)
+    else:
+        name = format_kernels().get(storage.name)
     if name is None or not deterministic or kernels.get(name).deterministic:
         return name
     return next((spec.name for spec in kernels.for_format(storage.name) if spec.deterministic), None)
