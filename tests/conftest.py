@@ -52,3 +52,15 @@ def _own_decision_cache(request, tmp_path_factory, monkeypatch):
     base = tmp_path_factory.getbasetemp() / "decisions"
     base.mkdir(exist_ok=True)
     monkeypatch.setenv("COCKTAIL_DECISIONS", str(base / f"{abs(hash(request.node.nodeid))}.json"))
+
+
+@pytest.fixture
+def modelled(monkeypatch, tmp_path):
+    """The planner reads the modelled profile of tests/test_planner.py (a bandwidth model, no GPU samples)."""
+    from cocktail.auto import profile
+    from test_planner import model_profile
+
+    monkeypatch.setenv("COCKTAIL_CACHE", str(tmp_path))
+    prof = model_profile()
+    monkeypatch.setattr(profile, "for_device", lambda device: prof)
+    return prof

@@ -178,3 +178,12 @@ def test_bench_values_pattern_renames_and_sets_every_entry_to_one():
     (q,) = _problems(args, on_gpu=False)
     assert q.name == "laplace5_10:pattern" and (q.S.data == 1.0).all()
     assert build_parser().parse_args(["bench"]).values == "stored"
+
+
+def test_bench_labels_a_kernel_on_its_second_format_apart():
+    from cocktail.bench.measuring.methods import KernelMethod, kernel_label
+
+    assert kernel_label("csr_stream", "csr") == "csr_stream"
+    assert kernel_label("csr_stream", "csr_pattern") == "csr_stream@csr_pattern"
+    assert KernelMethod("csr_pattern", "csr_vector").name == "csr_vector@csr_pattern"
+    assert KernelMethod("csr", "csr_vector").name == "csr_vector" and KernelMethod("csr_pattern").name == "csr_pattern"

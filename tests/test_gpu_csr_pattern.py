@@ -12,7 +12,7 @@ import scipy.sparse as sp
 
 import cocktail
 from cocktail import SparseMatrix
-from test_gpu_planner import _check_product, modelled  # noqa: F401 - the fixture
+from test_gpu_planner import _check_product
 
 pytestmark = pytest.mark.gpu
 
@@ -62,7 +62,7 @@ def test_a_pattern_matrix_of_another_value_scales_each_row_once(dtype):
     np.testing.assert_allclose((P @ cupy.asarray(X)).get(), want, rtol=tol, atol=tol * np.abs(want).max())
 
 
-def test_auto_cuts_a_one_value_matrix_and_runs_it(modelled):  # noqa: F811 - the fixture
+def test_auto_cuts_a_one_value_matrix_and_runs_it(modelled):
     S = power_law_graph()
     A = SparseMatrix(S)
     cut = [p for p in A.auto.planning.candidates if any(part.pattern for part in p.parts)]

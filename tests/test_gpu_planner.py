@@ -21,14 +21,6 @@ pytestmark = pytest.mark.gpu
 cupy = pytest.importorskip("cupy") if cocktail.arrays.cuda_available() else None
 
 
-@pytest.fixture
-def modelled(monkeypatch, tmp_path):
-    monkeypatch.setenv("COCKTAIL_CACHE", str(tmp_path))
-    prof = model_profile()
-    monkeypatch.setattr(profile, "for_device", lambda device: prof)
-    return prof
-
-
 def _diagonals_plus_random(n=300_000, extra=1, seed=1):
     rng = np.random.default_rng(seed)
     band = sp.diags([1.0] * 5, [-2, -1, 0, 1, 2], shape=(n, n), format="coo")

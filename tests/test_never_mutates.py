@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import gzip
+import sys
 
 import numpy as np
 import pytest
@@ -20,7 +21,7 @@ import scipy.sparse as sp
 
 from cocktail import SparseMatrix, formats, kernels, read_matrix, reference, write_matrix
 from cocktail.formats import CSR
-from oracle import assert_csr_identical, build_params, few_values, unbounded
+from oracle import assert_csr_identical, build_params, few_values, one_value, unbounded
 from snapshots import assert_unchanged, host, take
 from zoo import raw_csr
 
@@ -49,7 +50,7 @@ def format_kwargs(name: str) -> dict:
 
 
 @functools.lru_cache(maxsize=1)
-def _raw_host():
+def _raw_stored():
     rng = np.random.default_rng(11)
     lengths = rng.integers(0, 7, size=M)
     lengths[::13] = 0
@@ -60,6 +61,31 @@ def _raw_host():
     vals[::9] = 0.0
     vals[4] = -0.0
     return raw_csr(rows, cols, vals, (M, N), rng, shuffle=True)
+
+
+@functools.lru_cache(maxsize=1)
+def _raw_one_value():
+    data, indices, indptr = _raw_stored()
+    return one_value(data, indices, indptr, (M, N)), indices, indptr
+
+
+#: The raw arrays every helper reads: the stored values, or (for a format that stores one value) one value.
+_raw_host = _raw_stored
+
+
+@pytest.fixture(autouse=True)
+def _one_value_for_a_pattern_format(request, monkeypatch):
+    """A test of a format that stores one value for all entries (csr_pattern) takes the same matrix with every
+    entry holding one value: :func:`raw` and everything built from it."""
+    callspec = getattr(request.node, "callspec", None)
+    fmt = callspec.params.get("fmt") if callspec else None
+    if fmt in NAMED and formats.get(fmt).max_values == 1:
+        monkeypatch.setattr(sys.modules[__name__], "_raw_host", _raw_one_value)
+        matrix.cache_clear()
+        yield
+        matrix.cache_clear()  # its matrix holds one value: no other test may take it from the cache
+        return
+    yield
 
 
 def raw():
@@ -366,7 +392,7 @@ def test_reference_executor_leaves_its_operands_alone(device, fmt):
 @pytest.mark.parametrize("kernel", kernels.names())
 def test_every_kernel_leaves_x_and_the_frame_around_out(kernel):
     cupy = pytest.importorskip("cupy")
-    fmt = kernels.get(kernel).formats[0]
+    fmt = kernels.get(kernel).formats[0]  # csr for the csr kernels: csr_pattern's runs are the fmt tests'
     A = SparseMatrix(scipy_csr(), format=fmt, device="cuda", kernel=kernel, **format_kwargs(fmt))
     assert A.kernel == kernel
     before = take(A)

@@ -146,12 +146,12 @@ class KernelMethod:
 
     @property
     def name(self) -> str:
-        """The record's label: the kernel, the format (its default kernel depends on the matrix), or
-        ``reference:<format>`` for a format without a kernel."""
+        """The record's label: the kernel (:func:`kernel_label`), the format (its default kernel depends on the
+        matrix), or ``reference:<format>`` for a format without a kernel."""
         from ... import kernels
 
         if self.kernel:
-            return self.kernel
+            return kernel_label(self.kernel, self.format)
         return self.format if kernels.for_format(self.format) else f"reference:{self.format}"
 
     def prepare(self, inputs: Inputs) -> Prepared:
@@ -160,7 +160,16 @@ class KernelMethod:
 
         A = _build(inputs, self.format, "cuda", self.kernel)
         ran_kernel = A.kernel in kernels.names()
-        return _prepared(A, inputs, A.kernel if ran_kernel else f"reference:{A.format}")
+        return _prepared(A, inputs, kernel_label(A.kernel, A.format) if ran_kernel else f"reference:{A.format}")
+
+
+def kernel_label(kernel: str, format: str) -> str:
+    """A record's label for ``kernel`` on ``format``: the kernel's name, and ``@<format>`` where the format is not
+    the kernel's first (``csr_stream@csr_pattern``: the planner's name for such a part), so that one kernel's
+    records on two formats stay apart."""
+    from ... import kernels
+
+    return kernel if kernels.get(kernel).formats[0] == format else f"{kernel}@{format}"
 
 
 @dataclass(frozen=True)
