@@ -187,3 +187,16 @@ def test_bench_labels_a_kernel_on_its_second_format_apart():
     assert kernel_label("csr_stream", "csr_pattern") == "csr_stream@csr_pattern"
     assert KernelMethod("csr_pattern", "csr_vector").name == "csr_vector@csr_pattern"
     assert KernelMethod("csr", "csr_vector").name == "csr_vector" and KernelMethod("csr_pattern").name == "csr_pattern"
+
+
+def test_a_kernel_compiles_one_value_and_index_pair_at_a_time():
+    from cocktail import kernels
+
+    spec = kernels.get_block("csr_spmm_merge")
+    expr = "csr_spmm_merge<double, int, 4, 2, true, true>"
+    group = spec.sibling_expressions(expr)
+    assert expr in group and group == tuple(spec.expressions("double", "int"))
+    assert 3 * len(group) < len(spec.all_expressions())  # a quarter, give or take the vector strips of each type
+    assert "csr_spmm_merge_fixup<double, false>" in group  # the helpers of its types come along
+    assert spec.sibling_expressions("not one of them") == spec.all_expressions()
+    assert all(e.endswith(("false>", "true>")) for e in kernels.get_block("csr_spmm").expressions("float", "int"))

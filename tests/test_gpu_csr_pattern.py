@@ -75,3 +75,20 @@ def test_auto_cuts_a_one_value_matrix_and_runs_it(modelled):
     T.data[::3] = 2.0
     C = SparseMatrix(T)
     assert not any(part.pattern for p in C.auto.planning.candidates for part in p.parts)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("kernel,block", [("csr_vector", "csr_spmm"), ("csr_stream", "csr_spmm_merge")])
+@pytest.mark.parametrize("k", [3, 16])
+def test_a_pattern_block_product_runs_the_csr_block_kernel(kernel, block, k, dtype):
+    S = power_law_graph(n=20_000).astype(dtype)
+    X = cupy.asarray(np.random.default_rng(4).standard_normal((S.shape[1], k)).astype(dtype))
+    A = SparseMatrix(S, format="csr", kernel=kernel)
+    P = SparseMatrix(S, format="csr_pattern", kernel=kernel)
+    assert [s.name for s in P._executor.block_specs] == [block]  # its own block kernel, no column loop
+    cupy.testing.assert_array_equal(P @ X, A @ X)  # data[0] == 1 read for every entry: the same products
+    T = power_law_graph(n=20_000, value=2.5).astype(dtype)
+    Q = SparseMatrix(T, format="csr_pattern", kernel=kernel)
+    want = T.astype(np.float64) @ X.get().astype(np.float64)
+    tol = 1e-4 if dtype == np.float32 else 1e-10
+    np.testing.assert_allclose((Q @ X).get(), want, rtol=tol, atol=tol * np.abs(want).max())

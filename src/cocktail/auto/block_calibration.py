@@ -45,11 +45,12 @@ TRANSPOSE_SHAPE = (1 << 20, 64)
 
 
 def spmm_formats() -> list[str]:
-    """The formats some block kernel multiplies, in the format registry's order."""
+    """The formats some block kernel multiplies, in the format registry's order; not a pattern-only one (csr_pattern:
+    the kernels of its value-holding form, sampled there)."""
     from .. import formats, kernels
 
     blocked = {f for name in kernels.block_names() for f in kernels.get_block(name).formats}
-    return [f for f in formats.names() if f in blocked]
+    return [f for f in formats.names() if f in blocked and not formats.get(f).pattern_only]
 
 
 def sample_kernels(fmt: str) -> list[str]:

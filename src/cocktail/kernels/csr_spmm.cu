@@ -5,9 +5,10 @@
 // tile's columns (see spmm.cuh). Every lane walks the whole row: the group's lanes load the same
 // (column, value) pair (one transaction, broadcast) and then X[col, c] for their own columns. No
 // lane exchanges values with another, so rows past the end simply skip. VEC: vector strips (spmm.cuh).
+// PATTERN: a csr_pattern matrix, every entry holding data[0] (one cached load, no value per entry).
 #include "spmm.cuh"
 
-template <typename T, typename I, int LANES, int COLS, bool VEC>
+template <typename T, typename I, int LANES, int COLS, bool VEC, bool PATTERN>
 __global__ void csr_spmm(const I m, COCKTAIL_BLOCK_ARGS, COCKTAIL_CSR_ARGS(T, I), COCKTAIL_PRODUCT_ARGS(T)) {
     const RowGroups g = row_groups<LANES>();
     constexpr long long TILE = (long long)LANES * COLS;
@@ -23,9 +24,9 @@ __global__ void csr_spmm(const I m, COCKTAIL_BLOCK_ARGS, COCKTAIL_CSR_ARGS(T, I)
             strip_clear(sum);
             for (long long e = start; e < end; ++e) {
                 if constexpr (VEC) {
-                    strip_add_vec<T, COLS>(sum, data[e], x, (long long)indices[e] * x_row_step, j);
+                    strip_add_vec<T, COLS>(sum, data[PATTERN ? 0 : e], x, (long long)indices[e] * x_row_step, j);
                 } else {
-                    strip_add<T, LANES, COLS>(sum, data[e], x, (long long)indices[e] * x_row_step, j, k, x_col_step);
+                    strip_add<T, LANES, COLS>(sum, data[PATTERN ? 0 : e], x, (long long)indices[e] * x_row_step, j, k, x_col_step);
                 }
             }
             if constexpr (VEC) {

@@ -16,7 +16,7 @@ from .block_operands import VECTOR_BYTES, BlockOperands
 from .config import block_threads, flag
 from .device import grid_for
 from .launch import ALPHA, X, Y, Launch, beta_arg
-from .spec import VALUE_TYPES, own_kernel, type_names
+from .spec import VALUE_TYPES, cpp_bool, csr_values, own_kernel, type_names
 
 #: Bytes of a value of each C++ value type (vector strips fill 16-byte words).
 VALUE_SIZES = {name: dtype.itemsize for dtype, name in VALUE_TYPES.items()}
@@ -26,22 +26,25 @@ COLUMNS_PER_LANE = (1, 2, 4, 8)
 
 
 def _expressions(v: str, i: str) -> list[str]:
-    return vector_expressions("csr_spmm", v, i)
+    return vector_expressions("csr_spmm", v, i, patterns=(False, True))
 
 
-def expression(name: str, v: str, i: str, lanes: int, columns: int, vector: bool | None = None) -> str:
+def expression(name: str, v: str, i: str, lanes: int, columns: int, vector: bool | None = None,
+               pattern: bool | None = None) -> str:
     """Block kernel ``name``'s instantiation for ``lanes`` lanes per unit, ``columns`` columns per lane and,
-    for a kernel with vector strips, ``vector`` (spmm.cuh)."""
-    flag = "" if vector is None else f", {'true' if vector else 'false'}"
-    return f"{name}<{v}, {i}, {lanes}, {columns}{flag}>"
+    for a kernel with vector strips, ``vector`` (spmm.cuh); for a CSR kernel, ``pattern``: of a csr_pattern
+    matrix (every entry its one value) or a csr one."""
+    flags = "".join(f", {cpp_bool(f)}" for f in (vector, pattern) if f is not None)
+    return f"{name}<{v}, {i}, {lanes}, {columns}{flags}>"
 
 
-def vector_expressions(name: str, v: str, i: str) -> list[str]:
+def vector_expressions(name: str, v: str, i: str, patterns=(None,)) -> list[str]:
     """Every instantiation of a block kernel with vector strips: each shape with scalar strips, and with
-    vector strips where ``columns`` values of ``v`` fill whole 16-byte words."""
+    vector strips where ``columns`` values of ``v`` fill whole 16-byte words; for a CSR kernel, each of
+    ``patterns`` (:func:`expression`'s ``pattern``)."""
     size = VALUE_SIZES[v]
-    return ([expression(name, v, i, t, c, False) for t in LANES for c in COLUMNS_PER_LANE]
-            + [expression(name, v, i, t, c, True) for t in LANES for c in COLUMNS_PER_LANE
+    return ([expression(name, v, i, t, c, False, p) for p in patterns for t in LANES for c in COLUMNS_PER_LANE]
+            + [expression(name, v, i, t, c, True, p) for p in patterns for t in LANES for c in COLUMNS_PER_LANE
                if (c * size) % VECTOR_BYTES == 0])
 
 
@@ -49,9 +52,10 @@ def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
     """A grid-stride pass over rows, ``lanes`` lanes each, for the operands of the configuration."""
     m = fmt.shape[0]
     t, c, block = config["lanes"], config["columns_per_lane"], config["block_threads"]
-    fn = BLOCK_SPEC.compiled(expression("csr_spmm", *type_names(fmt), t, c, config["vector"]), config["ldg"],
+    values, pattern = csr_values(fmt)
+    fn = BLOCK_SPEC.compiled(expression("csr_spmm", *type_names(fmt), t, c, config["vector"], pattern), config["ldg"],
                              props.id)
-    args = (fmt.index_dtype.type(m), *config["operands"].args(), fmt.indptr, fmt.indices, fmt.data, X, Y, ALPHA,
+    args = (fmt.index_dtype.type(m), *config["operands"].args(), fmt.indptr, fmt.indices, values, X, Y, ALPHA,
             beta_arg(fmt, accumulate))
     return [Launch(fn, grid_for(m * t, block, props), block, args, fmt.dtype)]
 
@@ -132,7 +136,7 @@ BLOCK_PARAMS = {"operands": None, "lanes": None, "columns_per_lane": None}
 VECTOR_BLOCK_PARAMS = {**BLOCK_PARAMS, "vector": None}
 ROW_GROUP_PARAMS = {**VECTOR_BLOCK_PARAMS, "rows_per_group": None}
 
-BLOCK_SPEC = own_kernel("csr_spmm", ("csr",),
+BLOCK_SPEC = own_kernel("csr_spmm", ("csr", "csr_pattern"),
                         "a group of 1-32 lanes per row, each lane a strip of up to 8 of the block's columns; "
                         "every entry read once per tile of columns",
                         _expressions, bind, configure_vector, params=dict(VECTOR_BLOCK_PARAMS), default=True,

@@ -15,6 +15,7 @@
 // is made once per matrix whatever k is: a wider block runs a pair of launches per chunk.
 // VEC: vector strips (spmm.cuh); the binder asks for them only where chunk is a multiple of COLS too, so
 // a strip starting below a chunk's end lies wholly inside it.
+// PATTERN: a csr_pattern matrix, every entry holding data[0] (one cached load, no value per entry).
 #include "spmm.cuh"
 
 // sum += v * X[x_row, strip columns]: a vector strip's 16-byte loads, or a scalar strip's columns below col_end.
@@ -28,7 +29,7 @@ __device__ __forceinline__ void add_entry(T (&sum)[COLS], const T v, const T* __
     }
 }
 
-template <typename T, typename I, int LANES, int COLS, bool VEC>
+template <typename T, typename I, int LANES, int COLS, bool VEC, bool PATTERN>
 __global__ void csr_spmm_merge(const long long shares, const long long items, const long long total,
                                const I* __restrict__ share_row, const long long col0, const long long chunk,
                                COCKTAIL_BLOCK_ARGS, COCKTAIL_CSR_ARGS(T, I), COCKTAIL_PRODUCT_ARGS(T),
@@ -53,7 +54,7 @@ __global__ void csr_spmm_merge(const long long shares, const long long items, co
         strip_clear(sum);
         for (; row < carry_row; ++row) {
             for (const long long end = indptr[row + 1]; e < end; ++e) {
-                add_entry<T, LANES, COLS, VEC>(sum, data[e], x, (long long)indices[e] * x_row_step, j, col_end,
+                add_entry<T, LANES, COLS, VEC>(sum, data[PATTERN ? 0 : e], x, (long long)indices[e] * x_row_step, j, col_end,
                                                x_col_step);
             }
             if constexpr (VEC) {
@@ -64,7 +65,7 @@ __global__ void csr_spmm_merge(const long long shares, const long long items, co
             strip_clear(sum);
         }
         for (const long long end = d1 - carry_row; e < end; ++e) {
-            add_entry<T, LANES, COLS, VEC>(sum, data[e], x, (long long)indices[e] * x_row_step, j, col_end,
+            add_entry<T, LANES, COLS, VEC>(sum, data[PATTERN ? 0 : e], x, (long long)indices[e] * x_row_step, j, col_end,
                                            x_col_step);
         }
         if constexpr (VEC) {

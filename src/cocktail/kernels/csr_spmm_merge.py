@@ -21,17 +21,18 @@ from .config import integer_or_none
 from .csr_spmm import VECTOR_BLOCK_PARAMS, block_shape, expression, launch_settings, vector_expressions
 from .device import capped_grid, grid_for
 from .launch import ALPHA, X, Y, Launch, beta_arg
-from .spec import own_kernel, type_names
+from .spec import csr_values, own_kernel, type_names
 
 
 def _expressions(v: str, i: str) -> list[str]:
-    return (vector_expressions("csr_spmm_merge", v, i)
+    return (vector_expressions("csr_spmm_merge", v, i, patterns=(False, True))
             + [f"csr_spmm_merge_fixup<{v}, {flag}>" for flag in ("false", "true")])
 
 
 def row_pointers(fmt):
-    """``indptr`` of a CSR matrix, or of a row-sorted COO one (built on the device: where each row starts)."""
-    if fmt.name == "csr":
+    """``indptr`` of a CSR (or csr_pattern) matrix, or of a row-sorted COO one (built on the device: where each
+    row starts)."""
+    if fmt.name != "coo":
         return fmt.indptr
     xp = get_xp(fmt.row)
     rows = xp.arange(fmt.shape[0] + 1, dtype=fmt.index_dtype)
@@ -39,9 +40,9 @@ def row_pointers(fmt):
 
 
 def entries(fmt) -> tuple:
-    """The column indices and values a share walks: CSR's ``indices`` and ``data``, or COO's ``col`` and ``data``
-    (a row-sorted COO holds them in CSR's order)."""
-    return (fmt.indices, fmt.data) if fmt.name == "csr" else (fmt.col, fmt.data)
+    """The column indices and values a share walks: CSR's ``indices`` and ``data`` (a csr_pattern matrix's one
+    ``value``), or COO's ``col`` and ``data`` (a row-sorted COO holds them in CSR's order)."""
+    return (fmt.col, fmt.data) if fmt.name == "coo" else (fmt.indices, csr_values(fmt)[0])
 
 
 def shares_of(fmt, items: int, indptr=None):
@@ -129,8 +130,8 @@ def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
     if shares is None or (shares.items, shares.short_run, shares.chunk) != (items, config["short_run"], chunk):
         shares = Shares.of(fmt, items, config["short_run"], chunk)
     v, i = type_names(fmt)
-    main_fn = BLOCK_SPEC.compiled(expression("csr_spmm_merge", v, i, t, c, config["vector"]), config["ldg"],
-                                  props.id)
+    main_fn = BLOCK_SPEC.compiled(expression("csr_spmm_merge", v, i, t, c, config["vector"], fmt.pattern_only),
+                                  config["ldg"], props.id)
     fixups = [(BLOCK_SPEC.compiled(f"csr_spmm_merge_fixup<{v}, {'true' if is_long else 'false'}>", config["ldg"],
                                    props.id), runs, is_long)
               for runs, is_long in ((shares.short, False), (shares.long, True)) if runs[0].shape[0]]
@@ -179,7 +180,7 @@ def configure(spec, fmt, p, props, rules) -> dict:
     return out
 
 
-BLOCK_SPEC = own_kernel("csr_spmm_merge", ("csr", "coo"),
+BLOCK_SPEC = own_kernel("csr_spmm_merge", ("csr", "coo", "csr_pattern"),
                         "merge-path shares of rows and nonzeros, a group of 1-32 lanes per share with strips of "
                         "the block's columns; rows spanning shares fixed up deterministically",
                         _expressions, bind, configure,

@@ -41,9 +41,10 @@ def options(ldg: bool) -> tuple[str, ...]:
 
 @functools.lru_cache(maxsize=None)
 def module(stem: str, expressions: tuple[str, ...], ldg: bool, device_id: int):
-    """The compiled ``cupy.RawModule`` of ``<stem>.cu`` with every instantiation, one per device and switch.
+    """The compiled ``cupy.RawModule`` of ``<stem>.cu`` with ``expressions`` instantiated, one per device and switch.
 
-    The only module cache: one compilation serves every instantiation of the file.
+    The only module cache: one compilation serves every instantiation it was given (a kernel asks for those of one
+    value and index type pair: :meth:`~cocktail.kernels.spec.KernelSpec.sibling_expressions`).
     """
     import cupy
 

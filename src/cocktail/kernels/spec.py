@@ -66,6 +66,10 @@ class Sampled:
 UNLIMITED_FILL = MappingProxyType({"max_fill": None})
 
 
+#: ``(kernel, expression)`` -> the instantiations compiled with it (:meth:`KernelSpec.sibling_expressions`).
+_SIBLINGS: dict = {}
+
+
 @dataclass(frozen=True)
 class KernelSpec:
     """One kernel: its source file, the formats it multiplies, its instantiations and its binder.
@@ -137,10 +141,21 @@ class KernelSpec:
         return tuple(e for v in VALUE_TYPES.values() for i in INDEX_TYPES.values() for e in self.expressions(v, i))
 
     def compiled(self, expression: str, ldg: bool, device_id: int):
-        """The compiled ``__global__`` function ``expression`` of this kernel's source on ``device_id``."""
+        """The compiled ``__global__`` function ``expression`` of this kernel's source on ``device_id``, compiled
+        with the other instantiations for its value and index types (:meth:`sibling_expressions`)."""
         from . import source
 
-        return source.function(self.source, self.all_expressions(), expression, ldg, device_id)
+        return source.function(self.source, self.sibling_expressions(expression), expression, ldg, device_id)
+
+    def sibling_expressions(self, expression: str) -> tuple[str, ...]:
+        """The instantiations compiled with ``expression`` into one module: those of the first value and index
+        types whose list holds it (a quarter of the file's: a first product in float64 compiles no float32
+        code), or every one where none does."""
+        key = (self.name, expression)
+        if key not in _SIBLINGS:
+            groups = (tuple(self.expressions(v, i)) for v in VALUE_TYPES.values() for i in INDEX_TYPES.values())
+            _SIBLINGS[key] = next((g for g in groups if expression in g), self.all_expressions())
+        return _SIBLINGS[key]
 
     def resolve_params(self, given: dict) -> dict:
         """Merge ``given`` over the defaults; an unknown name is a ``TypeError``."""
