@@ -198,5 +198,22 @@ def test_a_kernel_compiles_one_value_and_index_pair_at_a_time():
     assert expr in group and group == tuple(spec.expressions("double", "int"))
     assert 3 * len(group) < len(spec.all_expressions())  # a quarter, give or take the vector strips of each type
     assert "csr_spmm_merge_fixup<double, false>" in group  # the helpers of its types come along
+    # a helper of no index type goes into the module of the matrix's index type, not the first that lists it
+    wide = spec.sibling_expressions("csr_spmm_merge_fixup<double, false>", ("double", "long long"))
+    assert wide == tuple(spec.expressions("double", "long long"))
     assert spec.sibling_expressions("not one of them") == spec.all_expressions()
     assert all(e.endswith(("false>", "true>")) for e in kernels.get_block("csr_spmm").expressions("float", "int"))
+
+
+@pytest.mark.parametrize("value", [0.5, np.inf, np.nan, -0.0])
+def test_its_reference_equals_csrs_bit_for_bit_even_for_non_finite_values(value):
+    S = graph(300, value=value)
+    S = sp.vstack([S, sp.csr_array((3, S.shape[1]))]).tocsr()  # empty rows stay 0, whatever the value
+    csr = csr_of(S)
+    x = np.random.default_rng(5).standard_normal(S.shape[1])
+    x[::7] = np.inf
+    got, want = reference.spmv(PatternCSR.from_csr(csr), x), reference.spmv(csr, x)
+    np.testing.assert_array_equal(got, want)
+    assert (got[-3:] == 0).all()
+    A = SparseMatrix(S, format="csr_pattern", device="cpu")
+    np.testing.assert_array_equal(A @ x, want)

@@ -20,9 +20,10 @@ cupy = pytest.importorskip("cupy") if cocktail.arrays.cuda_available() else None
 
 
 def power_law_graph(n=60_000, seed=7, value=1.0):
-    """A graph of power-law degrees (rows up to 5,000 long), every entry ``value``."""
+    """A graph of power-law degrees (rows up to 5,000 long, every eleventh empty), every entry ``value``."""
     rng = np.random.default_rng(seed)
     lengths = np.minimum(rng.zipf(1.6, n), 5_000)
+    lengths[::11] = 0
     rows = np.repeat(np.arange(n), lengths)
     S = sp.csr_array((np.ones(rows.size), (rows, rng.integers(0, n, rows.size))), shape=(n, n))
     S.data[:] = value
@@ -33,16 +34,17 @@ KERNELS = [("csr_scalar", {}), ("csr_vector", {"threads_per_row": 4}), ("csr_vec
            ("csr_stream", {}), ("csr_stream", {"items_per_lane": 16, "stream": False})]
 
 
+@pytest.mark.parametrize("value", [1.0, -0.375, np.inf])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("kernel,params", KERNELS, ids=lambda v: str(v))
-def test_a_pattern_kernel_equals_its_csr_kernel_bit_for_bit_on_ones(kernel, params, dtype):
-    S = power_law_graph().astype(dtype)
+def test_a_pattern_kernel_equals_its_csr_kernel_bit_for_bit(kernel, params, dtype, value):
+    S = power_law_graph(value=value).astype(dtype)
     x = cupy.asarray(np.random.default_rng(1).standard_normal(S.shape[1]).astype(dtype))
     A = SparseMatrix(S, format="csr", kernel=kernel, **params)
     P = SparseMatrix(S, format="csr_pattern", kernel=kernel, **params)
     assert P.format == "csr_pattern" and P.kernel == kernel
     assert A.storage.nbytes - P.storage.nbytes == (S.nnz - 1) * np.dtype(dtype).itemsize
-    # x alone summed, then times 1: the same additions in the same order as 1 * x summed
+    # value * x for every entry, as CSR's: the same products and additions (an empty row stays 0, even for inf)
     cupy.testing.assert_array_equal(P @ x, A @ x)
     y0 = cupy.asarray(np.random.default_rng(2).standard_normal(S.shape[0]).astype(dtype))
     ya, yp = y0.copy(), y0.copy()
@@ -52,7 +54,7 @@ def test_a_pattern_kernel_equals_its_csr_kernel_bit_for_bit_on_ones(kernel, para
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_a_pattern_matrix_of_another_value_scales_each_row_once(dtype):
+def test_a_pattern_matrix_of_another_value_and_its_block_product(dtype):
     S = power_law_graph(value=-0.375).astype(dtype)
     P = SparseMatrix(S, format="csr_pattern")
     _check_product(P, S, dtype)
@@ -86,7 +88,7 @@ def test_a_pattern_block_product_runs_the_csr_block_kernel(kernel, block, k, dty
     A = SparseMatrix(S, format="csr", kernel=kernel)
     P = SparseMatrix(S, format="csr_pattern", kernel=kernel)
     assert [s.name for s in P._executor.block_specs] == [block]  # its own block kernel, no column loop
-    cupy.testing.assert_array_equal(P @ X, A @ X)  # data[0] == 1 read for every entry: the same products
+    cupy.testing.assert_array_equal(P @ X, A @ X)  # data[0] read for every entry: the same products
     T = power_law_graph(n=20_000, value=2.5).astype(dtype)
     Q = SparseMatrix(T, format="csr_pattern", kernel=kernel)
     want = T.astype(np.float64) @ X.get().astype(np.float64)

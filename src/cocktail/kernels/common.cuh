@@ -31,17 +31,12 @@ __device__ __forceinline__ T load_x(const T* __restrict__ x, long long i) {
 #endif
 }
 
-// A CSR kernel's products for the two ways it may hold its values. PATTERN == false: data[j] is entry
-// j's value. PATTERN == true (format csr_pattern): every entry holds data[0], so an entry adds its x
-// alone and the row's sum is scaled once (entry_product of data + j, then row_scaled).
+// The value of CSR entry j: data[j], or for a csr_pattern matrix (PATTERN), whose entries all hold data[0],
+// that one value (a cached load, no value per entry). Every product is value * x as CSR's, so a pattern
+// matrix gives CSR's results bit for bit (NaN and Inf included; an empty row stays 0).
 template <bool PATTERN, typename T>
-__device__ __forceinline__ T entry_product(const T* __restrict__ value, T xv) {
-    return PATTERN ? xv : *value * xv;
-}
-
-template <bool PATTERN, typename T>
-__device__ __forceinline__ T row_scaled(const T* __restrict__ data, T sum) {
-    return PATTERN ? data[0] * sum : sum;
+__device__ __forceinline__ T entry_value(const T* __restrict__ data, long long j) {
+    return data[PATTERN ? 0 : j];
 }
 
 // y = alpha * sum + beta * y, never reading y when beta == 0 (so NaN/Inf there never propagate).

@@ -1,4 +1,4 @@
-// csr_scalar: one thread per row (Bell & Garland §4.3, Fig. 17); PATTERN: a csr_pattern matrix (common.cuh).
+// csr_scalar: one thread per row (Bell & Garland §4.3, Fig. 17); PATTERN: a csr_pattern matrix (entry_value).
 #include "common.cuh"
 
 template <typename T, typename I, bool PATTERN>
@@ -7,8 +7,8 @@ __global__ void csr_scalar(const I m, COCKTAIL_CSR_ARGS(T, I), COCKTAIL_PRODUCT_
         T sum = T(0);
         const I end = indptr[row + 1];
         for (I j = indptr[row]; j < end; ++j) {
-            sum += entry_product<PATTERN>(data + j, load_x(x, indices[j]));
+            sum += entry_value<PATTERN>(data, j) * load_x(x, indices[j]);
         }
-        store_y(y, row, row_scaled<PATTERN>(data, sum), alpha, beta);
+        store_y(y, row, sum, alpha, beta);
     }
 }

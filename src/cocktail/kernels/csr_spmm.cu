@@ -24,9 +24,9 @@ __global__ void csr_spmm(const I m, COCKTAIL_BLOCK_ARGS, COCKTAIL_CSR_ARGS(T, I)
             strip_clear(sum);
             for (long long e = start; e < end; ++e) {
                 if constexpr (VEC) {
-                    strip_add_vec<T, COLS>(sum, data[PATTERN ? 0 : e], x, (long long)indices[e] * x_row_step, j);
+                    strip_add_vec<T, COLS>(sum, entry_value<PATTERN>(data, e), x, (long long)indices[e] * x_row_step, j);
                 } else {
-                    strip_add<T, LANES, COLS>(sum, data[PATTERN ? 0 : e], x, (long long)indices[e] * x_row_step, j, k, x_col_step);
+                    strip_add<T, LANES, COLS>(sum, entry_value<PATTERN>(data, e), x, (long long)indices[e] * x_row_step, j, k, x_col_step);
                 }
             }
             if constexpr (VEC) {

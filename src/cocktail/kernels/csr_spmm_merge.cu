@@ -54,7 +54,7 @@ __global__ void csr_spmm_merge(const long long shares, const long long items, co
         strip_clear(sum);
         for (; row < carry_row; ++row) {
             for (const long long end = indptr[row + 1]; e < end; ++e) {
-                add_entry<T, LANES, COLS, VEC>(sum, data[PATTERN ? 0 : e], x, (long long)indices[e] * x_row_step, j, col_end,
+                add_entry<T, LANES, COLS, VEC>(sum, entry_value<PATTERN>(data, e), x, (long long)indices[e] * x_row_step, j, col_end,
                                                x_col_step);
             }
             if constexpr (VEC) {
@@ -65,7 +65,7 @@ __global__ void csr_spmm_merge(const long long shares, const long long items, co
             strip_clear(sum);
         }
         for (const long long end = d1 - carry_row; e < end; ++e) {
-            add_entry<T, LANES, COLS, VEC>(sum, data[PATTERN ? 0 : e], x, (long long)indices[e] * x_row_step, j, col_end,
+            add_entry<T, LANES, COLS, VEC>(sum, entry_value<PATTERN>(data, e), x, (long long)indices[e] * x_row_step, j, col_end,
                                            x_col_step);
         }
         if constexpr (VEC) {

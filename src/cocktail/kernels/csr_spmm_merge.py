@@ -133,7 +133,7 @@ def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
     main_fn = BLOCK_SPEC.compiled(expression("csr_spmm_merge", v, i, t, c, config["vector"], fmt.pattern_only),
                                   config["ldg"], props.id)
     fixups = [(BLOCK_SPEC.compiled(f"csr_spmm_merge_fixup<{v}, {'true' if is_long else 'false'}>", config["ldg"],
-                                   props.id), runs, is_long)
+                                   props.id, (v, i)), runs, is_long)
               for runs, is_long in ((shares.short, False), (shares.long, True)) if runs[0].shape[0]]
     launches = []
     for col0 in range(0, operands.k, chunk):

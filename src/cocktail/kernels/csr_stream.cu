@@ -12,8 +12,7 @@
 //    last ticket (a ticket per row, kept at its first piece; atomicInc wraps it back to 0) adds
 //    the pieces in a fixed order (lane-strided, then a shuffle tree) and stores the row, so the
 //    result is deterministic.
-// PATTERN: a csr_pattern matrix, every entry holding data[0]: the products are x alone and each row's
-// sum is scaled once when it is stored (common.cuh's row_scaled).
+// PATTERN: a csr_pattern matrix, every entry holding data[0] (read once, cached: no value per entry).
 // Rows are stored through store_y, so beta is applied once per row and y is never read when beta == 0.
 #include "warp.cuh"
 
@@ -60,10 +59,7 @@ __global__ void csr_stream(const long long n_items,
             const long long j = z0 + k * WARP + lane;
             T v = T(0);
             if (j < z1) {
-                v = load_x(x, load_matrix<STREAM>(indices + j));
-                if (!PATTERN) {
-                    v *= load_matrix<STREAM>(data + j);
-                }
+                v = (PATTERN ? data[0] : load_matrix<STREAM>(data + j)) * load_x(x, load_matrix<STREAM>(indices + j));
             }
             products[k * WARP + lane] = v;
         }
@@ -97,7 +93,7 @@ __global__ void csr_stream(const long long n_items,
             }
             sum = group_sum(sum, WARP);
             if (lane == 0) {
-                store_y(y, r0, row_scaled<PATTERN>(data, sum), alpha, beta);
+                store_y(y, r0, sum, alpha, beta);
             }
             continue;
         }
@@ -120,7 +116,7 @@ __global__ void csr_stream(const long long n_items,
             }
             v = group_sum(v, width);
             if (sub == 0 && group < rows) {
-                store_y(y, row, row_scaled<PATTERN>(data, v), alpha, beta);
+                store_y(y, row, v, alpha, beta);
             }
             continue;
         }
@@ -130,7 +126,7 @@ __global__ void csr_stream(const long long n_items,
             for (long long j = (long long)indptr[row] - z0; j < end; ++j) {
                 v += products[j];
             }
-            store_y(y, row, row_scaled<PATTERN>(data, v), alpha, beta);
+            store_y(y, row, v, alpha, beta);
         }
     }
 }

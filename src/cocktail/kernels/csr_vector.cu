@@ -7,7 +7,7 @@
 // step after the first reads an aligned segment of THREADS entries; lanes below `start` idle
 // during that first step.
 //
-// PATTERN: a csr_pattern matrix, every entry holding data[0] (common.cuh's entry_product).
+// PATTERN: a csr_pattern matrix, every entry holding data[0] (common.cuh's entry_value).
 #include "warp.cuh"
 
 template <typename T, typename I, int THREADS, bool ALIGNED, bool PATTERN>
@@ -23,17 +23,17 @@ __global__ void csr_vector(const I m, COCKTAIL_CSR_ARGS(T, I), COCKTAIL_PRODUCT_
             long long j = (ALIGNED ? start - start % THREADS : start) + g.lane;
             if (ALIGNED) {
                 if (j >= start && j < end) {
-                    sum += entry_product<PATTERN>(data + j, load_x(x, indices[j]));
+                    sum += entry_value<PATTERN>(data, j) * load_x(x, indices[j]);
                 }
                 j += THREADS;
             }
             for (; j < end; j += THREADS) {
-                sum += entry_product<PATTERN>(data + j, load_x(x, indices[j]));
+                sum += entry_value<PATTERN>(data, j) * load_x(x, indices[j]);
             }
         }
         sum = group_sum(sum, THREADS);
         if (g.lane == 0 && row < m) {
-            store_y(y, row, row_scaled<PATTERN>(data, sum), alpha, beta);
+            store_y(y, row, sum, alpha, beta);
         }
     }
 }

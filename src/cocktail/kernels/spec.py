@@ -66,7 +66,7 @@ class Sampled:
 UNLIMITED_FILL = MappingProxyType({"max_fill": None})
 
 
-#: ``(kernel, expression)`` -> the instantiations compiled with it (:meth:`KernelSpec.sibling_expressions`).
+#: ``(kernel, expression, types)`` -> the instantiations compiled with it (:meth:`KernelSpec.sibling_expressions`).
 _SIBLINGS: dict = {}
 
 
@@ -140,20 +140,23 @@ class KernelSpec:
         """Every instantiation: all value types x index types."""
         return tuple(e for v in VALUE_TYPES.values() for i in INDEX_TYPES.values() for e in self.expressions(v, i))
 
-    def compiled(self, expression: str, ldg: bool, device_id: int):
+    def compiled(self, expression: str, ldg: bool, device_id: int, types: tuple[str, str] | None = None):
         """The compiled ``__global__`` function ``expression`` of this kernel's source on ``device_id``, compiled
-        with the other instantiations for its value and index types (:meth:`sibling_expressions`)."""
+        with the other instantiations for its value and index types (:meth:`sibling_expressions`; ``types``:
+        the C++ value and index types of the matrix, for a helper whose instantiation does not name both)."""
         from . import source
 
-        return source.function(self.source, self.sibling_expressions(expression), expression, ldg, device_id)
+        return source.function(self.source, self.sibling_expressions(expression, types), expression, ldg, device_id)
 
-    def sibling_expressions(self, expression: str) -> tuple[str, ...]:
-        """The instantiations compiled with ``expression`` into one module: those of the first value and index
-        types whose list holds it (a quarter of the file's: a first product in float64 compiles no float32
-        code), or every one where none does."""
-        key = (self.name, expression)
+    def sibling_expressions(self, expression: str, types: tuple[str, str] | None = None) -> tuple[str, ...]:
+        """The instantiations compiled with ``expression`` into one module: those of the value and index ``types``
+        when their list holds it, else of the first types whose list does (a quarter of the file's: a first
+        product in float64 compiles no float32 code), or every one where none does."""
+        key = (self.name, expression, types)
         if key not in _SIBLINGS:
-            groups = (tuple(self.expressions(v, i)) for v in VALUE_TYPES.values() for i in INDEX_TYPES.values())
+            pairs = [tuple(types)] if types else []
+            pairs += [(v, i) for v in VALUE_TYPES.values() for i in INDEX_TYPES.values()]
+            groups = (tuple(self.expressions(v, i)) for v, i in pairs)
             _SIBLINGS[key] = next((g for g in groups if expression in g), self.all_expressions())
         return _SIBLINGS[key]
 

@@ -1,4 +1,4 @@
-"""Reference CSR-pattern product: the one value times each row's sum of gathered ``x``."""
+"""Reference CSR-pattern product: each entry's one value times its gathered ``x``, added into its row (as CSR's)."""
 
 from ..arrays import get_xp, scatter_add
 from .entries import Entries, make
@@ -8,9 +8,7 @@ def product(fmt, X):
     """``A @ X`` from ``indptr``, ``indices`` and ``value``."""
     xp = get_xp(X)
     Y = xp.zeros((fmt.shape[0], X.shape[1]), dtype=fmt.dtype)
-    scatter_add(Y, fmt.row_ids(), X[fmt.indices])
-    Y *= fmt.value[0]
-    return Y
+    return scatter_add(Y, fmt.row_ids(), fmt.value[0] * X[fmt.indices])
 
 
 def entries(fmt) -> list[Entries]:
