@@ -77,11 +77,24 @@ __global__ void csr_stream(const long long n_items,
             unsigned int finisher = 0;
             if (lane == 0) {
                 partial[item] = v;
-                __threadfence();  // the piece's sum is visible before its ticket
                 // atomicInc wraps the ticket back to 0 on the last piece: ready for the next product
-                // without a separate reset, and self-healing if products ever overlapped.
+                // without a separate reset, and self-healing if products ever overlapped. The increment
+                // releases the piece's sum, and only the finisher acquires the others': a full
+                // __threadfence() on every piece also invalidated L1, costing x's hits there (5-7% on
+                // the web graphs, H100).
+#if __CUDA_ARCH__ >= 700
+                unsigned int before;
+                asm volatile("atom.release.gpu.global.inc.u32 %0, [%1], %2;"
+                             : "=r"(before) : "l"(ticket + first), "r"((unsigned int)(pieces - 1)) : "memory");
+                finisher = before == (unsigned int)(pieces - 1);
+                if (finisher) {
+                    asm volatile("fence.acq_rel.gpu;" ::: "memory");
+                }
+#else
+                __threadfence();
                 finisher = atomicInc(ticket + first, (unsigned int)(pieces - 1)) == (unsigned int)(pieces - 1);
-                __threadfence();  // the other pieces' sums are read after the ticket
+                __threadfence();
+#endif
             }
             if (!__shfl_sync(COCKTAIL_FULL_MASK, finisher, 0)) {
                 continue;
