@@ -192,3 +192,35 @@ def assert_within_gamma(got, want, A, x, dtype, alpha=1, beta=0, y0=None, want_d
         i = int(np.argmax(err - bound))
         raise AssertionError(f"row {i}: error {err[i]:.3g} > γ bound {bound[i]:.3g} "
                              f"({int(np.diff(sp.csr_array(A).indptr)[i])} entries); {what}")
+
+
+def assert_within_precision(got, A, x, dtype, alpha=1, beta=0, y0=None, rounds=1, what=""):
+    """``got``, a product in ``dtype`` (:mod:`cocktail.precision`: a half one sums in float32), is within the
+    stated bound of the exact ``alpha*A@x + beta*y0`` of the stored values ``A`` (a SciPy matrix; any dtype
+    SciPy has, widened exactly): ``γ_{k_i+2}`` in the arithmetic dtype times ``|alpha||A||x| + |beta||y0|``,
+    plus ``rounds`` roundings to a half ``dtype``: the result's (``u_y |y|``), and those of partial sums a kernel
+    stored and added to (``u_y`` times their bound, ``|alpha||A||x| + |beta||y0|``), each with half a subnormal."""
+    from cocktail import precision
+
+    dtype = precision.dtype_named(dtype) if isinstance(dtype, str) else np.dtype(dtype)
+    arithmetic = precision.compute_dtype(dtype)
+    want = exact_product(A, np.asarray(x, dtype=np.float64), alpha, beta,
+                         None if y0 is None else np.asarray(y0, dtype=np.float64))
+    bound = gamma_bound(A, np.asarray(x, dtype=np.float64), arithmetic, alpha, beta,
+                        None if y0 is None else np.asarray(y0, dtype=np.float64))
+    if precision.is_half(dtype):
+        # the last rounding to the half dtype: u_y of the result; an earlier one (a row's partial sum stored, then
+        # the rest added) u_y of a partial sum, at most |alpha||A||x| + |beta||y0| (cancellation may follow)
+        scale = np.abs(float(alpha)) * (abs(sp.csr_array(A)).astype(np.float64) @ np.abs(np.asarray(x, np.float64)))
+        if y0 is not None and beta != 0:
+            scale = scale + abs(float(beta)) * np.abs(np.asarray(y0, dtype=np.float64))
+        u = precision.unit_roundoff(dtype)
+        bound = bound + u * (np.abs(want) + bound) + (rounds - 1) * u * (scale + bound) + rounds * 2.0**-25
+    got = np.asarray(got, dtype=np.float64)
+    assert got.shape == want.shape, (got.shape, want.shape, what)
+    assert not np.isnan(got).any(), f"NaN in the product; {what}"
+    err = np.abs(got - want)
+    if err.size and not (err <= bound).all():
+        i = int(np.argmax(err - bound))
+        raise AssertionError(f"row {i}: error {err[i]:.3g} > bound {bound[i]:.3g} in {dtype.name} "
+                             f"({int(np.diff(sp.csr_array(A).indptr)[i])} entries); {what}")

@@ -199,7 +199,7 @@ def test_csv_and_plots(tmp_path, capsys):
     (["bench", "laplace5_6", "--cpu", "--dtype", ","], "--dtype names no dtype"),
     (["bench", "laplace5_6", "--cpu", "--json", "/nonexistent/dir/r.json"], "--json /nonexistent/dir/r.json: not"),
     (["bench", "laplace5_6", "--cpu", "--methods", "nope"], "unknown baseline 'nope'"),
-    (["bench", "laplace5_6", "--cpu", "--dtype", "float16"], "unknown dtype 'float16'"),
+    (["bench", "laplace5_6", "--cpu", "--dtype", "int8"], "unknown dtype 'int8'"),
     (["bench", "laplace5_6", "--cpu", "--repeat", "0"], "--repeat must be at least 1"),
     (["bench", "--cpu", "--overhead"], "--overhead times calls on the GPU: it does not run with --cpu"),
     (["bench", "laplace5_6", "--cpu", "--methods", "reference:nope"], "unknown format 'nope'"),

@@ -109,7 +109,7 @@ EXPECTED = {
     "npz_negative_index.npz": ("indices must be non-negative", None),
     "npz_indices_float_dtype.npz": ("CSR indices: index arrays must have an integer dtype", None),
     "npz_data_string_dtype.npz": ("CSR data: dtype str32 is not supported", None),
-    "npz_data_float16.npz": ("CSR data: dtype float16 is not supported", None),
+    "npz_data_longdouble.npz": ("CSR data: dtype float128 is not supported", None),
     "npz_data_2d.npz": ("data must be 1-D", None),
     "npz_data_wrong_length.npz": ("len(data) = 3", None),
     "npz_csc_row_out_of_range.npz": ("indices must be < cols = 3", None),

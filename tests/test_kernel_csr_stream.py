@@ -124,4 +124,4 @@ def test_configuration_resolves_the_rule_and_checks_each_parameter():
         launch.configure(spec, _storage(), {"stream": 1}, fake_props())
     with pytest.raises(ValueError, match="shared memory"):  # 1024 threads x 16 float64 = 128 KiB
         launch.configure(spec, _storage(), {"items_per_lane": 16, "block_threads": 1024}, fake_props())
-    assert len(spec.all_expressions()) == 2 * 2 * 3 * 2 * 2  # value x index x items x stream x pattern
+    assert len(spec.all_expressions()) == len(spec.precisions) * 2 * 3 * 2 * 2  # precision x index x items x stream x pattern

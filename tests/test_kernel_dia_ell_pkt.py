@@ -14,8 +14,9 @@ from cocktail.kernels import pkt
 def test_registered_with_every_instantiation(name):
     spec = kernels.get(name)
     assert spec.formats == (name,) and spec.source == name and spec.deterministic
-    assert spec.all_expressions() == tuple(f"{name}<{v}, {i}>" for v in ("float", "double")
+    assert spec.all_expressions() == tuple(f"{name}<{v}, {i}>" for v in spec.precisions
                                            for i in ("int", "long long"))
+    assert spec.precisions[:2] == ("float", "double")
 
 
 def test_parameters():

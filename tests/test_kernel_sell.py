@@ -47,7 +47,7 @@ def test_registered_with_every_instantiation():
     assert spec.formats == ("sell",) and spec.source == "sell" and spec.deterministic
     assert spec.defaults == {"threads_per_row": None, "ldg": True, "block_threads": None}
     assert spec.expressions("float", "int") == [f"sell<float, int, {t}>" for t in (1, 2, 4, 8)]
-    assert len(spec.all_expressions()) == 16
+    assert len(spec.all_expressions()) == 4 * 2 * len(spec.precisions)  # threads x index types x precisions
     assert "sell<double, long long, 8>" in spec.all_expressions()
 
 

@@ -32,7 +32,7 @@ def build(data, indices, indptr, shape=(3, 3)):
     (lambda d, i, p: (d, i.astype(np.float64), p), TypeError, "integer dtype, got float64"),
     (lambda d, i, p: (d, i, p.astype(np.float32)), TypeError, "integer dtype, got float32"),
     (lambda d, i, p: (d.astype(np.int64), i, p), TypeError, "dtype int64 is not supported"),
-    (lambda d, i, p: (d.astype(np.float16), i, p), TypeError, "dtype float16 is not supported"),
+    (lambda d, i, p: (d.astype(np.int8), i, p), TypeError, "dtype int8 is not supported"),
     (lambda d, i, p: (d.reshape(3, 1), i, p), ValueError, "data must be 1-D"),
     (lambda d, i, p: (d, i.reshape(1, 3), p), ValueError, "indices must be 1-D"),
 ])

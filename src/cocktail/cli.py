@@ -152,16 +152,24 @@ def _settings(args, on_gpu: bool):
     return Settings(repeat=args.repeat or 100, copy_gbps=copy_bandwidth(), l2_bytes=current().l2_bytes)
 
 
+#: The dtypes ``cocktail bench --dtype`` takes (bfloat16 with ml_dtypes).
+BENCH_DTYPES = ("float16", "bfloat16", "float32", "float64")
+
+
 def _check_options(args) -> list[str]:
     """``--repeat`` and ``--dtype`` checked before any work; returns the dtypes."""
     if args.repeat is not None and args.repeat < 1:
         raise ValueError(f"--repeat must be at least 1, not {args.repeat}")
     dtypes = _split(args.dtype)
     if not dtypes:
-        raise ValueError("--dtype names no dtype; choose float32, float64 or both, comma-separated")
+        raise ValueError(f"--dtype names no dtype; choose among {', '.join(BENCH_DTYPES)}, comma-separated")
     for d in dtypes:
-        if d not in ("float32", "float64"):
-            raise ValueError(f"unknown dtype {d!r}; choose float32, float64 or both, comma-separated")
+        if d not in BENCH_DTYPES:
+            raise ValueError(f"unknown dtype {d!r}; choose among {', '.join(BENCH_DTYPES)}, comma-separated")
+        if d == "bfloat16":
+            from .precision import dtype_named
+
+            dtype_named(d)  # names the missing ml_dtypes
     return dtypes
 
 
@@ -369,7 +377,8 @@ def build_parser() -> argparse.ArgumentParser:
                             "single baselines such as cusparse-csr-alg1, "
                             "cupyx, torch, scipy; all (the default) is ours, auto and the baselines")
     bench.add_argument("--dtype", default="float64",
-                       help="value dtypes, comma-separated: float32, float64 (default float64)")
+                       help="value dtypes, comma-separated: float16, bfloat16, float32, float64 (default float64); "
+                            "a half dtype sums in float32 and is compared with cuSPARSE's half SpMV")
     bench.add_argument("--values", default="stored", choices=("stored", "pattern"),
                        help="the matrices' own values (default), or pattern: every entry 1 (the adjacency of each "
                             "matrix's pattern, named <name>:pattern), which format='auto' stores with no value per "

@@ -17,7 +17,7 @@ from typing import NamedTuple
 import numpy as np
 from scipy.sparse.linalg import LinearOperator
 
-from . import _memory, describe, executors, formats, kernels, torch_ops, validate
+from . import _memory, describe, executors, formats, kernels, precision, torch_ops, validate
 from ._device_arrays import as_device_array
 from .arrays import cuda_available, is_cupy_array, to_numpy
 from .bound import BoundProduct, bound_nothing
@@ -151,6 +151,7 @@ class _Options(NamedTuple):
     vendor: bool
     params: dict
     transpose: str
+    value_dtype: object = None
 
 
 TRANSPOSES = ("store", "scatter")
@@ -184,7 +185,14 @@ class SparseMatrix(OperatorProtocol):
         by default :mod:`cocktail.tuning.kernel_rules` picks one (formats or dtypes without a
         kernel run the device reference path).
     shape : needed with a tuple input.
-    dtype : convert the values to this dtype (float32, float64, complex64, complex128).
+    dtype : convert the values to this dtype (float16, bfloat16 with ``ml_dtypes``, float32, float64,
+        complex64, complex128): the dtype of ``x``, ``y``, ``alpha`` and ``beta``.  Half-precision matrices sum
+        in float32 (:mod:`cocktail.precision`).
+    value_dtype : ``None`` (default: values stored in the matrix dtype) or a narrower dtype to store the
+        values in, products staying in the matrix dtype: ``"float32"`` under float64, ``"float16"`` or
+        ``"bfloat16"`` under float32.  Each value is rounded once, when the matrix is built; a product
+        widens them exactly and sums in the matrix's arithmetic (error bound in :mod:`cocktail.precision`).
+        Fewer bytes per entry: about 1.5x less traffic for CSR in float64.
     index_dtype : force int32 or int64 indices (default: int32 when everything fits).
     deterministic : ``True`` to allow only kernels declared deterministic, so that repeated
         products with the same operands are bit-identical: ``"auto"`` plans without them
@@ -211,7 +219,8 @@ class SparseMatrix(OperatorProtocol):
     """
 
     def __init__(self, S, format="auto", device=None, *, executor=None, kernel=None, shape=None, dtype=None,
-                 index_dtype=None, tune="model", deterministic=False, vendor=True, transpose="store", **params):
+                 index_dtype=None, tune="model", deterministic=False, vendor=True, transpose="store", value_dtype=None,
+                 **params):
         if not isinstance(deterministic, bool):
             raise TypeError(f"deterministic must be True or False, got {deterministic!r}")
         if not isinstance(vendor, bool):
@@ -235,10 +244,10 @@ class SparseMatrix(OperatorProtocol):
             raise ValueError("transpose='scatter' sums A.T's products with atomics; deterministic=True needs "
                              "transpose='store'")
         self._options = _Options(format, executor, kernel, index_dtype, tune, deterministic, vendor, dict(params),
-                                 transpose)
+                                 transpose, value_dtype)
         self._kept = {}  # derived matrices built once: "T", "H", "conj", ("dtype", d)
         build = (lambda: self._build(S, shape, format, executor, kernel, dtype, index_dtype, tune,
-                                     deterministic, vendor, params))
+                                     deterministic, vendor, params, value_dtype))
         if self.device == "cuda":
             what = f"a {_memory.shape_text(facts.shape)} matrix with {facts.nnz:,} entries in format {format!r}"
             _memory.gpu_build(what, build)
@@ -250,7 +259,7 @@ class SparseMatrix(OperatorProtocol):
         torch_ops.register(self)  # its name for torch's custom op (torch.compile must not have to make one)
 
     def _build(self, S, shape, format, executor, kernel, dtype, index_dtype, tune, deterministic, vendor,
-               params) -> None:
+               params, value_dtype=None) -> None:
         """The canonical CSR of ``S`` on the matrix's device, then its storage and executor.
 
         The device arrays live only in this frame, so a build that runs out of GPU memory frees
@@ -259,6 +268,8 @@ class SparseMatrix(OperatorProtocol):
         from .tuning.format_rules import format_params
 
         data, indices, indptr, shape = _source_arrays(S, shape)
+        if dtype is None and isinstance(S, (SparseMatrix, CSR)) and S.dtype != data.dtype:
+            dtype = S.dtype  # values stored narrower than their matrix's dtype: the same dtype here
         if self.device == "cuda":
             import cupy
 
@@ -267,6 +278,7 @@ class SparseMatrix(OperatorProtocol):
             data, indices, indptr = (to_numpy(a) for a in (data, indices, indptr))
         csr = CSR.from_arrays(data, indices, indptr, shape, index_dtype=index_dtype, dtype=dtype)
         del data, indices, indptr
+        csr = csr.with_value_dtype(value_dtype)
         spec = kernels.get(kernel) if kernel is not None else None
         kernel_params = {k: params.pop(k) for k in list(params) if spec is not None and k in spec.defaults}
         self.auto = None  # planning.AutoReport when format="auto" ran the planner
@@ -298,10 +310,12 @@ class SparseMatrix(OperatorProtocol):
         m, n = self.shape
         self._x_shape, self._y_shape = (n,), (m,)
         self._dtype = self.storage.dtype
+        #: alpha and beta are in the arithmetic dtype (float32 for a half matrix, as cuSPARSE's).
+        self._scalar_dtype = precision.compute_dtype(self._dtype)
         self._fast_scalars = _PLAIN_SCALARS if self._dtype.kind != "c" else ()
         # A plain int or float within the dtype's range skips validate.scalar; anything else
         # (past it, inf, NaN) is checked there, so an overflow is refused, not computed.
-        self._scalar_max = float(np.finfo(self._dtype).max) if self._dtype.kind == "f" else 0.0
+        self._scalar_max = float(np.finfo(self._scalar_dtype).max) if self._scalar_dtype.kind == "f" else 0.0
         self._run, self._fresh = self._executor.run, self._executor.fresh
         if self.device == "cuda":
             import cupy
@@ -330,6 +344,11 @@ class SparseMatrix(OperatorProtocol):
     def dtype(self) -> np.dtype:
         """Value dtype."""
         return self.storage.dtype
+
+    @property
+    def value_dtype(self) -> np.dtype:
+        """The dtype the values are stored in: :attr:`dtype`, or the narrower one of ``value_dtype=``."""
+        return self.storage.value_dtype
 
     @property
     def index_dtype(self) -> np.dtype:
@@ -398,9 +417,9 @@ class SparseMatrix(OperatorProtocol):
                 return routed
             x = self._vector(x, "x")
         if alpha.__class__ not in self._fast_scalars or not -self._scalar_max <= alpha <= self._scalar_max:
-            alpha = validate.scalar(alpha, self._dtype, "alpha")
+            alpha = validate.scalar(alpha, self._scalar_dtype, "alpha")
         if beta.__class__ not in self._fast_scalars or not -self._scalar_max <= beta <= self._scalar_max:
-            beta = validate.scalar(beta, self._dtype, "beta")
+            beta = validate.scalar(beta, self._scalar_dtype, "beta")
         if out is None:
             if beta != 0:
                 raise ValueError("beta != 0 needs out= holding the y to scale and add to")
@@ -440,8 +459,8 @@ class SparseMatrix(OperatorProtocol):
             return routed
         X = self._block_operand(X)
         k = X.shape[1]
-        alpha = validate.scalar(alpha, self._dtype, "alpha")
-        beta = validate.scalar(beta, self._dtype, "beta")
+        alpha = validate.scalar(alpha, self._scalar_dtype, "alpha")
+        beta = validate.scalar(beta, self._scalar_dtype, "beta")
         if out is None:
             if beta != 0:
                 raise ValueError("beta != 0 needs out= holding the y to scale and add to")
@@ -494,8 +513,8 @@ class SparseMatrix(OperatorProtocol):
         if self.device == "cpu" and stream is not None:
             raise ValueError("bind: stream= is for matrices on the GPU")
         self._guard(x, y)
-        alpha = validate.scalar(alpha, self._dtype, "alpha")
-        beta = validate.scalar(beta, self._dtype, "beta")
+        alpha = validate.scalar(alpha, self._scalar_dtype, "alpha")
+        beta = validate.scalar(beta, self._scalar_dtype, "beta")
         return BoundProduct(self, self._executor.run, x, y, out, alpha, beta, stream)
 
     def _bind_block(self, X, out, alpha, beta, stream) -> BoundProduct:
@@ -516,8 +535,8 @@ class SparseMatrix(OperatorProtocol):
             raise ValueError("bind: stream= is for matrices on the GPU")
         if X.size and Y.size and self._module.may_share_memory(X, Y):
             raise ValueError("bind: X and out must not overlap")
-        alpha = validate.scalar(alpha, self._dtype, "alpha")
-        beta = validate.scalar(beta, self._dtype, "beta")
+        alpha = validate.scalar(alpha, self._scalar_dtype, "alpha")
+        beta = validate.scalar(beta, self._scalar_dtype, "beta")
         if self.device == "cuda":
             self._check_current_device()
         if not (k and m):
@@ -696,9 +715,14 @@ class SparseMatrix(OperatorProtocol):
         o = self._options
         with self._on_device():
             csr = transform(self._csr())
-            made = SparseMatrix(csr, o.format, self.device, executor=o.executor, kernel=o.kernel, dtype=dtype,
-                                index_dtype=o.index_dtype, tune=o.tune, deterministic=o.deterministic,
-                                vendor=o.vendor, transpose=o.transpose, **o.params)
+            target = csr.dtype if dtype is None else np.dtype(dtype)
+            # a matrix made from this one keeps its values' storage where that is narrower than its dtype (a half
+            # matrix times a float32 x: float32 products of the half values), else stores its own dtype
+            kept = self.value_dtype in precision.NARROWER.get(target, ())
+            made = SparseMatrix(csr, o.format, self.device, executor=o.executor, kernel=o.kernel,
+                                dtype=target, index_dtype=o.index_dtype,
+                                tune=o.tune, deterministic=o.deterministic, vendor=o.vendor,
+                                transpose=o.transpose, value_dtype=self.value_dtype if kept else None, **o.params)
         if key is not None:
             self._kept[key] = made
         return made

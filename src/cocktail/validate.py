@@ -11,8 +11,9 @@ from typing import NamedTuple
 import numpy as np
 
 from .arrays import get_xp
+from .precision import PRODUCT_DTYPES, compute_dtype, dtype_named, is_value_dtype
 
-VALUE_DTYPES = tuple(np.dtype(t) for t in ("float32", "float64", "complex64", "complex128"))
+VALUE_DTYPES = PRODUCT_DTYPES
 INDEX_DTYPES = (np.dtype("int32"), np.dtype("int64"))
 INT32_MAX = int(np.iinfo(np.int32).max)
 
@@ -24,9 +25,9 @@ def _names(dtypes) -> str:
 def value_dtype(dtype, what: str = "matrix values") -> np.dtype:
     """Return ``dtype`` as a NumPy dtype if Cocktail computes in it, else raise ``TypeError``."""
     try:
-        dt = np.dtype(dtype)
+        dt = dtype_named(dtype)
     except TypeError as exc:
-        raise TypeError(f"{what}: {dtype!r} is not a dtype") from exc
+        raise TypeError(f"{what}: {dtype!r} is not a dtype ({exc})") from exc
     if dt not in VALUE_DTYPES:
         raise TypeError(
             f"{what}: dtype {dt.name} is not supported; supported value dtypes are "
@@ -172,9 +173,19 @@ def scalar(value, dtype: np.dtype, name: str):
         raise ValueError(f"{name} = {_short(value)} does not fit the matrix dtype {dtype.name}") from None
     given = complex(value)
     if np.isfinite(given) and not np.all(np.isfinite(converted)):
-        largest = float(np.finfo(dtype).max)
+        largest = float(_largest(dtype))
         raise ValueError(f"{name} = {value!r} overflows the matrix dtype {dtype.name} (largest {largest:.4g})")
     return converted
+
+
+def _largest(dtype):
+    """The largest finite value of the real (or complex part) ``dtype``, bfloat16 included."""
+    try:
+        return np.finfo(dtype).max
+    except ValueError:  # ml_dtypes' bfloat16 has its own finfo
+        import ml_dtypes
+
+        return ml_dtypes.finfo(dtype).max
 
 
 def _short(value) -> str:
@@ -197,7 +208,7 @@ def operand(x, shape, dtype: np.dtype, name: str = "x", allow_2d: bool = True):
         raise ValueError(f"{name} must be 1-D (n,) or 2-D (n, k), got shape {x.shape}")
     if x.shape[0] != n:
         raise ValueError(f"{name} has {x.shape[0]} rows but the matrix has {n} columns (shape {tuple(shape)})")
-    if x.dtype.kind not in "biufc":
+    if x.dtype.kind not in "biu" and not is_value_dtype(x.dtype):
         raise TypeError(f"{name} must be numeric, got dtype {x.dtype}")
     if not np.can_cast(x.dtype, dtype, "safe"):
         raise TypeError(
@@ -248,8 +259,8 @@ def product_operands(shape, dtype: np.dtype, xp, x, out=None, alpha=1, beta=0) -
     if get_xp(x) is not xp:
         where = "GPU" if xp.__name__ == "cupy" else "CPU"
         raise TypeError(f"x is a {type(x).__module__}.{type(x).__name__} but the matrix lives on the {where}")
-    alpha = scalar(alpha, dtype, "alpha")
-    beta = scalar(beta, dtype, "beta")
+    alpha = scalar(alpha, compute_dtype(dtype), "alpha")  # float32 for a half matrix
+    beta = scalar(beta, compute_dtype(dtype), "beta")
     ncols = None if x.ndim == 1 else int(x.shape[1])
     if out is None:
         if beta != 0:

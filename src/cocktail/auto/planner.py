@@ -56,6 +56,7 @@ import numpy as np
 
 from .. import formats
 from ..formats.bdia import bands as bdia_bands
+from ..precision import compute_dtype
 from . import variants as _variants
 from .features import Features, row_groups
 from ..tuning.hyb import ELL_SPEEDUP_OVER_COO
@@ -301,11 +302,13 @@ def _kind(plan: Plan) -> str:
 class _Costing:
     """Predictions for one matrix, dtype and profile."""
 
-    def __init__(self, features: Features, profile, dtype, deterministic: bool = False, vendor: bool = True):
-        self.f, self.profile, self.dtype = features, profile, np.dtype(dtype).name
+    def __init__(self, features: Features, profile, dtype, deterministic: bool = False, vendor: bool = True,
+                 precision: str | None = None):
+        # the profile's samples are in the arithmetic dtype (float32 for a half matrix)
+        self.f, self.profile, self.dtype = features, profile, compute_dtype(dtype).name
         self.m = features.shape[0]
-        self.scatter = float(features.x_scatter.get(np.dtype(dtype).itemsize, 0.0))
-        self._has = {v.key: profile.has(v.key, self.dtype) and allowed(v, deterministic, vendor)
+        self.scatter = float(features.x_scatter.get(compute_dtype(dtype).itemsize, 0.0))
+        self._has = {v.key: profile.has(v.key, self.dtype) and allowed(v, deterministic, vendor, precision)
                      and holds_values(v, features) for v in _variants.VARIANTS}
         self._times = {}
 
@@ -415,11 +418,28 @@ def work(v, features: Features) -> tuple[int, int] | None:
     return b.sliced_total * r * c, b.max_per_superrow * c
 
 
-def pattern_share(dtype, index_dtype) -> float:
-    """The share of its bytes a flat part still moves stored pattern-only: Bell & Garland's count per entry
-    (an index, a value and a read of ``x``) without the value (float64 with int32 indices: 0.6)."""
-    val, idx = np.dtype(dtype).itemsize, np.dtype(index_dtype).itemsize
-    return (idx + val) / (idx + 2 * val)
+def entry_share(dtype, index_dtype, value_dtype=None, pattern: bool = False) -> float:
+    """The share of the bytes the profile's samples move (index, value and read of ``x`` per entry, Bell &
+    Garland's count, in the arithmetic dtype) that an entry of a ``dtype`` matrix moves with its values stored
+    in ``value_dtype`` (default ``dtype``), or none (``pattern``): float64 with float32 values and int32 indices
+    0.8, float16 0.67, pattern-only float64 0.6."""
+    full, idx = compute_dtype(dtype).itemsize, np.dtype(index_dtype).itemsize
+    stored = 0 if pattern else np.dtype(dtype if value_dtype is None else value_dtype).itemsize
+    return (idx + stored + np.dtype(dtype).itemsize) / (idx + 2 * full)
+
+
+def pattern_share(dtype, index_dtype, value_dtype=None) -> float:
+    """The share of its bytes a flat part still moves stored pattern-only rather than with its values
+    (:func:`entry_share`; float64 with int32 indices: 0.6)."""
+    return entry_share(dtype, index_dtype, pattern=True) / entry_share(dtype, index_dtype, value_dtype)
+
+
+def scaled(plan: Plan, share: float) -> Plan:
+    """``plan`` with every part's prediction scaled by ``share``."""
+    if share == 1.0:
+        return plan
+    parts = tuple(replace(p, predicted_us=p.predicted_us * share) for p in plan.parts)
+    return Plan(parts, sum(p.predicted_us for p in parts))
 
 
 def pattern_cut(plan: Plan, share: float) -> Plan:
@@ -440,14 +460,17 @@ def pattern_cut(plan: Plan, share: float) -> Plan:
     return Plan(parts, sum(p.predicted_us for p in parts))
 
 
-def allowed(v, deterministic: bool = False, vendor: bool = True) -> bool:
+def allowed(v, deterministic: bool = False, vendor: bool = True, precision: str | None = None) -> bool:
     """Whether variant ``v``'s kernel is registered and may be planned: with ``deterministic``, only a
-    deterministic one at the variant's parameters; without ``vendor``, only one of our own."""
+    deterministic one at the variant's parameters; without ``vendor``, only one of our own; for ``precision``
+    (a kernel precision name, :func:`cocktail.kernels.spec.precision_name`), only one instantiated for it."""
     from .. import kernels
 
     if v.kernel not in kernels.names():
         return False
     spec = kernels.get(v.kernel)
+    if precision is not None and precision not in spec.precisions:
+        return False
     return (not deterministic or spec.is_deterministic(v.kernel_params)) and (vendor or not spec.vendor)
 
 
@@ -576,7 +599,10 @@ def plan(csr, features: Features, profile, dtype, deterministic: bool = False, v
     """Candidate plans for the canonical CSR ``csr`` with these ``features``, fastest predicted first;
     ``deterministic``: only plans whose every kernel is declared deterministic; ``vendor=False``: only
     our own kernels (no cuSPARSE)."""
-    c = _Costing(features, profile, dtype, deterministic, vendor)
+    from ..kernels.spec import precision_name
+
+    value_dtype = csr.value_dtype
+    c = _Costing(features, profile, dtype, deterministic, vendor, precision_name(dtype, value_dtype))
     nnz, m = features.nnz, c.m
     if not nnz:
         raise ValueError("the planner needs a matrix with entries (one without is stored as csr)")
@@ -623,8 +649,10 @@ def plan(csr, features: Features, profile, dtype, deterministic: bool = False, v
                 parts = head + (Part(variant, ("row_prefix", int(w)), covered, pre[0], pre[1], {"max_fill": None}),
                                 Part(after[0], ("rest",), left - covered, after[1], after[2]))
                 plans.append(Plan(parts, sum(p.predicted_us for p in parts)))
+    share = entry_share(dtype, csr.index_dtype, value_dtype)  # a half matrix, or values stored narrower
+    plans = [scaled(p, share) for p in plans]
     if features.one_value:
-        share = pattern_share(dtype, csr.index_dtype)
+        share = pattern_share(dtype, csr.index_dtype, value_dtype)
         plans = [pattern_cut(p, share) for p in plans]
     plans.sort(key=lambda p: p.predicted_us)
     return Planning(features, plans, profile.source, profile.notice)

@@ -34,6 +34,7 @@ import warnings
 from dataclasses import dataclass, field
 
 from .. import _memory, executors, formats, kernels
+from ..precision import compute_dtype
 from . import variants
 from ..errors import DeviceMemoryError, FormatFillError, FormatValuesError
 
@@ -250,15 +251,16 @@ def choose(csr, tune: str = "model", deterministic: bool = False, vendor: bool =
     vendor = vendor and any(kernels.get(n).vendor and kernels.get(n).runs_here() for n in kernels.names())
     device = profile.current_device()
     prof = profile.for_device(device)
-    if prof is None or not any(prof.has(key, csr.dtype) for key in variants.keys()):
-        return _fallback(csr, f"no device profile with {csr.dtype.name} samples for {device['name']}: "
+    sampled = compute_dtype(csr.dtype)  # a half matrix plans with the float32 samples, scaled by its bytes
+    if prof is None or not any(prof.has(key, sampled) for key in variants.keys()):
+        return _fallback(csr, f"no device profile with {sampled.name} samples for {device['name']}: "
                               "format='auto' used its fixed rule; run `cocktail calibrate`", deterministic)
     keys, t0 = {}, time.perf_counter()
     uniform = one_value(csr.data)
     if decisions.path() is not None:
         fingerprint = structure_fingerprint(csr)
         keys = {t: decisions.key(fingerprint, profile.key_of(device), csr.dtype, csr.index_dtype, deterministic,
-                                 vendor, t, prof.digest, uniform) for t in TUNE}
+                                 vendor, t, prof.digest, uniform, csr.value_dtype) for t in TUNE}
         hit = _cached(csr, [keys["measure"]] + ([keys["model"]] if tune == "model" else []))
         if hit is not None:
             plan, (storage, executor), convert_s = hit

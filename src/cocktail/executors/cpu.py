@@ -8,6 +8,7 @@ a far diagonal is computed, not refused, and nothing of the size of its columns 
 
 from __future__ import annotations
 
+from ..reference import arithmetic_form
 from ..reference.scipy_layout import scipy_matrix
 from .base import Executor
 from .reference import HostReference, combine
@@ -22,7 +23,9 @@ class CpuExecutor(Executor):
 
     def __init__(self, storage):
         self.storage = storage
-        self._scipy = scipy_matrix(storage)
+        # SciPy has no half arithmetic: a half or narrower-stored matrix is given to it in its arithmetic dtype.
+        wide = arithmetic_form(storage)
+        self._scipy, self._arithmetic = scipy_matrix(wide), wide.dtype
         self._fallback = HostReference(storage) if self._scipy is None else None
         self.kernel = "reference" if self._scipy is None else "scipy"
 
@@ -31,16 +34,16 @@ class CpuExecutor(Executor):
         if self._fallback is not None:
             self._fallback.run(x, y, alpha, beta)
         else:
-            combine(y, (self._scipy @ x).reshape(y.shape), alpha, beta)  # a 1-row COO answers a scalar
+            combine(y, (self._scipy @ self._wide(x)).reshape(y.shape), alpha, beta)  # a 1-row COO answers a scalar
 
     def fresh(self, x, y_empty, alpha):
         """SciPy's own result array, scaled in place (no copy into ``y_empty``)."""
         if self._fallback is not None:
             return super().fresh(x, y_empty, alpha)
-        y = (self._scipy @ x).reshape(y_empty.shape)
+        y = (self._scipy @ self._wide(x)).reshape(y_empty.shape)
         if alpha != 1:
             y *= alpha
-        return y
+        return y.astype(y_empty.dtype, copy=False)
 
     def own_reads_once(self, k: int) -> tuple[bool, ...]:
         """One product for the whole block."""
@@ -55,4 +58,8 @@ class CpuExecutor(Executor):
         if self._fallback is not None:
             self._fallback.run_block(X, Y, alpha, beta)
         else:
-            combine(Y, self._scipy @ X, alpha, beta)
+            combine(Y, self._scipy @ self._wide(X), alpha, beta)
+
+    def _wide(self, x):
+        """``x`` in the arithmetic dtype (SciPy takes no half operand)."""
+        return x.astype(self._arithmetic, copy=False)

@@ -8,6 +8,7 @@ from .. import kernels
 from ..kernels import device
 from ..kernels.block_operands import BlockOperands
 from ..kernels.cusparse import CusparseError
+from ..kernels.spec import precision_words
 from ..tuning.kernel_rules import choose_kernel
 from ..tuning.launch_rules import RULES, configure, user_view
 from .base import Executor, block_key
@@ -21,9 +22,6 @@ class CudaExecutor(Executor):
     def __init__(self, storage, spec, params: dict, accumulate: bool = False):
         import cupy
 
-        if storage.dtype.kind == "c":
-            raise TypeError(f"kernel {spec.name!r} has no {storage.dtype.name} instantiation; GPU kernels take "
-                            "float32 and float64 (complex runs on the reference executor)")
         props = device.props(cupy.cuda.Device().id)
         self.kernel = spec.name
         self.spec = spec
@@ -37,8 +35,9 @@ class CudaExecutor(Executor):
         # BlockChoice: the rule's, or the fastest timed by block_planner, which a planned matrix sets), and the
         # launches per BlockOperands (k and the steps of X and Y), bound on first use of each.
         self._storage, self._props, self._accumulate = storage, props, accumulate
-        self.block_spec = kernels.block_for(storage.name, spec)
-        self.block_specs = tuple(kernels.blocks_for(storage.name, spec))
+        block_spec = kernels.block_for(storage.name, spec)
+        self.block_spec = block_spec if block_spec is not None and block_spec.takes(storage) else None
+        self.block_specs = tuple(s for s in kernels.blocks_for(storage.name, spec) if s.takes(storage))
         self._block_plans = {}
         self.block_times = {}  # block_key -> {choice label: µs}, what block_planner measured
         self._block_launches = {}
@@ -262,7 +261,7 @@ def create(storage, spec, params: dict, required: bool, accumulate: bool = False
         name = choose_kernel(storage, deterministic)
         if name is None:
             if required or params:
-                raise ValueError(f"no GPU kernel multiplies {storage.name} matrices of {storage.dtype.name}; "
+                raise ValueError(f"no GPU kernel multiplies {storage.name} matrices of {precision_words(storage)}; "
                                  "leave executor=None to run the device reference path")
             from .reference import DeviceReference
 

@@ -13,15 +13,23 @@ from __future__ import annotations
 import functools
 
 from .. import reference
+from ..precision import is_half
 from ..reference.entries import entries_of
 from .base import Executor
 
 
 def combine(y, t, alpha, beta) -> None:
-    """``y = alpha*t + beta*y`` in place, ``t`` scratch; ``beta == 0`` never reads ``y``."""
+    """``y = alpha*t + beta*y`` in place, ``t`` scratch; ``beta == 0`` never reads ``y``.  A ``t`` wider than
+    ``y`` (the float32 sums of a half matrix) takes ``beta*y`` in its own dtype, and ``y`` is rounded once."""
     if alpha != 1:
         t *= alpha
     if beta == 0:
+        y[...] = t
+    elif t.dtype != y.dtype:
+        if beta != 1:
+            t += y.astype(t.dtype) * beta
+        else:
+            t += y
         y[...] = t
     else:
         if beta != 1:
@@ -38,11 +46,15 @@ class HostReference(Executor):
 
     def __init__(self, storage):
         self.storage = storage
+        self._wide = reference.arithmetic_form(storage)  # storage itself unless half or stored narrower
         self._product = reference.product_for(storage)
+
+    def _multiply(self, X):
+        return self._product(self._wide, X.astype(self._wide.dtype, copy=False))
 
     def run(self, x, y, alpha, beta) -> None:
         """``y = alpha*A@x + beta*y`` through the format's reference product."""
-        combine(y, self._product(self.storage, x[:, None])[:, 0], alpha, beta)
+        combine(y, self._multiply(x[:, None])[:, 0], alpha, beta)
 
     def own_reads_once(self, k: int) -> tuple[bool, ...]:
         """One product for the whole block."""
@@ -54,7 +66,21 @@ class HostReference(Executor):
 
     def run_block(self, X, Y, alpha, beta) -> None:
         """The same for a block of vectors, in one reference product."""
-        combine(Y, self._product(self.storage, X), alpha, beta)
+        combine(Y, self._multiply(X), alpha, beta)
+
+
+def _no_device_path(storage) -> str:
+    """Why a half or narrower-stored matrix of a format with no kernel for it cannot run on the GPU, and which
+    formats can."""
+    from .. import kernels
+    from ..kernels.spec import precision_words, type_names
+
+    wanted = type_names(storage)[0]
+    able = sorted({f for name in kernels.names() for f in kernels.get(name).formats
+                   if wanted in kernels.get(name).precisions and f != storage.name})
+    return (f"no GPU kernel multiplies {storage.name} matrices of {precision_words(storage)}, and the device "
+            f"reference path sums in the matrix dtype only; store it as one of {', '.join(able)} "
+            "(or format='auto')")
 
 
 ATOMIC_ADD = r"""
@@ -92,6 +118,8 @@ class DeviceReference(Executor):
     def __init__(self, storage):
         import cupy
 
+        if storage.value_dtype != storage.dtype or is_half(storage.dtype):
+            raise TypeError(_no_device_path(storage))
         self.storage = storage
         self.entries = tuple(e for e in entries_of(storage) if e.rows.shape[0])
         self._scale, self._scatter = device_kernels()

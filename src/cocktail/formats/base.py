@@ -12,11 +12,12 @@ from typing import ClassVar
 import numpy as np
 
 from ..arrays import get_xp, to_numpy
+from ..precision import is_value_dtype
 
 
 def array_bytes(arr, val: int) -> int:
     """Bytes of ``arr``, a value array (float or complex) counted at ``val`` bytes an entry."""
-    return int(arr.size) * val if arr.dtype.kind in "fc" else int(arr.nbytes)
+    return int(arr.size) * val if is_value_dtype(arr.dtype) else int(arr.nbytes)
 
 
 class SparseFormat:
@@ -98,10 +99,21 @@ class SparseFormat:
         """Return the canonical CSR this format was built from, exactly."""
         raise NotImplementedError
 
-    def _replace(self, fn):
+    def _replace(self, fn, dtype=None):
+        """The same format with ``fn`` applied to every array (and products in ``dtype``, default its own)."""
         fields = {k: fn(getattr(self, k)) for k in self.array_fields}
-        fields.update({k: getattr(self, k)._replace(fn) for k in self.part_fields})
-        return type(self)(self.shape, self.dtype, self.index_dtype, self.nnz, self.params, **fields)
+        fields.update({k: getattr(self, k)._replace(fn, dtype) for k in self.part_fields})
+        return type(self)(self.shape, self.dtype if dtype is None else dtype, self.index_dtype, self.nnz,
+                          self.params, **fields)
+
+    def widened(self, dtype):
+        """The same matrix with its values, and its products, in ``dtype``: exact when ``dtype`` is at least as
+        wide as :attr:`value_dtype` (the reference product of a half or narrower-stored matrix runs in its
+        arithmetic dtype this way)."""
+        dtype = np.dtype(dtype)
+        if dtype == self.dtype and dtype == self.value_dtype:
+            return self
+        return self._replace(lambda a: a.astype(dtype) if is_value_dtype(a.dtype) else a, dtype)
 
     def to_xp(self, xp):
         """The same format with every array moved to array module ``xp`` (NumPy or CuPy)."""
@@ -179,7 +191,8 @@ class SparseFormat:
 
     def _stream_bytes(self, val: int) -> int:
         """Bytes of the arrays a product reads, each read once, values at ``val`` bytes each."""
-        own = sum(array_bytes(getattr(self, k), val) for k in self.array_fields if k not in self.unread_fields)
+        own = sum(array_bytes(getattr(self, k), self.stored_size(val)) for k in self.array_fields
+                  if k not in self.unread_fields)
         return own + sum(getattr(self, p)._stream_bytes(val) for p in self.part_fields)
 
     def x_window(self) -> int:
@@ -207,6 +220,22 @@ class SparseFormat:
     def _sizes(self, dtype):
         val = np.dtype(self.dtype if dtype is None else dtype).itemsize
         return val, self.index_dtype.itemsize
+
+    def stored_size(self, val: int) -> int:
+        """Bytes of one stored value when ``x`` and ``y`` take ``val`` bytes an entry: ``val`` itself, or less
+        for values stored narrower than the matrix dtype (``value_dtype=``; float32 under float64: half)."""
+        return max(1, val * self.value_dtype.itemsize // self.dtype.itemsize)
+
+    @property
+    def value_dtype(self) -> np.dtype:
+        """The dtype the values are stored in: the matrix dtype, or a narrower one (:mod:`cocktail.precision`)."""
+        for key in self.array_fields:
+            dt = getattr(self, key).dtype
+            if is_value_dtype(dt):
+                return np.dtype(dt)
+        for key in self.part_fields:
+            return getattr(self, key).value_dtype
+        return self.dtype
 
     def resolved_params(self) -> dict:
         """The parameters in effect, each one left to the format (``None``) replaced by the value it

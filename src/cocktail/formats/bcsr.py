@@ -41,7 +41,7 @@ class BCSR(block_grid.BlockedFormat):
         xp = csr.xp
         nb = blk.nblocks
         padding.check_fill(cls.name, nb * r * c, csr, params["max_fill"])
-        data = xp.zeros(r * nb * c, dtype=csr.dtype)
+        data = xp.zeros(r * nb * c, dtype=csr.data.dtype)
         data[(blk.entry_ri * nb + blk.entry_block) * c + blk.entry_cj] = csr.data
         return cls(csr.shape, csr.dtype, csr.index_dtype, csr.nnz, params,
                    row_ptr=blk.ptr.astype(csr.index_dtype), col=(blk.block_col * c).astype(csr.index_dtype),
@@ -71,7 +71,7 @@ class BCSR(block_grid.BlockedFormat):
         val, idx = self._sizes(dtype)
         r, c = self.block
         nb = self.nblocks
-        return (int(self.row_ptr.shape[0]) * idx + nb * idx + nb * r * c * val + nb * c * val
+        return (int(self.row_ptr.shape[0]) * idx + nb * idx + nb * r * c * self.stored_size(val) + nb * c * val
                 + self.shape[0] * val)
 
     def real_blocks(self) -> int:

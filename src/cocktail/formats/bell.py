@@ -51,7 +51,7 @@ class BELL(block_grid.PaddedBlocks):
         padding.check_padding(cls.name, "align", align, stride, blk.superrows, "superrows")
         col = xp.full((K, stride), -1, dtype=csr.index_dtype)
         col[blk.rank, blk.block_row] = (blk.block_col * c).astype(csr.index_dtype)
-        data = xp.zeros(K * r * stride * c, dtype=csr.dtype)
+        data = xp.zeros(K * r * stride * c, dtype=csr.data.dtype)
         eb = blk.entry_block
         data[((blk.rank[eb] * r + blk.entry_ri) * stride + blk.block_row[eb]) * c + blk.entry_cj] = csr.data
         return cls(csr.shape, csr.dtype, csr.index_dtype, csr.nnz, params,

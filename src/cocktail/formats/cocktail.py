@@ -99,6 +99,11 @@ class Cocktail(SparseFormat):
         if not self.parts:
             raise ValueError("cocktail: a cocktail holds at least one part")
 
+    @property
+    def value_dtype(self) -> np.dtype:
+        """The dtype its parts store their values in."""
+        return self.parts[0].value_dtype
+
     @classmethod
     def from_csr(cls, csr: CSR, **params):
         """Split ``csr`` among ``parts``: each selector takes its entries from those still free, in order."""
@@ -141,11 +146,11 @@ class Cocktail(SparseFormat):
         rows = xp.concatenate([c.row_ids().astype(xp.int64) for c in pieces])
         cols = xp.concatenate([c.indices.astype(xp.int64) for c in pieces])
         vals = xp.concatenate([c.data for c in pieces])
-        return CSR.from_triplets(rows, cols, vals, self.shape, self.index_dtype)
+        return CSR.from_triplets(rows, cols, vals, self.shape, self.index_dtype, self.dtype)
 
-    def _replace(self, fn):
-        return type(self)(self.shape, self.dtype, self.index_dtype, self.nnz, self.params,
-                          parts=[p._replace(fn) for p in self.parts])
+    def _replace(self, fn, dtype=None):
+        return type(self)(self.shape, self.dtype if dtype is None else dtype, self.index_dtype, self.nnz, self.params,
+                          parts=[p._replace(fn, dtype) for p in self.parts])
 
     @property
     def xp(self):

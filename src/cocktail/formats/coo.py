@@ -23,15 +23,16 @@ class COO(SparseFormat):
                    row=csr.row_ids().astype(csr.index_dtype), col=csr.indices.copy(), data=csr.data.copy())
 
     @classmethod
-    def from_entries(cls, row, col, data, shape, index_dtype, nnz=None):
-        """A COO part holding the given row-sorted entries (used by HYB and PKT remainders)."""
+    def from_entries(cls, row, col, data, shape, index_dtype, nnz=None, dtype=None):
+        """A COO part holding the given row-sorted entries (used by HYB and PKT remainders); ``dtype``: the matrix
+        dtype when the values are stored narrower (default theirs)."""
         n = row.shape[0] if nnz is None else nnz
-        return cls(shape, data.dtype, index_dtype, n, {},
+        return cls(shape, data.dtype if dtype is None else dtype, index_dtype, n, {},
                    row=row.astype(index_dtype), col=col.astype(index_dtype), data=data)
 
     def to_csr(self) -> CSR:
         """Rebuild the canonical CSR from the triples."""
-        return CSR.from_triplets(self.row, self.col, self.data, self.shape, self.index_dtype)
+        return CSR.from_triplets(self.row, self.col, self.data, self.shape, self.index_dtype, self.dtype)
 
     @property
     def stored_slots(self) -> int:
@@ -40,7 +41,7 @@ class COO(SparseFormat):
     def spmv_bytes(self, dtype=None) -> int:
         val, idx = self._sizes(dtype)
         k = self.stored_slots
-        return k * (2 * idx + val) + k * val + self.shape[0] * val
+        return k * (2 * idx + self.stored_size(val)) + k * val + self.shape[0] * val
 
     def touched_rows(self) -> int:
         """Number of distinct rows holding an entry (``row`` is sorted)."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _memory, validate
+from .. import _memory, precision, validate
 from ..arrays import get_xp, pointers_from_ids, row_ids, scatter_add, stable_argsort
 from .base import SparseFormat
 
@@ -59,6 +59,23 @@ def row_length_facts(lengths, nnz: int) -> dict:
             "row length max": int(lengths.max())}
 
 
+def converted(data, dtype, option: str):
+    """``data`` converted to ``dtype``, each value rounded to nearest; a finite value past ``dtype``'s range is a
+    ``ValueError`` naming it and ``option`` (it would become infinite)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = data.astype(dtype)
+    if data.dtype.itemsize <= out.dtype.itemsize and data.dtype.kind == out.dtype.kind:
+        return out  # widening: nothing overflows
+    xp = get_xp(data)
+    lost = xp.isfinite(data) & ~xp.isfinite(out.astype(precision.compute_dtype(dtype)))
+    if bool(lost.any()):
+        j = int(xp.flatnonzero(lost)[0])
+        name = np.dtype(dtype).name
+        raise ValueError(f"{option}={name}: value {data[j].item()!r} (entry {j}) is past the largest {name} and would "
+                         f"be stored as infinite; keep a wider {option} or scale the matrix")
+    return out
+
+
 class CSR(SparseFormat):
     """Compressed sparse row storage: ``data``, ``indices``, ``indptr`` (Bell & Garland §3.4)."""
 
@@ -82,7 +99,7 @@ class CSR(SparseFormat):
         if dtype is not None:
             dt = validate.value_dtype(dtype, "dtype")
             if hasattr(data, "astype"):
-                data, owned = data.astype(dt), True
+                data, owned = converted(data, dt, "dtype"), True
         if check and getattr(data, "ndim", None) == 1 and hasattr(data, "dtype"):
             m, n = validate.shape2d(shape)
             size = validate.index_itemsize(max(m, n, int(data.shape[0])), index_dtype)
@@ -97,8 +114,9 @@ class CSR(SparseFormat):
         return cls.from_triplets(row_ids(indptr, data.shape[0]), indices, data, (m, n), idt)
 
     @classmethod
-    def from_triplets(cls, rows, cols, vals, shape, index_dtype):
-        """Canonical CSR from entries in any order; duplicates are summed, zeros kept."""
+    def from_triplets(cls, rows, cols, vals, shape, index_dtype, dtype=None):
+        """Canonical CSR from entries in any order; duplicates are summed, zeros kept.  ``dtype``: the matrix dtype
+        when the values are stored narrower (default theirs)."""
         xp = get_xp(rows, cols, vals)
         m, n = shape
         idt = np.dtype(index_dtype)
@@ -116,7 +134,7 @@ class CSR(SparseFormat):
             scatter_add(data, seg, vals[order])
             keep_rows, keep_cols = rows[order][first], cols[order][first]
         indptr = pointers_from_ids(keep_rows, m, idt)
-        return cls((m, n), data.dtype, idt, data.shape[0], {}, data=data,
+        return cls((m, n), data.dtype if dtype is None else dtype, idt, data.shape[0], {}, data=data,
                    indices=keep_cols.astype(idt), indptr=indptr)
 
     @staticmethod
@@ -153,7 +171,19 @@ class CSR(SparseFormat):
         xp = get_xp(self.data)
         vals = xp.conj(self.data) if conjugate and self.dtype.kind == "c" else self.data
         m, n = self.shape
-        return CSR.from_triplets(self.indices, self.row_ids(), vals, (n, m), self.index_dtype)
+        return CSR.from_triplets(self.indices, self.row_ids(), vals, (n, m), self.index_dtype, self.dtype)
+
+    def with_value_dtype(self, value_dtype) -> "CSR":
+        """This matrix with its values stored in ``value_dtype`` (:func:`cocktail.precision.stored_dtype`: a dtype
+        narrower than the matrix's, or ``None`` for its own), each rounded once to nearest.  Products keep the
+        matrix dtype.  A finite value past the storage's range is a ``ValueError`` that names it (it would
+        become infinite)."""
+        st = precision.stored_dtype(self.dtype, value_dtype)
+        if st == self.value_dtype:
+            return self
+        data = converted(self.data, st, "value_dtype")
+        return CSR(self.shape, self.dtype, self.index_dtype, self.nnz, {}, data=data, indices=self.indices,
+                   indptr=self.indptr)
 
     def row_lengths(self):
         """Number of stored entries in each row."""
@@ -176,20 +206,19 @@ class CSR(SparseFormat):
     def spmv_bytes(self, dtype=None) -> int:
         val, idx = self._sizes(dtype)
         m = self.shape[0]
-        return (m + 1) * idx + self.nnz * (idx + val) + self.nnz * val + m * val
+        return (m + 1) * idx + self.nnz * (idx + self.stored_size(val)) + self.nnz * val + m * val
 
     def describe(self) -> dict:
         return row_length_facts(self.row_lengths(), self.nnz)
 
     def to_scipy(self):
-        """A ``scipy.sparse.csr_array`` on the host holding a copy of this matrix."""
+        """A ``scipy.sparse.csr_array`` on the host holding a copy of this matrix: in its dtype, values stored
+        narrower widened back, and a half matrix in float32 (SciPy has no half dtype)."""
         import scipy.sparse as sp
 
         from ..arrays import to_numpy
 
-        return sp.csr_array(
-            (to_numpy(self.data).copy(), to_numpy(self.indices).copy(), to_numpy(self.indptr).copy()),
-            shape=self.shape,
-        )
+        data = to_numpy(self.data).astype(precision.compute_dtype(self.dtype))  # a copy
+        return sp.csr_array((data, to_numpy(self.indices).copy(), to_numpy(self.indptr).copy()), shape=self.shape)
 
 FORMAT = CSR

@@ -55,14 +55,14 @@ class PatternCSR(SparseFormat):
             error.distinct, error.limit = distinct, 1
             raise error
         xp = csr.xp
-        value = csr.data[:1].copy() if csr.nnz else xp.zeros(1, dtype=csr.dtype)
+        value = csr.data[:1].copy() if csr.nnz else xp.zeros(1, dtype=csr.data.dtype)
         return cls(csr.shape, csr.dtype, csr.index_dtype, csr.nnz, {}, value=value, indices=csr.indices,
                    indptr=csr.indptr)
 
     @property
     def data(self):
         """The value of every entry, CSR's ``data`` (a new array of ``nnz`` values)."""
-        return self.xp.full(self.nnz, self.value[0], dtype=self.dtype) if self.nnz else self.value[:0].copy()
+        return self.xp.full(self.nnz, self.value[0], dtype=self.value.dtype) if self.nnz else self.value[:0].copy()
 
     def to_csr(self):
         """The canonical CSR: these index arrays with the value repeated for every entry."""
@@ -85,7 +85,7 @@ class PatternCSR(SparseFormat):
         """CSR's model less its values: ``(m+1)*idx`` + ``nnz*idx`` + one value + ``nnz*val`` (x) + ``m*val`` (y)."""
         val, idx = self._sizes(dtype)
         m = self.shape[0]
-        return (m + 1) * idx + self.nnz * idx + val + self.nnz * val + m * val
+        return (m + 1) * idx + self.nnz * idx + self.stored_size(val) + self.nnz * val + m * val
 
     def describe(self) -> dict:
         return {"value": self.value[0].item(), **row_length_facts(self.row_lengths(), self.nnz)}

@@ -47,7 +47,7 @@ def diagonal_slots(csr, offsets):
 def diagonal_data(csr, offsets, stride: int):
     """The ``(len(offsets), stride)`` data array holding ``csr``'s entries on the diagonals ``offsets``."""
     xp = csr.xp
-    data = xp.zeros((offsets.shape[0], stride), dtype=csr.dtype)
+    data = xp.zeros((offsets.shape[0], stride), dtype=csr.data.dtype)
     if csr.nnz:
         d, rows = diagonal_slots(csr, offsets)
         data[d, rows] = csr.data  # canonical CSR: each (row, col) appears once
@@ -150,7 +150,7 @@ class DIA(SparseFormat):
         """
         val, idx = self._sizes(dtype)
         valid = valid_slots(self.diagonals(), self.shape)
-        return int(self.offsets.shape[0]) * idx + 2 * valid * val + self.shape[0] * val
+        return int(self.offsets.shape[0]) * idx + valid * (val + self.stored_size(val)) + self.shape[0] * val
 
     def x_window(self) -> int:
         """The span of the diagonals (at most ``n``): row ``i`` reads ``x[i + lowest offset .. i + highest]``,
@@ -167,7 +167,7 @@ class DIA(SparseFormat):
     def _stream_bytes(self, val: int) -> int:
         # The kernel bounds-checks the column before loading data: the slots outside the matrix
         # (whole runs at the ends of each diagonal) and the alignment padding are never read.
-        return super()._stream_bytes(val) - int(self.data.size) * val + self.x_reads() * val
+        return super()._stream_bytes(val) + (self.x_reads() - int(self.data.size)) * self.stored_size(val)
 
     def describe(self) -> dict:
         out = {"diagonals": int(self.offsets.shape[0]), "stride": self.stride}

@@ -38,7 +38,7 @@ def value_table(name: str, csr, slots: int):
     """
     xp = csr.xp
     padded = slots > csr.nnz
-    values = xp.concatenate([csr.data, xp.zeros(1, dtype=csr.dtype)]) if padded else csr.data
+    values = xp.concatenate([csr.data, xp.zeros(1, dtype=csr.data.dtype)]) if padded else csr.data
     _, first, inverse = xp.unique(bit_keys(values), return_index=True, return_inverse=True)
     count = int(first.shape[0])
     if count > MAX_VALUES:
@@ -88,7 +88,7 @@ class DIAVI(DIA):
     def values(self):
         """DIA's ``data``, decoded: ``table[codes]`` (a new array of the value dtype)."""
         if not self.codes.size:  # no diagonals: the table is empty too
-            return self.xp.zeros(self.codes.shape, dtype=self.dtype)
+            return self.xp.zeros(self.codes.shape, dtype=self.table.dtype)
         return self.table[self.codes]
 
     def to_csr(self):

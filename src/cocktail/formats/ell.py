@@ -31,7 +31,7 @@ def ell_arrays(csr: CSR, width: int, align: int):
     overflow = pos >= width
     keep = ~overflow
     col = xp.full((width, stride), -1, dtype=csr.index_dtype)
-    data = xp.zeros((width, stride), dtype=csr.dtype)
+    data = xp.zeros((width, stride), dtype=csr.data.dtype)
     col[pos[keep], rows[keep]] = csr.indices[keep]
     data[pos[keep], rows[keep]] = csr.data[keep]
     return col, data, overflow
@@ -112,7 +112,7 @@ class ELL(SparseFormat):
         ``+ nnz*val`` (x) ``+ rows*val`` (y)."""
         val, idx = self._sizes(dtype)
         m = self.shape[0]
-        return self.width * m * (idx + val) + self.nnz * val + m * val
+        return self.width * m * (idx + self.stored_size(val)) + self.nnz * val + m * val
 
     def describe(self) -> dict:
         m = self.shape[0]

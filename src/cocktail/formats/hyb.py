@@ -63,7 +63,7 @@ class HYB(SparseFormat):
         ell = ELL(csr.shape, csr.dtype, csr.index_dtype, csr.nnz - n_coo,
                   ELL.resolve_params({"width": k, "align": align, "max_fill": None}), col=col, data=data)
         coo = COO.from_entries(csr.row_ids()[overflow], csr.indices[overflow], csr.data[overflow],
-                               csr.shape, csr.index_dtype)
+                               csr.shape, csr.index_dtype, dtype=csr.dtype)
         return cls(csr.shape, csr.dtype, csr.index_dtype, csr.nnz, params, ell=ell, coo=coo)
 
     @property
@@ -89,7 +89,7 @@ class HYB(SparseFormat):
         epos = cptr[erow] + xp.arange(part.nnz, dtype=xp.int64)  # = indptr[r] + (i - eptr[r])
         cpos = eptr[crow + 1] + xp.arange(crow.shape[0], dtype=xp.int64)  # after row r's ELL entries
         indices = xp.empty(self.nnz, dtype=idt)
-        data = xp.empty(self.nnz, dtype=self.dtype)
+        data = xp.empty(self.nnz, dtype=self.value_dtype)
         indices[epos] = part.indices
         data[epos] = part.data
         indices[cpos] = self.coo.col

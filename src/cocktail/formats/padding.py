@@ -38,7 +38,7 @@ def with_explicit_zeros(fmt, rows, cols, vals):
     rows = xp.concatenate([rows[keep].astype(xp.int64), fmt.zero_row.astype(xp.int64)])
     cols = xp.concatenate([cols[keep].astype(xp.int64), fmt.zero_col.astype(xp.int64)])
     vals = xp.concatenate([vals[keep], fmt.zero_val])
-    return CSR.from_triplets(rows, cols, vals, fmt.shape, fmt.index_dtype)
+    return CSR.from_triplets(rows, cols, vals, fmt.shape, fmt.index_dtype, fmt.dtype)
 
 
 def slice_widths(lengths, slice_height: int):

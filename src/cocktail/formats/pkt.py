@@ -169,7 +169,8 @@ class PKT(SparseFormat):
         pcol = pos[csr.indices.astype(xp.int64)]
         inside = pkt_of_pos[prow] == pkt_of_pos[pcol]
         outside = ~inside
-        rest = COO.from_entries(rows[outside], csr.indices[outside], csr.data[outside], csr.shape, idt)
+        rest = COO.from_entries(rows[outside], csr.indices[outside], csr.data[outside], csr.shape, idt,
+                                dtype=csr.dtype)
 
         prow, pcol, vals = prow[inside], pcol[inside], csr.data[inside]
         order = stable_argsort(pcol)
@@ -191,7 +192,7 @@ class PKT(SparseFormat):
         slot = packet_offset[owner].astype(xp.int64) + (start[prow] + rank) * lanes + lane[prow]
         index = xp.full(total, SENTINEL, dtype=xp.uint32)
         index[slot] = (((prow - base) << LOCAL_BITS) | (pcol - base)).astype(xp.uint32)
-        data = xp.zeros(total, dtype=csr.dtype)
+        data = xp.zeros(total, dtype=csr.data.dtype)
         data[slot] = vals
         return cls(csr.shape, csr.dtype, idt, csr.nnz, params, perm=perm.astype(idt),
                    packet_ptr=packet_ptr.astype(idt), packet_offset=packet_offset, index=index, data=data,
@@ -215,7 +216,7 @@ class PKT(SparseFormat):
         rows = xp.concatenate([rows, self.rest.row.astype(xp.int64)])
         cols = xp.concatenate([cols, self.rest.col.astype(xp.int64)])
         vals = xp.concatenate([vals, self.rest.data])
-        return CSR.from_triplets(rows, cols, vals, self.shape, self.index_dtype)
+        return CSR.from_triplets(rows, cols, vals, self.shape, self.index_dtype, self.dtype)
 
     @property
     def npackets(self) -> int:

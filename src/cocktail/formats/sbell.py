@@ -70,7 +70,7 @@ class SBELL(block_grid.PaddedBlocks):
         slot = ptr[s] + blk.rank * h + u
         col = xp.full(total, -1, dtype=csr.index_dtype)
         col[slot] = (blk.block_col * c).astype(csr.index_dtype)
-        data = xp.zeros(total * r * c, dtype=csr.dtype)
+        data = xp.zeros(total * r * c, dtype=csr.data.dtype)
         eb = blk.entry_block
         base = ptr[s[eb]] * (r * c)
         data[base + ((blk.rank[eb] * r + blk.entry_ri) * h + u[eb]) * c + blk.entry_cj] = csr.data

@@ -82,7 +82,7 @@ class SELL(SparseFormat):
         p = where[rows]
         slot = slice_ptr.astype(xp.int64)[p // c] + k * c + p % c
         col = xp.full(total, -1, dtype=idt)
-        data = xp.zeros(total, dtype=csr.dtype)
+        data = xp.zeros(total, dtype=csr.data.dtype)
         col[slot] = csr.indices
         data[slot] = csr.data
         return cls(csr.shape, csr.dtype, idt, csr.nnz, params, slice_ptr=slice_ptr,
@@ -122,7 +122,7 @@ class SELL(SparseFormat):
             indptr[1:] = xp.cumsum(xp.bincount(rows, minlength=m), dtype=self.index_dtype)
         pos = indptr.astype(xp.int64)[rows] + k[real]
         indices = xp.empty(self.nnz, dtype=self.index_dtype)
-        data = xp.empty(self.nnz, dtype=self.dtype)
+        data = xp.empty(self.nnz, dtype=self.value_dtype)
         indices[pos] = self.col[real]
         data[pos] = self.data[real]
         return CSR(self.shape, self.dtype, self.index_dtype, self.nnz, {},
@@ -146,7 +146,7 @@ class SELL(SparseFormat):
         val, idx = self._sizes(dtype)
         m = self.shape[0]
         ptr = (self.nslices + 1) * self.slice_ptr.dtype.itemsize
-        return ptr + self._real_row_slots() * (idx + val) + m * idx + self.nnz * val + m * val
+        return ptr + self._real_row_slots() * (idx + self.stored_size(val)) + m * idx + self.nnz * val + m * val
 
     def _stream_bytes(self, val: int) -> int:
         unpermuted = int(self.params["sort_window"]) == 1  # then the kernel never reads perm

@@ -10,7 +10,7 @@
 #include "blocks.cuh"
 #include "warp.cuh"
 
-template <typename T, typename I, int R, int C>
+template <typename P, typename I, int R, int C>
 __global__ void bcsr(const I superrows,
                      const I m,
                      const I n,
@@ -19,8 +19,9 @@ __global__ void bcsr(const I superrows,
                      const int vec,    // data starts on a 16-byte boundary: vector loads allowed
                      const I* __restrict__ row_ptr,
                      const I* __restrict__ col,
-                     const T* __restrict__ data,
-                     COCKTAIL_PRODUCT_ARGS(T)) {
+                     const stored_t<P>* __restrict__ data,
+                     COCKTAIL_PRODUCT_ARGS(P)) {
+    using T = compute_t<P>;
     const RowGroups g = row_groups(group);
     const long long unit_stride = nblocks * C;  // from unit ri of a block to unit ri+1
     for (long long base = g.first; base < superrows; base += g.stride) {

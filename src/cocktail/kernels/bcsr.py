@@ -7,7 +7,7 @@ import numpy as np
 from . import blocks
 from .device import grid_for
 from .launch import ALPHA, X, Y, Launch, beta_arg
-from .spec import Sampled, UNLIMITED_FILL, own_kernel
+from .spec import EVERY_PRECISION, Sampled, UNLIMITED_FILL, own_kernel
 
 #: Lanes per superrow the kernel accepts (powers of two dividing the warp; 32 is clSpMV's warp).
 THREADS_PER_SUPERROW = (1, 2, 4, 8, 16, 32)
@@ -43,4 +43,5 @@ def configure(spec, fmt, p, props, rules) -> dict:
 SPEC = own_kernel("bcsr", ("bcsr",),
                   "a group of 1-32 lanes per superrow of r x c blocks, shuffle reduction",
                   _expressions, bind, configure, params={"threads_per_superrow": None}, default=True,
-                  profile=(Sampled("bcsr", "blocks", format_params=UNLIMITED_FILL, long_rows=True, per_block=True),))
+                  profile=(Sampled("bcsr", "blocks", format_params=UNLIMITED_FILL, long_rows=True, per_block=True),),
+                  precisions=EVERY_PRECISION)

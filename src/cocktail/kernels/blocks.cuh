@@ -53,8 +53,8 @@ __device__ __forceinline__ void load_unit(const T* __restrict__ unit, T (&v)[C],
 
 // xv = x[col0 .. col0+C-1], 0 past column n: a block of the last block column can reach past
 // the matrix edge (its values there are 0, but x has only n entries).
-template <typename T, int C>
-__device__ __forceinline__ void load_x_segment(const T* __restrict__ x, long long col0, long long n, T (&xv)[C]) {
+template <typename T, int C, typename X>
+__device__ __forceinline__ void load_x_segment(const X* __restrict__ x, long long col0, long long n, T (&xv)[C]) {
 #pragma unroll
     for (int j = 0; j < C; ++j) {
         xv[j] = T(0);
@@ -64,21 +64,22 @@ __device__ __forceinline__ void load_x_segment(const T* __restrict__ x, long lon
 
 // sum[ri] += (unit ri of the block) . xv for the R units at unit0, unit0 + unit_stride, ...
 // (element offsets; unit_stride is a multiple of C).
-template <typename T, int R, int C>
-__device__ __forceinline__ void block_multiply(const T* __restrict__ unit0, long long unit_stride, bool vec,
+// The values V may be stored narrower than the arithmetic type T (widened exactly).
+template <typename T, int R, int C, typename V>
+__device__ __forceinline__ void block_multiply(const V* __restrict__ unit0, long long unit_stride, bool vec,
                                                const T (&xv)[C], T (&sum)[R]) {
 #pragma unroll
     for (int ri = 0; ri < R; ++ri) {
-        T a[C];
-        load_unit<T, C>(unit0 + ri * unit_stride, a, vec);
+        V a[C];
+        load_unit<V, C>(unit0 + ri * unit_stride, a, vec);
 #pragma unroll
-        for (int j = 0; j < C; ++j) sum[ri] += a[j] * xv[j];
+        for (int j = 0; j < C; ++j) sum[ri] += widen(a[j]) * xv[j];
     }
 }
 
 // y[row0 + ri] = alpha * sum[ri] + beta * y[row0 + ri] for the rows of the superrow below m.
-template <typename T, int R>
-__device__ __forceinline__ void store_superrow(T* y, long long row0, long long m, const T (&sum)[R], T alpha,
+template <typename T, int R, typename X>
+__device__ __forceinline__ void store_superrow(X* y, long long row0, long long m, const T (&sum)[R], T alpha,
                                                T beta) {
 #pragma unroll
     for (int ri = 0; ri < R; ++ri) {

@@ -5,44 +5,54 @@
 // data path (__ldg): the modern form of the texture-cached x of Bell & Garland §4.7.
 #pragma once
 
+#include "precision.cuh"
+
 #ifndef COCKTAIL_LDG
 #define COCKTAIL_LDG 1
 #endif
 
 #define COCKTAIL_FULL_MASK 0xffffffffu
 
-// The operands of y = alpha * A x + beta * y, the last arguments of every kernel that applies beta itself.
-#define COCKTAIL_PRODUCT_ARGS(T) const T* __restrict__ x, T* __restrict__ y, const T alpha, const T beta
+// The operands of y = alpha * A x + beta * y, the last arguments of every kernel that applies beta itself,
+// for precision P (precision.cuh): x and y in its operand type, alpha and beta in its arithmetic type.
+#define COCKTAIL_PRODUCT_ARGS(P) \
+    const operand_t<P>* __restrict__ x, operand_t<P>* __restrict__ y, const compute_t<P> alpha, const compute_t<P> beta
 // The same for kernels that add into a y already scaled by beta (the COO kernels).
-#define COCKTAIL_SCALED_PRODUCT_ARGS(T) const T* __restrict__ x, T* __restrict__ y, const T alpha
-// The three arrays of a CSR matrix.
-#define COCKTAIL_CSR_ARGS(T, I) \
-    const I* __restrict__ indptr, const I* __restrict__ indices, const T* __restrict__ data
+#define COCKTAIL_SCALED_PRODUCT_ARGS(P) \
+    const operand_t<P>* __restrict__ x, operand_t<P>* __restrict__ y, const compute_t<P> alpha
+// The three arrays of a CSR matrix, its values stored in P's value type.
+#define COCKTAIL_CSR_ARGS(P, I) \
+    const I* __restrict__ indptr, const I* __restrict__ indices, const stored_t<P>* __restrict__ data
 // The three arrays of a row-sorted COO matrix.
-#define COCKTAIL_COO_ARGS(T, I) \
-    const I* __restrict__ row, const I* __restrict__ col, const T* __restrict__ data
+#define COCKTAIL_COO_ARGS(P, I) \
+    const I* __restrict__ row, const I* __restrict__ col, const stored_t<P>* __restrict__ data
 
-template <typename T>
-__device__ __forceinline__ T load_x(const T* __restrict__ x, long long i) {
-#if COCKTAIL_LDG
-    return __ldg(x + i);
-#else
-    return x[i];
-#endif
+// x[i] in the arithmetic type (widened from a half x).
+template <typename X>
+__device__ __forceinline__ auto load_x(const X* __restrict__ x, long long i) {
+    return widen(load_cached<(COCKTAIL_LDG != 0)>(x + i));
 }
 
 // The value of CSR entry j: data[j], or for a csr_pattern matrix (PATTERN), whose entries all hold data[0],
 // that one value (a cached load, no value per entry). Every product is value * x as CSR's, so a pattern
 // matrix gives CSR's results bit for bit (NaN and Inf included; an empty row stays 0).
-template <bool PATTERN, typename T>
-__device__ __forceinline__ T entry_value(const T* __restrict__ data, long long j) {
-    return data[PATTERN ? 0 : j];
+// The value is widened to the arithmetic type (exactly) from narrower storage.
+template <bool PATTERN, typename V>
+__device__ __forceinline__ auto entry_value(const V* __restrict__ data, long long j) {
+    return widen(data[PATTERN ? 0 : j]);
 }
 
-// y = alpha * sum + beta * y, never reading y when beta == 0 (so NaN/Inf there never propagate).
-template <typename T>
-__device__ __forceinline__ void store_y(T* y, long long row, T sum, T alpha, T beta) {
-    y[row] = (beta == T(0)) ? alpha * sum : alpha * sum + beta * y[row];
+// y = alpha * sum + beta * y, never reading y when beta == 0 (so NaN/Inf there never propagate); the
+// result is rounded once to y's type X.
+template <typename X, typename T>
+__device__ __forceinline__ void store_y(X* y, long long row, T sum, T alpha, T beta) {
+    y[row] = narrow<X>((beta == T(0)) ? alpha * sum : alpha * sum + beta * widen(y[row]));
+}
+
+// y += v, in y's type X (a kernel that adds a row's sum, or a carry, into a y already written).
+template <typename X, typename T>
+__device__ __forceinline__ void add_y(X* y, long long row, T v) {
+    y[row] = narrow<X>(widen(y[row]) + v);
 }
 
 // for (i = this thread's index in the grid; i < n; i += threads in the grid): a grid-stride loop,

@@ -7,11 +7,12 @@
 // segment adds it to y with one atomicAdd.  y has been scaled by beta beforehand.
 #include "coo.cuh"
 
-template <typename T, typename I>
+template <typename P, typename I>
 __global__ void coo_atomic(const long long nnz,
                            const long long warps,
-                           COCKTAIL_COO_ARGS(T, I),
-                           COCKTAIL_SCALED_PRODUCT_ARGS(T)) {
+                           COCKTAIL_COO_ARGS(P, I),
+                           COCKTAIL_SCALED_PRODUCT_ARGS(P)) {
+    using T = compute_t<P>;  // the operands are float or double here (atomicAdd into y)
     const int lane = warp_lane();
     const long long warp = grid_warp();
     if (warp >= warps) {
@@ -29,7 +30,7 @@ __global__ void coo_atomic(const long long nnz,
     T partial = T(0);        // this lane's share of the running row's sum
     for (long long base = begin; base < end; base += 32) {  // warp-uniform trip count
         I r;
-        T v = coo_product(row, col, data, x, base + lane, end, r);
+        T v = coo_product<P>(row, col, data, x, base + lane, end, r);
         if (!__any_sync(COCKTAIL_FULL_MASK, r != current)) {
             partial += v;  // the whole step is in the running row
             continue;

@@ -13,7 +13,7 @@ from . import scale_y
 from .device import WARP_SIZE
 from .launch import ALPHA, X, Y, Launch
 from .config import row_kernel
-from .spec import Sampled, own_kernel, type_names
+from .spec import Sampled, WIDE_OPERANDS, own_kernel, type_names
 
 
 def _expressions(v: str, i: str) -> list[str]:
@@ -48,4 +48,5 @@ def configure(spec, fmt, p, props, rules) -> dict:
 SPEC = own_kernel("coo_atomic", ("coo",),
                   "equal warp chunks, segmented scan, one atomicAdd per row segment",
                   _expressions, bind, configure, params={"omega": None}, default=True, deterministic=False,
-                  profile=(Sampled("coo_atomic", "rows", long_rows=True, launches=2),))
+                  profile=(Sampled("coo_atomic", "rows", long_rows=True, launches=2),),
+                  precisions=WIDE_OPERANDS)

@@ -7,13 +7,14 @@
 // carries afterwards in warp order.  No atomics: the result is bit-identical from run to run.
 #include "coo.cuh"
 
-template <typename T, typename I>
+template <typename P, typename I>
 __global__ void coo_segmented(const long long nnz,
                               const long long interval,
-                              COCKTAIL_COO_ARGS(T, I),
-                              COCKTAIL_SCALED_PRODUCT_ARGS(T),
+                              COCKTAIL_COO_ARGS(P, I),
+                              COCKTAIL_SCALED_PRODUCT_ARGS(P),
                               I* __restrict__ carry_row,
-                              T* __restrict__ carry_val) {
+                              compute_t<P>* __restrict__ carry_val) {
+    using T = compute_t<P>;
     const int lane = warp_lane();
     const long long warp = grid_warp();
     const long long begin = warp * interval;
@@ -29,7 +30,7 @@ __global__ void coo_segmented(const long long nnz,
     T carry_v = T(0);
     for (long long base = begin; base < end; base += 32) {  // warp-uniform trip count
         I r;
-        T v = coo_product(row, col, data, x, base + lane, end, r);
+        T v = coo_product<P>(row, col, data, x, base + lane, end, r);
 
         const I r_prev = __shfl_up_sync(COCKTAIL_FULL_MASK, r, 1);
         const unsigned heads = __ballot_sync(COCKTAIL_FULL_MASK, lane == 0 || r != r_prev);
@@ -39,13 +40,13 @@ __global__ void coo_segmented(const long long nnz,
             if (r == carry_r) {
                 v += carry_v;
             } else {
-                y[carry_r] += alpha * carry_v;  // the carried row ended with the previous step
+                add_y(y, carry_r, alpha * carry_v);  // the carried row ended with the previous step
             }
         }
         v = segmented_scan_up(v, lane, start);  // Fig. 24 with shuffles
         // A segment ending before lane 31 is a finished row: its last lane holds the total.
         if (lane < 31 && ((heads >> (lane + 1)) & 1u)) {
-            y[r] += alpha * v;
+            add_y(y, r, alpha * v);
         }
         carry_r = __shfl_sync(COCKTAIL_FULL_MASK, r, 31);
         carry_v = __shfl_sync(COCKTAIL_FULL_MASK, v, 31);
@@ -56,7 +57,7 @@ __global__ void coo_segmented(const long long nnz,
             carry_row[warp] = carry_r;  // the row goes on in the next interval
             carry_val[warp] = carry_v;
         } else {
-            y[carry_r] += alpha * carry_v;
+            add_y(y, carry_r, alpha * carry_v);
             carry_row[warp] = I(-1);
         }
     }
@@ -65,12 +66,13 @@ __global__ void coo_segmented(const long long nnz,
 // Adds the carries to y.  A row continuing across several intervals is carried by a run of
 // consecutive warps; the warp at the start of each run sums the run's carries in a fixed
 // order (lane-strided partial sums, then a shuffle tree) and adds alpha * sum to y.
-template <typename T, typename I>
+template <typename P, typename I>
 __global__ void coo_segmented_fixup(const long long warps,
                                     const I* __restrict__ carry_row,
-                                    const T* __restrict__ carry_val,
-                                    T* __restrict__ y,
-                                    const T alpha) {
+                                    const compute_t<P>* __restrict__ carry_val,
+                                    operand_t<P>* __restrict__ y,
+                                    const compute_t<P> alpha) {
+    using T = compute_t<P>;
     const int lane = warp_lane();
     const long long first = grid_warp();
     if (first >= warps) {
@@ -94,6 +96,6 @@ __global__ void coo_segmented_fixup(const long long warps,
     }
     sum = group_sum(sum, 32);
     if (lane == 0) {
-        y[r] += alpha * sum;
+        add_y(y, r, alpha * sum);
     }
 }

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..precision import compute_dtype
 from . import scale_y
 from .device import WARP_SIZE, blocks_per_sm
 from .launch import ALPHA, X, Y, Launch
 from .config import row_kernel
-from .spec import Sampled, own_kernel, type_names
+from .spec import EVERY_PRECISION, Sampled, own_kernel, type_names
 
 
 def _expressions(v: str, i: str) -> list[str]:
@@ -39,7 +40,7 @@ def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
         return launches
     block = config["block_threads"]
     grid = -(-warps * WARP_SIZE // block)
-    carry_row, carry_val = cupy.empty(warps, dtype=fmt.index_dtype), cupy.empty(warps, dtype=fmt.dtype)
+    carry_row, carry_val = cupy.empty(warps, dtype=fmt.index_dtype), cupy.empty(warps, dtype=compute_dtype(fmt.dtype))
     main_expr, fixup_expr = _expressions(*type_names(fmt))
     launches.append(Launch(SPEC.compiled(main_expr, config["ldg"], props.id), grid, block,
                            (np.int64(nnz), np.int64(config["interval"]), fmt.row, fmt.col, fmt.data, X, Y, ALPHA,
@@ -65,4 +66,5 @@ def configure(spec, fmt, p, props, rules) -> dict:
 SPEC = own_kernel("coo_segmented", ("coo",),
                   "warp segmented reduction over intervals, carries fixed up in warp order",
                   _expressions, bind, configure,
-                  profile=(Sampled("coo_segmented", "rows", long_rows=True, launches=2),))
+                  profile=(Sampled("coo_segmented", "rows", long_rows=True, launches=2),),
+                  precisions=EVERY_PRECISION)

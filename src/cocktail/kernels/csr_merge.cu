@@ -36,14 +36,15 @@ __device__ __forceinline__ long long csr_merge_search(const long long diagonal, 
 // blockDim.x must be a multiple of 32; needs (blockDim.x + 1) * sizeof(I) bytes of dynamic shared memory.
 // Every thread of a block takes part in each merge block's scan; a block takes merge blocks
 // blockIdx.x, blockIdx.x + gridDim.x, ... so the grid may be smaller than their number.
-template <typename T, typename I>
+template <typename P, typename I>
 __global__ void csr_merge(const I m,
                           const I nnz,
                           const long long items_per_thread,
-                          COCKTAIL_CSR_ARGS(T, I),
-                          COCKTAIL_PRODUCT_ARGS(T),
+                          COCKTAIL_CSR_ARGS(P, I),
+                          COCKTAIL_PRODUCT_ARGS(P),
                           I* __restrict__ carry_row,
-                          T* __restrict__ carry_val) {
+                          compute_t<P>* __restrict__ carry_val) {
+    using T = compute_t<P>;
     constexpr int WARP = 32;
     extern __shared__ __align__(16) unsigned char csr_merge_shared[];
     I* start_row = reinterpret_cast<I*>(csr_merge_shared);  // row coordinate of each thread's start, + block end
@@ -78,19 +79,19 @@ __global__ void csr_merge(const I m,
         T head = T(0);
         if (x0 < x1) {
             for (const I end = indptr[x0 + 1]; j < end; ++j) {
-                head += data[j] * load_x(x, indices[j]);
+                head += widen(data[j]) * load_x(x, indices[j]);
             }
             for (I row = x0 + 1; row < x1; ++row) {
                 T sum = T(0);
                 for (const I end = indptr[row + 1]; j < end; ++j) {
-                    sum += data[j] * load_x(x, indices[j]);
+                    sum += widen(data[j]) * load_x(x, indices[j]);
                 }
                 store_y(y, row, sum, alpha, beta);
             }
         }
         T carry = T(0);
         for (; j < y1; ++j) {
-            carry += data[j] * load_x(x, indices[j]);
+            carry += widen(data[j]) * load_x(x, indices[j]);
         }
 
         // In-warp inclusive segmented scan of the carries, keyed on x1 (Hillis-Steele; keys sorted,
@@ -131,13 +132,14 @@ __global__ void csr_merge(const I m,
 }
 
 // y[r] += alpha * (sum of the block carries for row r, in block order): one thread per run of equal rows.
-template <typename T, typename I>
+template <typename P, typename I>
 __global__ void csr_merge_fixup(const long long carries,
                                 const I m,
                                 const I* __restrict__ carry_row,
-                                const T* __restrict__ carry_val,
-                                T* __restrict__ y,
-                                const T alpha) {
+                                const compute_t<P>* __restrict__ carry_val,
+                                operand_t<P>* __restrict__ y,
+                                const compute_t<P> alpha) {
+    using T = compute_t<P>;
     COCKTAIL_GRID_STRIDE_LOOP(b, carries) {
         const I row = carry_row[b];
         if (row < m && (b == 0 || carry_row[b - 1] != row)) {
@@ -145,7 +147,7 @@ __global__ void csr_merge_fixup(const long long carries,
             for (long long c = b; c < carries && carry_row[c] == row; ++c) {
                 sum += carry_val[c];
             }
-            y[row] += alpha * sum;
+            add_y(y, row, alpha * sum);
         }
     }
 }

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..precision import compute_dtype
 from .device import capped_grid, grid_for
 from .launch import ALPHA, X, Y, Launch, beta_arg
 from .config import integer_or_none, row_kernel
-from .spec import Sampled, own_kernel, type_names
+from .spec import EVERY_PRECISION, Sampled, own_kernel, type_names
 
 
 def _expressions(v: str, i: str) -> list[str]:
@@ -31,7 +32,7 @@ def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
     m, nnz = fmt.shape[0], int(fmt.nnz)
     block, items = config["block_threads"], config["items_per_thread"]
     _, blocks = merge_grid(m, nnz, items, block)
-    carry_row, carry_val = cupy.empty(blocks, dtype=fmt.index_dtype), cupy.empty(blocks, dtype=fmt.dtype)
+    carry_row, carry_val = cupy.empty(blocks, dtype=fmt.index_dtype), cupy.empty(blocks, dtype=compute_dtype(fmt.dtype))
     main_expr, fixup_expr = _expressions(*type_names(fmt))
     I = fmt.index_dtype.type
     main = Launch(SPEC.compiled(main_expr, config["ldg"], props.id), capped_grid(blocks, props), block,
@@ -60,4 +61,5 @@ def configure(spec, fmt, p, props, rules) -> dict:
 SPEC = own_kernel("csr_merge", ("csr",),
                   "merge-path load balancing over row ends and nonzeros, deterministic carry fix-up",
                   _expressions, bind, configure, params={"items_per_thread": None},
-                  profile=(Sampled("csr_merge", "rows", long_rows=True),))
+                  profile=(Sampled("csr_merge", "rows", long_rows=True),),
+                  precisions=EVERY_PRECISION)

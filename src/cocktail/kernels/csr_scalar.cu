@@ -1,8 +1,9 @@
 // csr_scalar: one thread per row (Bell & Garland §4.3, Fig. 17); PATTERN: a csr_pattern matrix (entry_value).
 #include "common.cuh"
 
-template <typename T, typename I, bool PATTERN>
-__global__ void csr_scalar(const I m, COCKTAIL_CSR_ARGS(T, I), COCKTAIL_PRODUCT_ARGS(T)) {
+template <typename P, typename I, bool PATTERN>
+__global__ void csr_scalar(const I m, COCKTAIL_CSR_ARGS(P, I), COCKTAIL_PRODUCT_ARGS(P)) {
+    using T = compute_t<P>;
     COCKTAIL_GRID_STRIDE_LOOP(row, m) {
         T sum = T(0);
         const I end = indptr[row + 1];

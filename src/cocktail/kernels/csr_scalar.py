@@ -5,7 +5,7 @@ from __future__ import annotations
 from .device import grid_for
 from .launch import ALPHA, X, Y, Launch, beta_arg
 from .config import row_kernel
-from .spec import Sampled, cpp_bool, csr_values, own_kernel, type_names
+from .spec import EVERY_PRECISION, Sampled, cpp_bool, csr_values, own_kernel, type_names
 
 
 def _expressions(v: str, i: str) -> list[str]:
@@ -29,4 +29,5 @@ def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
 
 SPEC = own_kernel("csr_scalar", ("csr", "csr_pattern"),
                   "one thread per row",
-                  _expressions, bind, row_kernel, profile=(Sampled("csr_scalar", "rows"),))
+                  _expressions, bind, row_kernel, profile=(Sampled("csr_scalar", "rows"),),
+                  precisions=EVERY_PRECISION)

@@ -25,15 +25,31 @@ __device__ __forceinline__ V load_matrix(const V* __restrict__ p) {
     }
     return *p;
 }
+// A half value through its 16 bits (__ldcs has no overload for the half structs).
+template <bool STREAM, typename H>
+__device__ __forceinline__ H load_half_matrix(const H* __restrict__ p) {
+    H h;
+    h.bits = load_matrix<STREAM>(reinterpret_cast<const unsigned short*>(p));
+    return h;
+}
+template <bool STREAM>
+__device__ __forceinline__ f16 load_matrix(const f16* __restrict__ p) {
+    return load_half_matrix<STREAM>(p);
+}
+template <bool STREAM>
+__device__ __forceinline__ bf16 load_matrix(const bf16* __restrict__ p) {
+    return load_half_matrix<STREAM>(p);
+}
 
-template <typename T, typename I, int ITEMS, bool STREAM, bool PATTERN>
+template <typename P, typename I, int ITEMS, bool STREAM, bool PATTERN>
 __global__ void csr_stream(const long long n_items,
                            const I* __restrict__ item_row,
                            const I* __restrict__ item_nz,
-                           COCKTAIL_CSR_ARGS(T, I),
-                           COCKTAIL_PRODUCT_ARGS(T),
-                           T* __restrict__ partial,
+                           COCKTAIL_CSR_ARGS(P, I),
+                           COCKTAIL_PRODUCT_ARGS(P),
+                           compute_t<P>* __restrict__ partial,
                            unsigned int* __restrict__ ticket) {
+    using T = compute_t<P>;
     constexpr int WARP = 32;
     constexpr int CAP = WARP * ITEMS;
     extern __shared__ __align__(16) unsigned char csr_stream_shared[];
@@ -59,7 +75,7 @@ __global__ void csr_stream(const long long n_items,
             const long long j = z0 + k * WARP + lane;
             T v = T(0);
             if (j < z1) {
-                v = (PATTERN ? data[0] : load_matrix<STREAM>(data + j)) * load_x(x, load_matrix<STREAM>(indices + j));
+                v = widen(PATTERN ? data[0] : load_matrix<STREAM>(data + j)) * load_x(x, load_matrix<STREAM>(indices + j));
             }
             products[k * WARP + lane] = v;
         }

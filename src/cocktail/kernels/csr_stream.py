@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..precision import compute_dtype
 from .device import WARP_SIZE, capped_grid
 from .launch import ALPHA, X, Y, Launch, beta_arg
 from .config import flag, row_kernel
-from .spec import Sampled, cpp_bool, csr_values, own_kernel, type_names
+from .spec import EVERY_PRECISION, Sampled, cpp_bool, csr_values, own_kernel, type_names
 
 #: Nonzeros per lane of an item that the source is instantiated for.
 ITEMS_PER_LANE = (4, 8, 16)
@@ -81,7 +82,7 @@ def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
     capacity = WARP_SIZE * k
     item_row, item_nz = partition(fmt.indptr, capacity, config["own_row"], config["rows_per_item"])
     n_items = int(item_row.shape[0]) - 1
-    partial = cupy.empty(max(n_items, 1), dtype=fmt.dtype)
+    partial = cupy.empty(max(n_items, 1), dtype=compute_dtype(fmt.dtype))
     ticket = cupy.zeros(max(n_items, 1), dtype=np.uint32)
     warps = block // WARP_SIZE
     values, pattern = csr_values(fmt)
@@ -89,7 +90,7 @@ def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
     args = (np.int64(n_items), item_row, item_nz, fmt.indptr, fmt.indices, values, X, Y, ALPHA,
             beta_arg(fmt, accumulate), partial, ticket)
     return [Launch(fn, stream_grid(n_items, block, props), block, args, fmt.dtype,
-                   shared_mem=warps * capacity * fmt.dtype.itemsize)]
+                   shared_mem=warps * capacity * compute_dtype(fmt.dtype).itemsize)]
 
 
 def configure(spec, fmt, p, props, rules) -> dict:
@@ -100,7 +101,7 @@ def configure(spec, fmt, p, props, rules) -> dict:
                          f"got {p['items_per_lane']!r}")
     config = {**row_kernel(spec, fmt, p, props, rules), "items_per_lane": int(k),
               "stream": flag(spec.name, "stream", p["stream"])}
-    shared = config["block_threads"] * int(k) * fmt.dtype.itemsize
+    shared = config["block_threads"] * int(k) * compute_dtype(fmt.dtype).itemsize
     if shared > props.shared_memory_per_block:
         raise ValueError(f"csr_stream: block_threads={config['block_threads']} with items_per_lane={k} stages "
                          f"{shared} bytes of products, more than the {props.shared_memory_per_block} bytes of shared "
@@ -113,4 +114,5 @@ SPEC = own_kernel("csr_stream", ("csr", "csr_pattern"),
                   "balanced warp items of up to 32*items_per_lane nonzeros, products staged in shared memory",
                   _expressions, bind, configure, params={"items_per_lane": None, "stream": True},
                   profile=tuple(Sampled(f"csr_stream(k={k})", "rows", kernel_params={"items_per_lane": k},
-                                        long_rows=True) for k in SAMPLED_ITEMS))
+                                        long_rows=True) for k in SAMPLED_ITEMS),
+                  precisions=EVERY_PRECISION)

@@ -10,8 +10,9 @@
 // PATTERN: a csr_pattern matrix, every entry holding data[0] (common.cuh's entry_value).
 #include "warp.cuh"
 
-template <typename T, typename I, int THREADS, bool ALIGNED, bool PATTERN>
-__global__ void csr_vector(const I m, COCKTAIL_CSR_ARGS(T, I), COCKTAIL_PRODUCT_ARGS(T)) {
+template <typename P, typename I, int THREADS, bool ALIGNED, bool PATTERN>
+__global__ void csr_vector(const I m, COCKTAIL_CSR_ARGS(P, I), COCKTAIL_PRODUCT_ARGS(P)) {
+    using T = compute_t<P>;
     const RowGroups g = row_groups<THREADS>();
     for (long long base = g.first; base < m; base += g.stride) {
         const long long row = base + g.group_in_warp;

@@ -5,7 +5,7 @@ from __future__ import annotations
 from .device import grid_for
 from .launch import ALPHA, X, Y, Launch, beta_arg
 from .config import flag, row_kernel
-from .spec import Sampled, cpp_bool, csr_values, own_kernel, type_names
+from .spec import EVERY_PRECISION, Sampled, cpp_bool, csr_values, own_kernel, type_names
 
 #: Threads per row the source is instantiated for.
 THREADS_PER_ROW = (2, 4, 8, 16, 32)
@@ -46,4 +46,5 @@ SPEC = own_kernel("csr_vector", ("csr", "csr_pattern"),
                   "a group of 2-32 threads per row, shuffle reduction, optionally aligned to the group width",
                   _expressions, bind, configure, params={"threads_per_row": None, "aligned": True},
                   profile=tuple(Sampled(f"csr_vector(t={t})", "rows", kernel_params={"threads_per_row": t},
-                                        long_rows=t >= 8) for t in THREADS_PER_ROW))
+                                        long_rows=t >= 8) for t in THREADS_PER_ROW),
+                  precisions=EVERY_PRECISION)

@@ -24,11 +24,18 @@ import weakref
 
 import numpy as np
 
+from ..precision import BFLOAT16, compute_dtype
+
 #: ``cusparseSpMVAlg_t`` of cusparse.h: ``(storage, algorithm number) -> value``.
 ALGORITHMS = {("csr", 1): 2, ("csr", 2): 3, ("coo", 1): 1, ("coo", 2): 4}
 #: The algorithm numbers each storage has (1: the library's default; 2: bit-wise deterministic).
 ALGS = (1, 2)
-_CUDA_TYPES = {np.dtype(np.float32): 0, np.dtype(np.float64): 1}  # cudaDataType: CUDA_R_32F, CUDA_R_64F
+# cudaDataType: CUDA_R_32F, CUDA_R_64F, CUDA_R_16F, CUDA_R_16BF (a half product computes in CUDA_R_32F)
+_CUDA_TYPES = {np.dtype(np.float32): 0, np.dtype(np.float64): 1, np.dtype(np.float16): 2}
+if BFLOAT16 is not None:
+    _CUDA_TYPES[BFLOAT16] = 14
+#: The precisions (kernels.spec) cuSPARSE's SpMV takes: its operands and values of one type.
+PRECISIONS = ("float", "double", "f16", "bf16")
 _INDEX_TYPES = {np.dtype(np.int32): 2, np.dtype(np.int64): 3}  # cusparseIndexType_t: 32I, 64I
 _SCALARS = {np.dtype(np.float32): ctypes.c_float, np.dtype(np.float64): ctypes.c_double}
 _NON_TRANSPOSE, _INDEX_BASE_ZERO = 0, 0
@@ -222,13 +229,13 @@ class SpMVLaunch(DenseOperandsCall):
             raise CusparseError("cuSPARSE is not available: CuPy's libcusparse could not be loaded")
         dtype, index_dtype = np.dtype(dtype), np.dtype(index_dtype)
         if dtype not in _CUDA_TYPES:
-            raise TypeError(f"cusparse kernels take float32 and float64 values, not {dtype.name}")
+            raise TypeError(f"cusparse kernels take float16, bfloat16, float32 and float64 values, not {dtype.name}")
         self.storage, self.alg, self.shape = storage, int(alg), tuple(shape)
         self._lib, self._spmv, self._set_values = lib, lib.cusparseSpMV, lib.cusparseDnVecSetValues
         self._arrays = tuple(arrays)
         self._device_id = device_id
         cuda_type, itype = _CUDA_TYPES[dtype], _INDEX_TYPES[index_dtype]
-        self._type, self._alg = cuda_type, ALGORITHMS[(storage, self.alg)]
+        self._type, self._alg = _CUDA_TYPES[compute_dtype(dtype)], ALGORITHMS[(storage, self.alg)]
         m, n = self.shape
         mat = sparse_descriptor(lib, storage, self.shape, nnz, self._arrays, itype, cuda_type)
         x_desc, y_desc = ctypes.c_void_p(), ctypes.c_void_p()
@@ -242,7 +249,7 @@ class SpMVLaunch(DenseOperandsCall):
         self._x_desc, self._y_desc = x_desc, y_desc
         self._x_ptr = self._y_ptr = None
         self._accumulate = accumulate
-        scalar = _SCALARS[dtype]
+        scalar = _SCALARS[compute_dtype(dtype)]
         self._alpha, self._beta = scalar(1), scalar(0)
         self._alpha_ptr = ctypes.c_void_p(ctypes.addressof(self._alpha))
         self._beta_ptr = ctypes.c_void_p(ctypes.addressof(self._beta))
@@ -250,7 +257,7 @@ class SpMVLaunch(DenseOperandsCall):
         handle = _handle(lib, device_id)
         h = handle.ptr
         _check(lib.cusparseSpMV_bufferSize(h, _NON_TRANSPOSE, self._alpha_ptr, mat, x_desc, self._beta_ptr, y_desc,
-                                           cuda_type, self._alg, ctypes.byref(size)), "cusparseSpMV_bufferSize")
+                                           self._type, self._alg, ctypes.byref(size)), "cusparseSpMV_bufferSize")
         self.workspace_bytes = int(size.value)
         self._work = cupy.empty(max(self.workspace_bytes, 1), dtype=np.int8)
         self._work_ptr = ctypes.c_void_p(self._work.data.ptr)
@@ -258,7 +265,7 @@ class SpMVLaunch(DenseOperandsCall):
         if hasattr(lib, "cusparseSpMV_preprocess"):
             _set_stream(lib, handle, cupy.cuda.get_current_stream().ptr)
             _check(lib.cusparseSpMV_preprocess(h, _NON_TRANSPOSE, self._alpha_ptr, mat, x_desc, self._beta_ptr,
-                                               y_desc, cuda_type, self._alg, self._work_ptr),
+                                               y_desc, self._type, self._alg, self._work_ptr),
                    "cusparseSpMV_preprocess")
             self.preprocessed = True
         # The stand-ins go back to CuPy's pool on the current stream, after the work queued on it.
@@ -334,6 +341,7 @@ def spec(storage: str, launches: int = 1):
         deterministic_when=deterministic_alg,
         vendor=True,
         available=available,
+        precisions=PRECISIONS,
         profile=tuple(Sampled(f"cusparse_{storage}(alg={a})", "rows", kernel_params={"alg": a}, long_rows=True,
                               launches=launches) for a in ALGS),
         description=f"cuSPARSE's cusparseSpMV on the {upper} arrays (alg 1: {upper}_ALG1; alg 2: {upper}_ALG2, "

@@ -5,14 +5,15 @@
 // __syncthreads, including threads whose row is past the end of the matrix.
 #include "diagonals.cuh"
 
-template <typename T, typename I>
+template <typename P, typename I>
 __global__ void dia(const I m,
                     const I n,
                     const I ndiag,
                     const long long stride,
                     const I* __restrict__ offsets,
-                    const T* __restrict__ data,
-                    COCKTAIL_PRODUCT_ARGS(T)) {
+                    const stored_t<P>* __restrict__ data,
+                    COCKTAIL_PRODUCT_ARGS(P)) {
+    using T = compute_t<P>;
     extern __shared__ __align__(16) unsigned char dia_shared[];
     I* staged = reinterpret_cast<I*>(dia_shared);  // blockDim.x offsets
     const int tid = threadIdx.x;
@@ -36,7 +37,7 @@ __global__ void dia(const I m,
                 for (int k = 0; k < count; ++k) {
                     const long long col = row + (long long)staged[k];
                     if (col >= 0 && col < n) {
-                        sum += data[(d0 + k) * stride + row] * load_x(x, col);
+                        sum += widen(data[(d0 + k) * stride + row]) * load_x(x, col);
                     }
                 }
             }

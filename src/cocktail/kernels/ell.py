@@ -7,7 +7,7 @@ import numpy as np
 from .device import grid_for
 from .launch import ALPHA, X, Y, Launch, beta_arg
 from .config import row_kernel
-from .spec import Sampled, UNLIMITED_FILL, own_kernel, type_names
+from .spec import EVERY_PRECISION, Sampled, UNLIMITED_FILL, own_kernel, type_names
 
 
 def _expressions(v: str, i: str) -> list[str]:
@@ -27,4 +27,5 @@ def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
 SPEC = own_kernel("ell", ("ell",),
                   "one thread per row, column-major slots",
                   _expressions, bind, row_kernel, default=True,
-                  profile=(Sampled("ell", "rows", format_params=UNLIMITED_FILL),))
+                  profile=(Sampled("ell", "rows", format_params=UNLIMITED_FILL),),
+                  precisions=EVERY_PRECISION)

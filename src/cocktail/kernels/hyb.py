@@ -8,7 +8,7 @@ says so, and :func:`cocktail.kernels.nondeterministic` also looks at the COO ker
 from __future__ import annotations
 
 from .config import flag
-from .spec import KernelSpec
+from .spec import EVERY_PRECISION, KernelSpec
 
 
 def _expressions(v: str, i: str) -> list[str]:
@@ -45,4 +45,5 @@ SPEC = KernelSpec(
     configure=configure,
     defaults={"coo_kernel": "coo_segmented", "ldg": True},
     description="ell kernel on the ELL part, then a COO kernel on the rest",
+    precisions=EVERY_PRECISION,  # its parts' kernels check their own (coo_atomic takes no half y)
 )

@@ -14,6 +14,8 @@ import ctypes
 
 import numpy as np
 
+from ..precision import compute_dtype
+
 
 class Slot:
     """A per-product argument: the ``x`` or ``y`` pointer, ``alpha`` or ``beta``."""
@@ -63,7 +65,7 @@ class Launch:
 
     ``args`` lists the kernel's parameters in order: device arrays and typed NumPy scalars
     (fixed), or the slots :data:`X`, :data:`Y`, :data:`ALPHA`, :data:`BETA`.  ``scalar_dtype``
-    is the C type of ``alpha`` and ``beta``.  The launch keeps the arrays whose pointers are
+    is the matrix dtype: ``alpha`` and ``beta`` are in its arithmetic dtype (float32 for a half one).  The launch keeps the arrays whose pointers are
     fixed arguments, and the compiled function, alive.  The grid and block are checked against
     the compiled function's limits here, so a launch that cannot run fails at construction.
 
@@ -85,7 +87,7 @@ class Launch:
         from cupy.cuda import driver
 
         self.args = tuple(args)
-        scalar = _CTYPES[np.dtype(scalar_dtype)]
+        scalar = _CTYPES[compute_dtype(scalar_dtype)]  # float32 for a half matrix
         self._x, self._y = ctypes.c_void_p(0), ctypes.c_void_p(0)
         self._alpha, self._beta = scalar(1), scalar(0)
         slots = {X: self._x, Y: self._y, ALPHA: self._alpha, BETA: self._beta}
@@ -117,4 +119,4 @@ class Launch:
 
 def beta_arg(fmt, accumulate: bool):
     """The ``beta`` argument of a binder's launch: the per-product slot, or 1 when the product accumulates."""
-    return fmt.dtype.type(1) if accumulate else BETA
+    return compute_dtype(fmt.dtype).type(1) if accumulate else BETA

@@ -7,10 +7,10 @@ import numpy as np
 from . import source
 from .device import grid_for
 from .launch import BETA, Y, Launch
-from .spec import value_type_name
+from .spec import precision_name
 
 def bind(fmt, block: int, props) -> Launch:
     """``y = beta * y`` over the matrix's rows (``beta == 0`` writes zeros; ``beta == 1`` returns at once)."""
     m = fmt.shape[0]
-    fn = source.helper("scale_y", f"scale_y<{value_type_name(fmt.dtype)}>", props.id)
+    fn = source.helper("scale_y", f"scale_y<{precision_name(fmt.dtype)}>", props.id)
     return Launch(fn, grid_for(m, block, props), block, (np.int64(m), Y, BETA), fmt.dtype)

@@ -19,15 +19,16 @@ __device__ __forceinline__ long long sell_slice(long long p, long long c) {
     return p / c;
 }
 
-template <typename T, typename I, int THREADS>
+template <typename P, typename I, int THREADS>
 __global__ void sell(const I m,
                      const long long slice_height,
                      const int permuted,
                      const long long* __restrict__ slice_ptr,
                      const I* __restrict__ col,
-                     const T* __restrict__ data,
+                     const stored_t<P>* __restrict__ data,
                      const I* __restrict__ perm,
-                     COCKTAIL_PRODUCT_ARGS(T)) {
+                     COCKTAIL_PRODUCT_ARGS(P)) {
+    using T = compute_t<P>;
     const RowGroups g = row_groups<THREADS>();
     const long long step = slice_height * THREADS;  // slots between a lane's entries
     for (long long base = g.first; base < m; base += g.stride) {
@@ -41,7 +42,7 @@ __global__ void sell(const I m,
             for (long long slot = slice_ptr[s] + g.lane * slice_height + r; slot < end; slot += step) {
                 const I c = col[slot];
                 if (c < 0) break;
-                sum += data[slot] * load_x(x, c);
+                sum += widen(data[slot]) * load_x(x, c);
             }
         }
         sum = group_sum(sum, THREADS);

@@ -9,7 +9,7 @@ import numpy as np
 from .device import grid_for
 from .launch import ALPHA, X, Y, Launch, beta_arg
 from .config import row_kernel
-from .spec import Sampled, UNLIMITED_FILL, own_kernel, type_names
+from .spec import EVERY_PRECISION, Sampled, UNLIMITED_FILL, own_kernel, type_names
 
 #: Threads per row the source is instantiated for (at most 8: a warp step then still reads
 #: runs of at least 4 consecutive rows of one slot column).
@@ -64,4 +64,5 @@ SPEC = own_kernel("sell", ("sell",),
                   _expressions, bind, configure, params={"threads_per_row": None}, default=True,
                   profile=tuple(Sampled(f"sell(C={c},t={t})", "rows", format_params={"slice_height": c, **UNLIMITED_FILL},
                                         kernel_params={"threads_per_row": t}, long_rows=t >= 4)
-                                for c in SAMPLED_HEIGHTS for t in THREADS_PER_ROW))
+                                for c in SAMPLED_HEIGHTS for t in THREADS_PER_ROW),
+                  precisions=EVERY_PRECISION)

@@ -8,16 +8,48 @@ from typing import Callable
 
 import numpy as np
 
+from .. import precision
+
 VALUE_TYPES = {np.dtype("float32"): "float", np.dtype("float64"): "double"}
 INDEX_TYPES = {np.dtype("int32"): "int", np.dtype("int64"): "long long"}
+
+#: The C++ names of the real dtypes kernels read and write (precision.cuh's ``f16`` and ``bf16`` are the
+#: half types' bits); bfloat16 is named whether or not ml_dtypes is here, so its code is always compiled.
+_REAL_TYPES = {np.dtype("float16"): "f16", **VALUE_TYPES}
+if precision.BFLOAT16 is not None:
+    _REAL_TYPES[precision.BFLOAT16] = "bf16"
+
+#: Precisions (precision.cuh) with operands and values of one type: float and double.
+PLAIN = tuple(VALUE_TYPES.values())
+#: Precisions whose operands are float or double (a kernel that adds into y with atomics takes only these):
+#: PLAIN and the values stored narrower (``value_dtype=``).
+WIDE_OPERANDS = PLAIN + ("mixed<float, f16>", "mixed<float, bf16>", "mixed<double, float>")
+#: Every precision: WIDE_OPERANDS and the half matrices (x, y and values in f16 or bf16, summed in float).
+EVERY_PRECISION = WIDE_OPERANDS + ("f16", "bf16")
 
 
 def value_type_name(dtype) -> str:
     """The C++ type of a value dtype (``TypeError`` for dtypes the kernels do not handle)."""
     try:
-        return VALUE_TYPES[np.dtype(dtype)]
+        return _REAL_TYPES[np.dtype(dtype)]
     except KeyError:
-        raise TypeError(f"no GPU kernel for {np.dtype(dtype).name} values (kernels take float32, float64)") from None
+        raise TypeError(f"no GPU kernel for {np.dtype(dtype).name} values (kernels take float16, bfloat16, "
+                        "float32, float64)") from None
+
+
+def precision_name(dtype, value_dtype=None) -> str:
+    """The precision (precision.cuh) of products in ``dtype`` with values stored in ``value_dtype`` (default
+    ``dtype``): ``float``, ``f16``, ``mixed<double, float>``, ..."""
+    operand = value_type_name(dtype)
+    stored = operand if value_dtype is None else value_type_name(value_dtype)
+    return operand if stored == operand else f"mixed<{operand}, {stored}>"
+
+
+def precision_words(fmt) -> str:
+    """``float16``, or ``float64 with float32 values``: a stored matrix's precision, for messages."""
+    if fmt.value_dtype == fmt.dtype:
+        return fmt.dtype.name
+    return f"{fmt.dtype.name} with {fmt.value_dtype.name} values"
 
 
 def index_type_name(dtype) -> str:
@@ -26,8 +58,9 @@ def index_type_name(dtype) -> str:
 
 
 def type_names(fmt) -> tuple[str, str]:
-    """``(value, index)`` C++ type names of a stored matrix."""
-    return value_type_name(fmt.dtype), index_type_name(fmt.index_dtype)
+    """``(precision, index)`` C++ names of a stored matrix: its precision (:func:`precision_name` of its dtype and
+    value dtype) is a kernel's first template argument."""
+    return precision_name(fmt.dtype, fmt.value_dtype), index_type_name(fmt.index_dtype)
 
 
 def csr_values(fmt) -> tuple:
@@ -74,8 +107,9 @@ _SIBLINGS: dict = {}
 class KernelSpec:
     """One kernel: its source file, the formats it multiplies, its instantiations and its binder.
 
-    ``expressions(value, index)`` lists the template instantiations (CuPy name expressions)
-    of the ``.cu`` file for one value and index type.  ``bind(storage, config, props,
+    ``expressions(precision, index)`` lists the template instantiations (CuPy name expressions)
+    of the ``.cu`` file for one precision (precision.cuh: ``float``, ``mixed<double, float>``, ...) and
+    index type; ``precisions`` are those the kernel is instantiated for.  ``bind(storage, config, props,
     accumulate)`` returns the :class:`~cocktail.kernels.launch.Launch` sequence of one product
     ``y = alpha*A@x + beta*y`` (with ``accumulate``: ``y += alpha*A@x``, beta fixed at 1) for a
     matrix with at least one row; ``config`` holds every kernel parameter resolved to a
@@ -114,6 +148,8 @@ class KernelSpec:
     #: first block product, so that later block products allocate nothing and one run after it can be
     #: captured; it reaches ``configure`` as the parameter ``prepared``.  None: binding needs none.
     prepare: Callable | None = None
+    #: The precisions (precision.cuh) it is instantiated for; a matrix of another runs another kernel.
+    precisions: tuple[str, ...] = PLAIN
     #: A block kernel only: ``block_settings(storage, operands, deterministic)``, the parameter settings a planned
     #: matrix times for a block of these :class:`~cocktail.kernels.block_operands.BlockOperands` (a vendor
     #: kernel's algorithms); empty where the kernel cannot multiply them.  None: one setting, the rule's.
@@ -136,14 +172,21 @@ class KernelSpec:
         """Whether the kernel can run in this process (its vendor library loads)."""
         return self.available is None or bool(self.available())
 
+    def takes(self, fmt) -> bool:
+        """Whether the kernel is instantiated for the precision of ``fmt``'s products."""
+        try:
+            return type_names(fmt)[0] in self.precisions
+        except TypeError:  # complex, or bfloat16 without ml_dtypes
+            return False
+
     def all_expressions(self) -> tuple[str, ...]:
-        """Every instantiation: all value types x index types."""
-        return tuple(e for v in VALUE_TYPES.values() for i in INDEX_TYPES.values() for e in self.expressions(v, i))
+        """Every instantiation: all its precisions x index types."""
+        return tuple(e for v in self.precisions for i in INDEX_TYPES.values() for e in self.expressions(v, i))
 
     def compiled(self, expression: str, ldg: bool, device_id: int, types: tuple[str, str] | None = None):
         """The compiled ``__global__`` function ``expression`` of this kernel's source on ``device_id``, compiled
-        with the other instantiations for its value and index types (:meth:`sibling_expressions`; ``types``:
-        the C++ value and index types of the matrix, for a helper whose instantiation does not name both)."""
+        with the other instantiations for its precision and index type (:meth:`sibling_expressions`; ``types``:
+        the C++ precision and index type of the matrix, for a helper whose instantiation does not name both)."""
         from . import source
 
         return source.function(self.source, self.sibling_expressions(expression, types), expression, ldg, device_id)
@@ -155,7 +198,7 @@ class KernelSpec:
         key = (self.name, expression, types)
         if key not in _SIBLINGS:
             pairs = [tuple(types)] if types else []
-            pairs += [(v, i) for v in VALUE_TYPES.values() for i in INDEX_TYPES.values()]
+            pairs += [(v, i) for v in self.precisions for i in INDEX_TYPES.values()]
             groups = (tuple(self.expressions(v, i)) for v, i in pairs)
             _SIBLINGS[key] = next((g for g in groups if expression in g), self.all_expressions())
         return _SIBLINGS[key]

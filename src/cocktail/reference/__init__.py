@@ -2,12 +2,15 @@
 
 It is the test oracle of the GPU kernels and the CPU backend of :class:`cocktail.SparseMatrix`.
 Each module here is named after its format and declares ``product(fmt, X)``, which returns
-``A @ X`` for a 2-D block ``X`` of shape (n, k) already in the format's value dtype.  The
+``A @ X`` for a 2-D block ``X`` of shape (n, k) already in the format's value dtype.  A half
+matrix, or one whose values are stored narrower than its dtype, multiplies as
+:func:`arithmetic_form` gives it: in the dtype its products sum in.  The
 code is written against the array module of its inputs, so it also runs on CuPy arrays.
 """
 
 from __future__ import annotations
 
+from ..precision import compute_dtype
 from ..registry import Registry
 from ..validate import product_operands
 
@@ -37,15 +40,25 @@ def spmv(fmt, x, out=None, alpha=1, beta=0):
     not propagate.  ``x`` is never modified.
     """
     ops = product_operands(fmt.shape, fmt.dtype, fmt.xp, x, out, alpha, beta)
-    Y = product_for(fmt)(fmt, ops.X)
+    wide = arithmetic_form(fmt)
+    Y = product_for(wide)(wide, ops.X.astype(wide.dtype, copy=False))
     if ops.alpha != 1:
         Y *= ops.alpha
     Y = Y.reshape(ops.result_shape(fmt.shape[0]))
     if out is None:
-        return Y
+        return Y.astype(fmt.dtype, copy=False)
     if ops.beta == 0:
         out[...] = Y
-    else:
+    elif wide.dtype == out.dtype:
         out *= ops.beta
         out += Y
+    else:  # a half y: scaled and added in float32, rounded once
+        out[...] = out.astype(wide.dtype) * ops.beta + Y
     return out
+
+
+def arithmetic_form(fmt):
+    """``fmt`` itself, or for a half matrix or one whose values are stored narrower than its dtype, the same
+    matrix in the dtype its products sum in (:func:`cocktail.precision.compute_dtype`; values widened exactly):
+    the reference product of every precision runs in its arithmetic."""
+    return fmt.widened(compute_dtype(fmt.dtype))

@@ -236,17 +236,19 @@ def format_kernels() -> dict[str, str]:
 
 
 def choose_kernel(storage, deterministic: bool = False) -> str | None:
-    """The kernel name for a stored matrix, or None when no GPU kernel handles its format or dtype.
+    """The kernel name for a stored matrix, or None when no GPU kernel handles its format and precision
+    (complex values; a format whose kernels take float and double only, in a half precision).
 
     ``deterministic``: when the usual kernel is not declared deterministic (coo: coo_atomic), the
     first registered kernel of the format that is (coo: coo_segmented), or None without one.
     """
-    if storage.dtype.kind == "c":
-        return None
     if storage.name in ("csr", "csr_pattern"):
         name = csr_kernel(storage.row_lengths(), storage.pattern_only)
     else:
         name = format_kernels().get(storage.name)
-    if name is None or not deterministic or kernels.get(name).deterministic:
+    if name is not None and kernels.get(name).takes(storage) and (not deterministic or kernels.get(name).deterministic):
         return name
-    return next((spec.name for spec in kernels.for_format(storage.name) if spec.deterministic), None)
+    # the usual kernel is not deterministic, or has no instantiation for the matrix's precision (a half
+    # matrix's COO: atomics into y take float and double only): the first kernel of the format that fits
+    return next((spec.name for spec in kernels.for_format(storage.name)
+                 if spec.takes(storage) and not spec.vendor and (spec.deterministic or not deterministic)), None)

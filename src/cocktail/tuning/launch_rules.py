@@ -63,6 +63,11 @@ def configure(spec, storage, params: dict, props) -> dict:
     """
     if storage.name not in spec.formats:
         raise ValueError(f"kernel {spec.name!r} multiplies {', '.join(spec.formats)} matrices, not {storage.name!r}")
+    if not spec.takes(storage):
+        from ..kernels.spec import precision_words
+
+        raise TypeError(f"kernel {spec.name!r} has no instantiation for {precision_words(storage)}; it takes "
+                        f"{', '.join(spec.precisions)} (complex runs on the reference executor)")
     return spec.configure(spec, storage, spec.resolve_params(params), props, RULES)
 
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ...precision import is_half
 from .methods import Inputs, Prepared, Unavailable, coo_model, csr_model
 from ..records.record import fastest_per_problem
 
@@ -53,9 +54,9 @@ class Cusparse:
         if not cusparse.available():
             raise Unavailable("cuSPARSE could not be loaded (CuPy's libcusparse)")
         storage, number = _ALGS[self.alg]
-        arrays, model, index_dtype = vendor_arrays(S, storage)
+        arrays, model, index_dtype = vendor_arrays(S, storage, inputs.dtype)
         try:
-            launch = cusparse.SpMVLaunch(storage, number, S.shape, S.nnz, arrays, S.dtype, index_dtype,
+            launch = cusparse.SpMVLaunch(storage, number, S.shape, S.nnz, arrays, inputs.dtype, index_dtype,
                                          cupy.cuda.Device().id)
         except TypeError as exc:  # a dtype the kernels do not take
             raise Unavailable(f"cuSPARSE baseline: {exc}") from None
@@ -88,6 +89,7 @@ class Cupyx:
         import cupyx.scipy.sparse as csp
 
         S = inputs.S
+        no_half(inputs, self.name)
         A = csp.csr_matrix((cupy.asarray(S.data), cupy.asarray(S.indices), cupy.asarray(S.indptr)), shape=S.shape)
         calls = [(lambda x=x: A @ x) for x in inputs.x_dev]
         params = {"call": "A @ x"} if inputs.k == 1 else {"call": "A @ X", "layout": "row-major"}
@@ -106,6 +108,7 @@ class Torch:
         """The torch CSR tensor; torch is pointed at CuPy's current stream until ``close``."""
         import cupy
 
+        no_half(inputs, self.name)
         torch, A, xs, restore = torch_operands(inputs)
         product = torch.mv if inputs.k == 1 else torch.sparse.mm
         params = {"call": "torch.mv"} if inputs.k == 1 else {"call": "torch.sparse.mm", "layout": "row-major"}
@@ -123,21 +126,31 @@ def _csr_prepared(label: str, inputs: Inputs, calls, result, params: dict, model
                     dram_bytes=lambda l2: model.dram_bytes(l2, k=k))
 
 
-def vendor_arrays(S, storage: str):
+def no_half(inputs: Inputs, name: str) -> None:
+    """:class:`Unavailable` for a half-precision problem: the baseline runs float32 and float64 only here (SciPy and
+    cupyx have no half sparse product; cuSPARSE's own half SpMV is the ``cusparse-*`` baselines)."""
+    if is_half(inputs.dtype):
+        raise Unavailable(f"{name}: no {inputs.dtype.name} sparse product (the cusparse-* baselines run it)")
+
+
+def vendor_arrays(S, storage: str, dtype=None):
     """``(arrays, model, index_dtype)``: device copies of ``S``'s arrays as cuSPARSE's users hold them (CSR's
     ``indptr, indices, data``, or COO's ``row, col, data`` for ``storage == "coo"``) at the narrowest index
-    dtype, and the format model counting their bytes."""
+    dtype, the values in ``dtype`` (default ``S``'s: a half problem's are converted), and the format model
+    counting their bytes."""
     import cupy
 
     from ...validate import choose_index_dtype
 
+    dtype = S.dtype if dtype is None else np.dtype(dtype)
     index_dtype = choose_index_dtype(max(S.nnz, *S.shape))
-    vals = cupy.asarray(S.data)
+    vals = cupy.asarray(S.data.astype(dtype, copy=False))
     cols = cupy.asarray(S.indices.astype(index_dtype))
     if storage == "csr":
-        return (cupy.asarray(S.indptr.astype(index_dtype)), cols, vals), csr_model(S, index_dtype), index_dtype
+        return ((cupy.asarray(S.indptr.astype(index_dtype)), cols, vals), csr_model(S, index_dtype, dtype),
+                index_dtype)
     rows = cupy.asarray(np.repeat(np.arange(S.shape[0], dtype=index_dtype), np.diff(S.indptr)))
-    return (rows, cols, vals), coo_model(S, index_dtype), index_dtype
+    return (rows, cols, vals), coo_model(S, index_dtype, dtype), index_dtype
 
 
 def torch_operands(inputs: Inputs):
@@ -176,6 +189,7 @@ class Scipy:
         import scipy
 
         S = inputs.S
+        no_half(inputs, self.name)
         calls = [(lambda x=x: S @ x) for x in inputs.x_host]
         model = csr_model(S)
         return Prepared(self.name, calls, lambda: S @ inputs.x_host[0], {"scipy": scipy.__version__},

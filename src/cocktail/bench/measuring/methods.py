@@ -17,6 +17,8 @@ from typing import Callable
 import numpy as np
 import scipy.sparse as sp
 
+from ...precision import compute_dtype, dtype_named, is_half
+
 #: Input vectors each method rotates through, so consecutive products read different ``x``.
 X_BUFFERS = 4
 #: Input blocks (``k > 1``) each method rotates through: fewer, each being ``k`` vectors.
@@ -31,6 +33,10 @@ class Unavailable(Exception):
 class Inputs:
     """One benchmark problem: the matrix in one dtype, the rotated inputs, and the float64 answer.
 
+    ``dtype`` is the product's (``x``, ``y`` and the stored values).  ``S`` holds the values: in ``dtype``, or for a
+    half dtype (SciPy has none) in float32, rounded to the half dtype first, so that every method multiplies the
+    same values and ``want`` is their exact product; :meth:`values` gives them in ``dtype``.
+
     ``k == 1``: vectors ``x`` (n,) and ``y`` (m,); ``k > 1``: row-major blocks ``X`` (n, k) and ``Y``
     (m, k), and on demand their column-major copies (:meth:`column_major`).
     """
@@ -42,17 +48,25 @@ class Inputs:
     y_dev: object = None
     k: int = 1
     _columns: tuple | None = None
+    dtype: object = None
+
+    def values(self):
+        """``S``'s values in the product dtype (a half one's, converted from the float32 ``S`` holds)."""
+        return self.S.data.astype(self.dtype, copy=False)
 
     @classmethod
     def create(cls, S, dtype, on_gpu: bool, buffers: int | None = None, seed: int = 0, k: int = 1) -> Inputs:
         """The problem ``S`` in ``dtype``; the inputs are standard normal with a fixed seed (``k > 1``: blocks)."""
-        S = sp.csr_array(S).astype(dtype)
+        dtype = dtype_named(dtype)
+        S = sp.csr_array(S).astype(compute_dtype(dtype))
+        if is_half(dtype):
+            S.data = S.data.astype(dtype).astype(S.dtype)
         rng = np.random.default_rng(seed)
         shape = (S.shape[1],) if k == 1 else (S.shape[1], k)
         buffers = buffers or (X_BUFFERS if k == 1 else X_BLOCK_BUFFERS)
         x_host = [rng.standard_normal(shape).astype(dtype) for _ in range(buffers)]
         want = S.astype(np.float64) @ x_host[0].astype(np.float64)
-        inputs = cls(S, x_host, want, k=k)
+        inputs = cls(S, x_host, want, k=k, dtype=dtype)
         if on_gpu:
             import cupy
 
@@ -104,24 +118,28 @@ class Prepared:
     rel_err: Callable | None = None  # a method with inputs of its own (the transpose's): its relative error
 
 
-def csr_model(S, index_dtype=np.int32):
-    """A :class:`~cocktail.formats.csr.CSR` over SciPy's ``S`` for the byte models (baselines store CSR).
+def csr_model(S, index_dtype=np.int32, dtype=None):
+    """A :class:`~cocktail.formats.csr.CSR` over SciPy's ``S`` for the byte models (baselines store CSR), its
+    values counted in ``dtype`` (default ``S``'s).
 
     Nothing is copied: the models read the arrays' sizes, counting indices at ``index_dtype``.
     """
     from ...formats.csr import CSR
 
-    return CSR(S.shape, S.dtype, index_dtype, S.nnz, {}, data=S.data, indices=_sized(S.indices, index_dtype),
-               indptr=_sized(S.indptr, index_dtype))
+    dtype = S.dtype if dtype is None else np.dtype(dtype)
+    return CSR(S.shape, dtype, index_dtype, S.nnz, {}, data=_sized(S.data, dtype),
+               indices=_sized(S.indices, index_dtype), indptr=_sized(S.indptr, index_dtype))
 
 
-def coo_model(S, index_dtype=np.int32):
-    """A :class:`~cocktail.formats.coo.COO` of ``S``'s sizes for the byte models (cuSPARSE's COO algorithms)."""
+def coo_model(S, index_dtype=np.int32, dtype=None):
+    """A :class:`~cocktail.formats.coo.COO` of ``S``'s sizes for the byte models (cuSPARSE's COO algorithms), its
+    values counted in ``dtype`` (default ``S``'s)."""
     from ...formats.coo import COO
 
+    dtype = S.dtype if dtype is None else np.dtype(dtype)
     rows = np.empty(S.nnz, dtype=index_dtype)  # the models read sizes only
-    return COO(S.shape, S.dtype, index_dtype, S.nnz, COO.resolve_params({}), row=rows,
-               col=_sized(S.indices, index_dtype), data=S.data)
+    return COO(S.shape, dtype, index_dtype, S.nnz, COO.resolve_params({}), row=rows,
+               col=_sized(S.indices, index_dtype), data=_sized(S.data, dtype))
 
 
 def _sized(arr, dtype):
@@ -253,9 +271,9 @@ class TransposedMethod:
         T = _build(inputs, "auto", "cuda").T
         rng = np.random.default_rng(1)
         m, n = inputs.S.shape
-        u_host = [rng.standard_normal(m).astype(inputs.S.dtype) for _ in range(X_BUFFERS)]
+        u_host = [rng.standard_normal(m).astype(inputs.dtype) for _ in range(X_BUFFERS)]
         u_dev = [cupy.asarray(u) for u in u_host]
-        v = cupy.zeros(n, dtype=inputs.S.dtype)
+        v = cupy.zeros(n, dtype=inputs.dtype)
         want = inputs.S.T.astype(np.float64) @ u_host[0].astype(np.float64)
         prep = Prepared(self.name, [(lambda u=u: T.matvec(u, out=v)) for u in u_dev],
                         lambda: T.matvec(u_dev[0], out=v), matrix_params(T), T.storage.spmv_bytes(),
@@ -289,7 +307,7 @@ def _build(inputs: Inputs, format: str, device: str, kernel: str | None = None, 
     if not vendor:
         chosen["vendor"] = False
     try:
-        return SparseMatrix(inputs.S, format=format, device=device, kernel=kernel, **chosen)
+        return SparseMatrix(inputs.S, format=format, device=device, kernel=kernel, dtype=inputs.dtype, **chosen)
     except FormatFillError as exc:
         raise Unavailable(f"refused: fill {exc.fill:.1f} > max_fill {exc.max_fill:g}") from None
     except FormatValuesError as exc:

@@ -25,7 +25,7 @@ _EMPTY_SOURCE = 'extern "C" __global__ void cocktail_empty() {}'
 def _auto(inputs: Inputs):
     from ... import SparseMatrix
 
-    return SparseMatrix(inputs.S, format="auto", device="cuda")
+    return SparseMatrix(inputs.S, format="auto", device="cuda", dtype=inputs.dtype)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,112 @@
+// The value precisions of Cocktail's kernels. A kernel's first template parameter P names one:
+//   float, double   x, y, the stored values and the arithmetic all in that type;
+//   f16, bf16       x, y and the values in half precision (IEEE binary16, bfloat16), summed in float;
+//   mixed<X, V>     x and y in X, the values stored in the narrower V (f16 or bf16 under float, float
+//                   under double), summed in X's arithmetic type.
+// Inside a kernel, compute_t<P> is the arithmetic type (kernels name it T), operand_t<P> the type of
+// x and y, stored_t<P> the type of the value arrays. widen() turns any of them into the arithmetic
+// type exactly; narrow<X>() rounds a sum to nearest even on its way to y.
+//
+// The half types are plain structs over their bits (no cuda_fp16.h, so NVRTC needs no CUDA headers);
+// their conversions are single cvt instructions or bit shifts.
+#pragma once
+
+struct f16 {
+    unsigned short bits;
+};
+struct bf16 {
+    unsigned short bits;
+};
+template <typename X, typename V>
+struct mixed {};
+
+template <typename P>
+struct precision {
+    using operand = P;
+    using stored = P;
+    using compute = P;
+};
+template <>
+struct precision<f16> {
+    using operand = f16;
+    using stored = f16;
+    using compute = float;
+};
+template <>
+struct precision<bf16> {
+    using operand = bf16;
+    using stored = bf16;
+    using compute = float;
+};
+template <typename X, typename V>
+struct precision<mixed<X, V>> {
+    using operand = X;
+    using stored = V;
+    using compute = typename precision<X>::compute;
+};
+
+template <typename P> using operand_t = typename precision<P>::operand;
+template <typename P> using stored_t = typename precision<P>::stored;
+template <typename P> using compute_t = typename precision<P>::compute;
+
+__device__ __forceinline__ float widen(float v) { return v; }
+__device__ __forceinline__ double widen(double v) { return v; }
+__device__ __forceinline__ float widen(f16 v) {
+    float f;
+    asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(v.bits));
+    return f;
+}
+__device__ __forceinline__ float widen(bf16 v) { return __uint_as_float((unsigned int)v.bits << 16); }
+
+template <typename X> struct narrowing;
+template <> struct narrowing<float> {
+    __device__ static __forceinline__ float from(float v) { return v; }
+};
+template <> struct narrowing<double> {
+    __device__ static __forceinline__ double from(double v) { return v; }
+};
+template <> struct narrowing<f16> {
+    __device__ static __forceinline__ f16 from(float v) {
+        f16 h;
+        asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h.bits) : "f"(v));
+        return h;
+    }
+};
+template <> struct narrowing<bf16> {
+    // Round to nearest even on the bits (cvt.rn.bf16.f32 needs sm_80); a NaN stays a (quiet) NaN.
+    __device__ static __forceinline__ bf16 from(float v) {
+        const unsigned int u = __float_as_uint(v);
+        bf16 b;
+        if ((u & 0x7fffffffu) > 0x7f800000u) {
+            b.bits = (unsigned short)((u >> 16) | 0x40u);
+        } else {
+            b.bits = (unsigned short)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+        }
+        return b;
+    }
+};
+
+// v rounded to the operand type X (nearest even).
+template <typename X, typename C>
+__device__ __forceinline__ X narrow(C v) {
+    return narrowing<X>::from(v);
+}
+
+// *p through the read-only path when LDG (a half type through its 16 bits).
+template <bool LDG, typename T>
+__device__ __forceinline__ T load_cached(const T* __restrict__ p) {
+    if (LDG) return __ldg(p);
+    return *p;
+}
+template <bool LDG>
+__device__ __forceinline__ f16 load_cached(const f16* __restrict__ p) {
+    f16 h;
+    h.bits = load_cached<LDG>(reinterpret_cast<const unsigned short*>(p));
+    return h;
+}
+template <bool LDG>
+__device__ __forceinline__ bf16 load_cached(const bf16* __restrict__ p) {
+    bf16 b;
+    b.bits = load_cached<LDG>(reinterpret_cast<const unsigned short*>(p));
+    return b;
+}

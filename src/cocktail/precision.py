@@ -1,0 +1,101 @@
+"""Value precisions: the dtypes a matrix's values are stored in, the dtype of its operands, and the arithmetic
+a product runs in.
+
+A matrix has one **dtype**, that of ``x``, ``y``, ``alpha`` and ``beta``.  Its values are stored in that dtype,
+or, opted into with ``value_dtype=``, in a narrower one (:data:`NARROWER`): float32 values under float64
+products, float16 or bfloat16 values under float32 products.  Every product widens the stored values
+exactly and sums in the **compute dtype**: the dtype itself, or float32 for the half types (float16,
+bfloat16), as cuSPARSE's half-precision SpMV does.  bfloat16 is NumPy's and CuPy's through the optional
+``ml_dtypes`` package; without it only float16 is a half type here.
+
+Error bound of a product (real dtypes; ``u``: unit roundoff of the compute dtype, ``u_y`` of the dtype,
+``n_i`` the stored entries of row i, ``gamma(n) = n u / (1 - n u)``)::
+
+    |y_i - y*_i| <= gamma(n_i + 2) * (|alpha| sum_j |a_ij x_j| + |beta y_i|) + u_y |y*_i|
+
+where ``y*`` is the exact product of the stored values (a narrower storage also rounded each value once,
+relative error at most the storage's unit roundoff, when the matrix was built).  The ``u_y`` term is
+the final rounding of a half result.  Kernels that store part of a row's sum in a half ``y`` and add the rest
+later (csr_merge's carries, the COO kernels, a Cocktail's later parts) round each partial sum too: add
+``u_y (|alpha| sum_j |a_ij x_j| + |beta y_i|)`` per such write.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+try:  # optional: NumPy's and CuPy's bfloat16
+    import ml_dtypes as _ml_dtypes
+except ImportError:  # pragma: no cover - depends on the environment
+    _ml_dtypes = None
+
+FLOAT16 = np.dtype(np.float16)
+FLOAT32 = np.dtype(np.float32)
+FLOAT64 = np.dtype(np.float64)
+#: bfloat16, or None without ml_dtypes.
+BFLOAT16 = np.dtype(_ml_dtypes.bfloat16) if _ml_dtypes is not None else None
+
+#: The half types this process has: float16, and bfloat16 with ml_dtypes.
+HALF_DTYPES = tuple(d for d in (FLOAT16, BFLOAT16) if d is not None)
+
+#: The real and complex dtypes a product can be in (its operands' dtype).
+PRODUCT_DTYPES = (*HALF_DTYPES, FLOAT32, FLOAT64, np.dtype(np.complex64), np.dtype(np.complex128))
+
+#: ``dtype -> the narrower dtypes its values may be stored in`` (``value_dtype=``).
+NARROWER = {FLOAT64: (FLOAT32,), FLOAT32: HALF_DTYPES}
+
+#: Unit roundoff (half an ulp of 1) of each real dtype.
+_UNIT_ROUNDOFF = {FLOAT16: 2.0**-11, FLOAT32: 2.0**-24, FLOAT64: 2.0**-53}
+if BFLOAT16 is not None:
+    _UNIT_ROUNDOFF[BFLOAT16] = 2.0**-8
+
+
+def dtype_named(name) -> np.dtype:
+    """The dtype ``name`` spells (``"bfloat16"`` through ml_dtypes, a clear ``TypeError`` without it)."""
+    if isinstance(name, str) and name.strip().lower() == "bfloat16":
+        if BFLOAT16 is None:
+            raise TypeError("bfloat16 needs the optional package ml_dtypes (pip install ml_dtypes)")
+        return BFLOAT16
+    return np.dtype(name)
+
+
+def is_half(dtype) -> bool:
+    """Whether ``dtype`` is float16 or bfloat16."""
+    return np.dtype(dtype) in HALF_DTYPES
+
+
+def is_value_dtype(dtype) -> bool:
+    """Whether arrays of ``dtype`` hold matrix values (floating or complex), not indices or codes."""
+    dt = np.dtype(dtype)
+    return dt.kind in "fc" or dt in HALF_DTYPES
+
+
+def compute_dtype(dtype) -> np.dtype:
+    """The dtype a product in ``dtype`` sums in: float32 for a half type, else ``dtype`` itself."""
+    dt = np.dtype(dtype)
+    return FLOAT32 if dt in HALF_DTYPES else dt
+
+
+def unit_roundoff(dtype) -> float:
+    """Half an ulp of 1 in the real ``dtype`` (or a complex dtype's parts)."""
+    dt = np.dtype(dtype)
+    if dt.kind == "c":
+        dt = np.dtype(dt.char.lower())
+    return _UNIT_ROUNDOFF[dt]
+
+
+def stored_dtype(dtype, value_dtype) -> np.dtype:
+    """The dtype values of a ``dtype`` matrix are stored in: ``dtype`` itself for ``value_dtype=None``, else
+    ``value_dtype``, which must be one of :data:`NARROWER`'s for ``dtype`` (``ValueError`` naming them)."""
+    dt = np.dtype(dtype)
+    if value_dtype is None:
+        return dt
+    st = dtype_named(value_dtype)
+    if st == dt:
+        return dt
+    allowed = NARROWER.get(dt, ())
+    if st not in allowed:
+        names = ", ".join(d.name for d in allowed) or "none"
+        raise ValueError(f"value_dtype={st.name} for a {dt.name} matrix: values may be stored in a narrower dtype "
+                         f"than the matrix's only, here {names}")
+    return st
