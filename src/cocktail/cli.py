@@ -145,11 +145,12 @@ def _settings(args, on_gpu: bool):
     from .bench.runner import Settings
 
     if not on_gpu:
-        return Settings(repeat=args.repeat or 20)
+        return Settings(repeat=args.repeat or 20, value_dtype=args.value_dtype)
     from .timing import copy_bandwidth
     from .kernels.device import current
 
-    return Settings(repeat=args.repeat or 100, copy_gbps=copy_bandwidth(), l2_bytes=current().l2_bytes)
+    return Settings(repeat=args.repeat or 100, copy_gbps=copy_bandwidth(), l2_bytes=current().l2_bytes,
+                    value_dtype=args.value_dtype)
 
 
 #: The dtypes ``cocktail bench --dtype`` takes (bfloat16 with ml_dtypes).
@@ -170,6 +171,12 @@ def _check_options(args) -> list[str]:
             from .precision import dtype_named
 
             dtype_named(d)  # names the missing ml_dtypes
+    if args.value_dtype is not None:
+        from .precision import dtype_named, stored_dtype
+
+        for d in dtypes:
+            if stored_dtype(dtype_named(d), args.value_dtype) == dtype_named(d):
+                raise ValueError(f"--value-dtype {args.value_dtype} is the matrix dtype {d}: leave it out")
     return dtypes
 
 
@@ -383,6 +390,10 @@ def build_parser() -> argparse.ArgumentParser:
                        help="the matrices' own values (default), or pattern: every entry 1 (the adjacency of each "
                             "matrix's pattern, named <name>:pattern), which format='auto' stores with no value per "
                             "entry")
+    bench.add_argument("--value-dtype", default=None, metavar="DTYPE",
+                       help="store our methods' values in this dtype, narrower than --dtype (float32 under float64; "
+                            "float16 or bfloat16 under float32), products staying in --dtype; the baselines keep "
+                            "the values in --dtype")
     bench.add_argument("--k", default="1", metavar="K[,K...]",
                        help="block widths: 1 (default) times SpMV; wider ones time each method's block product "
                             "A @ X of k vectors too (records of the spmm section), with cuSPARSE's SpMM per "

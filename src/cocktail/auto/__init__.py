@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..precision import is_half
+
 
 @dataclass
 class Decision:
@@ -53,7 +55,7 @@ def why_not_planned(csr, executor, device: str) -> str | None:
         return ""
     if executor not in (None, "cuda"):
         why = f"executor={executor!r} runs no GPU kernel"
-    elif csr.dtype.kind != "f":
+    elif csr.dtype.kind != "f" and not is_half(csr.dtype):  # bfloat16's kind is "V"
         why = f"it plans real values, these are {csr.dtype.name}"
     elif csr.nnz == 0:
         why = "it plans matrices with entries"

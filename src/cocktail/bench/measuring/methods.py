@@ -49,14 +49,18 @@ class Inputs:
     k: int = 1
     _columns: tuple | None = None
     dtype: object = None
+    value_dtype: object = None  # our methods store their values in this narrower dtype (None: in ``dtype``)
 
     def values(self):
         """``S``'s values in the product dtype (a half one's, converted from the float32 ``S`` holds)."""
         return self.S.data.astype(self.dtype, copy=False)
 
     @classmethod
-    def create(cls, S, dtype, on_gpu: bool, buffers: int | None = None, seed: int = 0, k: int = 1) -> Inputs:
-        """The problem ``S`` in ``dtype``; the inputs are standard normal with a fixed seed (``k > 1``: blocks)."""
+    def create(cls, S, dtype, on_gpu: bool, buffers: int | None = None, seed: int = 0, k: int = 1,
+               value_dtype=None) -> Inputs:
+        """The problem ``S`` in ``dtype``; the inputs are standard normal with a fixed seed (``k > 1``: blocks);
+        ``value_dtype``: our methods store the values narrower (``want`` is the product of the values as given, so
+        their error shows that rounding too)."""
         dtype = dtype_named(dtype)
         S = sp.csr_array(S).astype(compute_dtype(dtype))
         if is_half(dtype):
@@ -66,7 +70,7 @@ class Inputs:
         buffers = buffers or (X_BUFFERS if k == 1 else X_BLOCK_BUFFERS)
         x_host = [rng.standard_normal(shape).astype(dtype) for _ in range(buffers)]
         want = S.astype(np.float64) @ x_host[0].astype(np.float64)
-        inputs = cls(S, x_host, want, k=k, dtype=dtype)
+        inputs = cls(S, x_host, want, k=k, dtype=dtype, value_dtype=value_dtype)
         if on_gpu:
             import cupy
 
@@ -307,7 +311,8 @@ def _build(inputs: Inputs, format: str, device: str, kernel: str | None = None, 
     if not vendor:
         chosen["vendor"] = False
     try:
-        return SparseMatrix(inputs.S, format=format, device=device, kernel=kernel, dtype=inputs.dtype, **chosen)
+        return SparseMatrix(inputs.S, format=format, device=device, kernel=kernel, dtype=inputs.dtype,
+                            value_dtype=inputs.value_dtype, **chosen)
     except FormatFillError as exc:
         raise Unavailable(f"refused: fill {exc.fill:.1f} > max_fill {exc.max_fill:g}") from None
     except FormatValuesError as exc:
@@ -316,8 +321,9 @@ def _build(inputs: Inputs, format: str, device: str, kernel: str | None = None, 
 
 def matrix_params(A) -> dict:
     """A GPU ``SparseMatrix``'s format, kernel and their parameters, as a record's ``params``."""
+    stored = {"value_dtype": A.value_dtype.name} if A.value_dtype != A.dtype else {}
     return {"format": A.format, "kernel": A.kernel, **{k: _json_value(v) for k, v in A.params.items()},
-            **{k: _json_value(v) for k, v in A.kernel_params.items()}}
+            **{k: _json_value(v) for k, v in A.kernel_params.items()}, **stored}
 
 
 def _prepared(A, inputs: Inputs, label: str) -> Prepared:
