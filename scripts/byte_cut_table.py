@@ -1,10 +1,11 @@
-"""Issue 24's lossless-cut target, read from ``cocktail bench --values pattern`` JSON runs: Markdown.
+"""Issue 24's byte cuts, read from ``cocktail bench`` JSON runs: Markdown.
 
-Usage: python scripts/pattern_table.py [--summary] RUN.json [RUN.json ...]   (--summary: the first table only)
+Usage: python scripts/byte_cut_table.py [--summary] RUN.json [RUN.json ...]   (--summary: the first table only)
 
-Per dtype and family: ``cocktail-auto`` over ``cusparse-best`` in kernel time on matrices whose every entry is 1
-(``:pattern``), geometric mean, the slowest, and how many plans store a part pattern-only (``@csr_pattern`` or
-``CSR_PATTERN``) or delegate to cuSPARSE; then every matrix.  A speedup above 1 means Cocktail is faster.
+Per dtype (with ``--value-dtype``, the dtype our values were stored in: ``float64 (float32 values)``) and family:
+``cocktail-auto`` over ``cusparse-best`` in kernel time, geometric mean, the slowest, and how many plans store a part
+pattern-only (``@csr_pattern`` or ``CSR_PATTERN``, on ``--values pattern`` runs) or delegate to cuSPARSE; then every
+matrix.  A speedup above 1 means Cocktail is faster.
 """
 
 from __future__ import annotations
@@ -31,7 +32,8 @@ def rows(records) -> list[dict]:
         if not a or not c:
             continue
         plan = a["params"].get("plan", a["params"].get("format", ""))
-        out.append({"dtype": dtype, "suite": suite, "matrix": matrix, "family": a.get("family") or "",
+        stored = a["params"].get("value_dtype")
+        out.append({"dtype": f"{dtype} ({stored} values)" if stored else dtype, "suite": suite, "matrix": matrix, "family": a.get("family") or "",
                     "auto_us": a["kernel_us"], "vendor_us": c["kernel_us"], "speedup": c["kernel_us"] / a["kernel_us"],
                     "plan": plan, "cut": "pattern" in plan.lower(), "delegates": "cusparse" in plan.lower()})
     return out
