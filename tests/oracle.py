@@ -204,10 +204,18 @@ def assert_within_precision(got, A, x, dtype, alpha=1, beta=0, y0=None, rounds=1
 
     dtype = precision.dtype_named(dtype) if isinstance(dtype, str) else np.dtype(dtype)
     arithmetic = precision.compute_dtype(dtype)
-    want = exact_product(A, np.asarray(x, dtype=np.float64), alpha, beta,
-                         None if y0 is None else np.asarray(y0, dtype=np.float64))
-    bound = gamma_bound(A, np.asarray(x, dtype=np.float64), arithmetic, alpha, beta,
-                        None if y0 is None else np.asarray(y0, dtype=np.float64))
+    wide = np.complex128 if dtype.kind == "c" else np.float64
+    x = np.asarray(x, dtype=wide)
+    y0 = None if y0 is None else np.asarray(y0, dtype=wide)
+    if dtype.kind == "c":  # a complex product: two roundings more per term, sqrt(2) for the parts (Higham §3.6)
+        A = sp.csr_array(A).astype(np.complex128)
+        want = complex(alpha) * (A @ x) + (complex(beta) * y0 if y0 is not None and beta != 0 else 0)
+        bound = np.sqrt(2) * gamma_bound(A, np.abs(x), np.dtype(arithmetic.char.lower()), abs(alpha), abs(beta),
+                                         None if y0 is None else np.abs(y0))
+        bound = bound + np.sqrt(2) * 2 * precision.unit_roundoff(arithmetic) * (bound + np.abs(want))
+    else:
+        want = exact_product(A, x, alpha, beta, y0)
+        bound = gamma_bound(A, x, arithmetic, alpha, beta, y0)
     if precision.is_half(dtype):
         # the last rounding to the half dtype: u_y of the result; an earlier one (a row's partial sum stored, then
         # the rest added) u_y of a partial sum, at most |alpha||A||x| + |beta||y0| (cancellation may follow)
@@ -216,7 +224,7 @@ def assert_within_precision(got, A, x, dtype, alpha=1, beta=0, y0=None, rounds=1
             scale = scale + abs(float(beta)) * np.abs(np.asarray(y0, dtype=np.float64))
         u = precision.unit_roundoff(dtype)
         bound = bound + u * (np.abs(want) + bound) + (rounds - 1) * u * (scale + bound) + rounds * 2.0**-25
-    got = np.asarray(got, dtype=np.float64)
+    got = np.asarray(got, dtype=wide)
     assert got.shape == want.shape, (got.shape, want.shape, what)
     assert not np.isnan(got).any(), f"NaN in the product; {what}"
     err = np.abs(got - want)

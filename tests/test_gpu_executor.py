@@ -85,11 +85,12 @@ def test_reference_executor_on_the_gpu(name):
 
 
 def test_matrices_without_kernels_default_to_the_device_reference():
-    S = _matrix().astype(np.complex128)  # complex values: no kernel for any format
-    A = SparseMatrix(S, format="sell", device="cuda")
+    S = _matrix().astype(np.complex128)  # complex values: the kernels of pkt take real values only
+    A = SparseMatrix(S, format="pkt", device="cuda")
     assert A.executor == "reference"
-    with pytest.raises(ValueError, match="no GPU kernel multiplies sell matrices of complex128"):
-        SparseMatrix(S, format="sell", device="cuda", executor="cuda")
+    with pytest.raises(ValueError, match="no GPU kernel multiplies pkt matrices of complex128"):
+        SparseMatrix(S, format="pkt", device="cuda", executor="cuda")
+    assert SparseMatrix(S, format="sell", device="cuda").kernel == "sell"  # sell's kernel takes complex
 
 
 def test_empty_matrix_has_no_launches():

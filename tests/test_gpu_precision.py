@@ -1,5 +1,5 @@
-"""Half precision and values stored narrower than the matrix dtype on the GPU: every kernel instantiated for a
-precision against the exact product of the stored values within the bound of :mod:`cocktail.precision`, on
+"""Half precision, values stored narrower than the matrix dtype, and complex values on the GPU: every kernel
+instantiated for a precision against the exact product of the stored values within the bound of :mod:`cocktail.precision`, on
 matrices far larger than a warp (power-law rows up to 3,000 long, empty rows, a banded matrix); ``format="auto"``,
 cuSPARSE's half SpMV, block products and bound (graph-captured) products in every precision.
 
@@ -21,7 +21,8 @@ pytestmark = pytest.mark.gpu
 cupy = pytest.importorskip("cupy") if cocktail.arrays.cuda_available() else None
 
 #: (matrix dtype, stored value dtype)
-PRECISIONS = [("float16", None), ("float32", "float16"), ("float64", "float32")]
+PRECISIONS = [("float16", None), ("float32", "float16"), ("float64", "float32"), ("complex64", None),
+              ("complex128", None)]
 if precision.BFLOAT16 is not None:
     PRECISIONS += [("bfloat16", None), ("float32", "bfloat16")]
 IDS = [d if s is None else f"{d}-stored-{s}" for d, s in PRECISIONS]
@@ -54,16 +55,26 @@ CASES = [("csr", "csr_scalar", {}, power_law), ("csr", "csr_vector", {"threads_p
 
 def _operands(S, dtype, seed=0):
     rng = np.random.default_rng(seed)
-    x = rng.standard_normal(S.shape[1]).astype(dtype)
-    y0 = rng.standard_normal(S.shape[0]).astype(dtype)
-    return x, y0
+    x, y0 = rng.standard_normal(S.shape[1]), rng.standard_normal(S.shape[0])
+    if np.dtype(dtype).kind == "c":
+        x, y0 = x + 1j * rng.standard_normal(x.shape), y0 - 1j * rng.standard_normal(y0.shape)
+    return x.astype(dtype), y0.astype(dtype)
+
+
+def _values(S, dtype):
+    """``S`` with complex values (a phase per entry) for a complex ``dtype``, else as it is."""
+    if np.dtype(dtype).kind != "c":
+        return S
+    S = sp.csr_array(S).astype(np.complex128)
+    S.data = S.data * np.exp(1j * np.linspace(0, 6.0, S.nnz))
+    return S
 
 
 @pytest.mark.parametrize("prec", PRECISIONS, ids=IDS)
 @pytest.mark.parametrize("fmt,kernel,params,make", CASES, ids=lambda v: getattr(v, "__name__", str(v)))
 def test_every_kernel_in_every_precision(fmt, kernel, params, make, prec):
     dtype, stored = prec
-    S = make()
+    S = _values(make(), dtype)
     format_params = {"max_fill": None} if fmt in ("ell", "sell", "dia", "bcsr") else {}
     try:
         A = SparseMatrix(S, fmt, kernel=kernel, dtype=dtype, value_dtype=stored, **params, **format_params)
@@ -82,8 +93,9 @@ def test_every_kernel_in_every_precision(fmt, kernel, params, make, prec):
     rounds = {"csr_merge": 2, "coo_segmented": 3, "hyb": 3}.get(kernel, 1)
     assert_within_precision(y.get(), stored_values, x, A.dtype, rounds=rounds, what=kernel)
     out = cupy.asarray(y0)
-    A.matvec(cupy.asarray(x), out=out, alpha=1.5, beta=-0.5)
-    assert_within_precision(out.get(), stored_values, x, A.dtype, 1.5, -0.5, y0, rounds=rounds, what=kernel)
+    alpha, beta = (1.5 - 0.5j, -0.5 + 0.25j) if A.dtype.kind == "c" else (1.5, -0.5)
+    A.matvec(cupy.asarray(x), out=out, alpha=alpha, beta=beta)
+    assert_within_precision(out.get(), stored_values, x, A.dtype, alpha, beta, y0, rounds=rounds, what=kernel)
     out.fill(np.nan)  # beta == 0 never reads y
     A.matvec(cupy.asarray(x), out=out, alpha=-2.0, beta=0.0)
     assert_within_precision(out.get(), stored_values, x, A.dtype, -2.0, rounds=rounds, what=kernel)
@@ -93,7 +105,7 @@ def test_every_kernel_in_every_precision(fmt, kernel, params, make, prec):
 @pytest.mark.parametrize("make", [power_law, banded])
 def test_auto_plans_every_precision_with_kernels_that_take_it(modelled, make, prec):
     dtype, stored = prec
-    S = make()
+    S = _values(make(), dtype)
     A = SparseMatrix(S, dtype=dtype, value_dtype=stored)
     assert A.auto is not None
     want = kernels.spec.precision_name(A.dtype, A.value_dtype)
@@ -108,8 +120,8 @@ def test_auto_plans_every_precision_with_kernels_that_take_it(modelled, make, pr
 
 
 @pytest.mark.parametrize("dtype", [d for d, s in PRECISIONS if s is None])
-def test_cusparse_half_spmv_sums_in_float32(dtype):
-    S = power_law()
+def test_cusparse_half_and_complex_spmv(dtype):
+    S = _values(power_law(), dtype)
     A = SparseMatrix(S, "csr", kernel="cusparse_csr", dtype=dtype)
     x, y0 = _operands(S, A.dtype, seed=2)
     out = cupy.asarray(y0)
@@ -120,10 +132,9 @@ def test_cusparse_half_spmv_sums_in_float32(dtype):
 @pytest.mark.parametrize("prec", PRECISIONS, ids=IDS)
 def test_block_and_bound_products_in_every_precision(prec):
     dtype, stored = prec
-    S = power_law(n=5_000)
+    S = _values(power_law(n=5_000), dtype)
     A = SparseMatrix(S, "csr", dtype=dtype, value_dtype=stored)
-    rng = np.random.default_rng(4)
-    X = rng.standard_normal((S.shape[1], 5)).astype(A.dtype)
+    X = np.stack([_operands(S, A.dtype, seed=j)[0] for j in range(5)], axis=1)
     Y = A @ cupy.asarray(X)  # no block kernel takes a narrow precision: one product per column
     assert Y.dtype == A.dtype
     stored_values = A.to_scipy()

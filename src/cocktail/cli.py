@@ -154,7 +154,7 @@ def _settings(args, on_gpu: bool):
 
 
 #: The dtypes ``cocktail bench --dtype`` takes (bfloat16 with ml_dtypes).
-BENCH_DTYPES = ("float16", "bfloat16", "float32", "float64")
+BENCH_DTYPES = ("float16", "bfloat16", "float32", "float64", "complex64", "complex128")
 
 
 def _check_options(args) -> list[str]:
@@ -384,8 +384,9 @@ def build_parser() -> argparse.ArgumentParser:
                             "single baselines such as cusparse-csr-alg1, "
                             "cupyx, torch, scipy; all (the default) is ours, auto and the baselines")
     bench.add_argument("--dtype", default="float64",
-                       help="value dtypes, comma-separated: float16, bfloat16, float32, float64 (default float64); "
-                            "a half dtype sums in float32 and is compared with cuSPARSE's half SpMV")
+                       help="value dtypes, comma-separated: float16, bfloat16, float32, float64, complex64, complex128 "
+                            "(default float64); a half dtype sums in float32 and is compared with cuSPARSE's half "
+                            "SpMV; a complex run turns each entry by a phase of its own")
     bench.add_argument("--values", default="stored", choices=("stored", "pattern"),
                        help="the matrices' own values (default), or pattern: every entry 1 (the adjacency of each "
                             "matrix's pattern, named <name>:pattern), which format='auto' stores with no value per "

@@ -310,8 +310,8 @@ def gpu_preview(csr, profile=None) -> str:
     from .auto.fixed_rule import choice_reason
 
     head = "On a GPU (not run here), format='auto' would"
-    if csr.dtype.kind != "f" or csr.nnz == 0:
-        return textwrap.fill(f"{head} not plan: the planner takes real values with entries; "
+    if csr.nnz == 0:
+        return textwrap.fill(f"{head} not plan: the planner takes matrices with entries; "
                              f"{choice_reason(csr)}", WIDTH, subsequent_indent="  ")
     if profile is None:
         shipped = profiles.shipped()

@@ -76,6 +76,13 @@ def compute_dtype(dtype) -> np.dtype:
     return FLOAT32 if dt in HALF_DTYPES else dt
 
 
+def sampled_dtype(dtype) -> np.dtype:
+    """The real dtype whose device-profile samples cost a product in ``dtype`` (the planner scales them by the bytes
+    an entry moves): float32 for the half types and complex64, float64 for complex128, else ``dtype`` itself."""
+    dt = compute_dtype(dtype)
+    return np.dtype(dt.char.lower()) if dt.kind == "c" else dt
+
+
 def unit_roundoff(dtype) -> float:
     """Half an ulp of 1 in the real ``dtype`` (or a complex dtype's parts)."""
     dt = np.dtype(dtype)

@@ -24,6 +24,8 @@ import weakref
 
 import numpy as np
 
+from .precision import dtype_named
+
 
 def _torch():
     import torch
@@ -34,17 +36,18 @@ def _torch():
 def _numpy_dtype(tensor) -> np.dtype:
     torch = _torch()
     names = {torch.float32: "float32", torch.float64: "float64", torch.complex64: "complex64",
-             torch.complex128: "complex128", torch.float16: "float16", torch.int64: "int64", torch.int32: "int32",
-             torch.int16: "int16", torch.int8: "int8", torch.uint8: "uint8", torch.bool: "bool"}
+             torch.complex128: "complex128", torch.float16: "float16", torch.bfloat16: "bfloat16",
+             torch.int64: "int64", torch.int32: "int32", torch.int16: "int16", torch.int8: "int8", torch.uint8: "uint8",
+             torch.bool: "bool"}
     if tensor.dtype not in names:
         raise TypeError(f"a torch tensor of dtype {tensor.dtype} has no NumPy dtype; convert it (x.double())")
-    return np.dtype(names[tensor.dtype])
+    return dtype_named(names[tensor.dtype])  # bfloat16 through ml_dtypes
 
 
 def _torch_dtype(dtype: np.dtype):
     torch = _torch()
-    return {"float32": torch.float32, "float64": torch.float64, "complex64": torch.complex64,
-            "complex128": torch.complex128}[np.dtype(dtype).name]
+    return {"float16": torch.float16, "bfloat16": torch.bfloat16, "float32": torch.float32, "float64": torch.float64,
+            "complex64": torch.complex64, "complex128": torch.complex128}[np.dtype(dtype).name]
 
 
 def array_view(tensor, device: str):

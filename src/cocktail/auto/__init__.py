@@ -17,8 +17,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..precision import is_half
-
 
 @dataclass
 class Decision:
@@ -49,14 +47,12 @@ def decide(csr, device: str, executor=None, tune: str = "model", deterministic: 
 
 
 def why_not_planned(csr, executor, device: str) -> str | None:
-    """None when format="auto" runs the planner (real values with entries, on the GPU, GPU kernels); else
+    """None when format="auto" runs the planner (a matrix with entries, on the GPU, GPU kernels); else
     why it does not, as the start of explain()'s sentence (empty on the CPU, where it never does)."""
     if device != "cuda":
         return ""
     if executor not in (None, "cuda"):
         why = f"executor={executor!r} runs no GPU kernel"
-    elif csr.dtype.kind != "f" and not is_half(csr.dtype):  # bfloat16's kind is "V"
-        why = f"it plans real values, these are {csr.dtype.name}"
     elif csr.nnz == 0:
         why = "it plans matrices with entries"
     else:

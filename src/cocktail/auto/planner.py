@@ -56,7 +56,7 @@ import numpy as np
 
 from .. import formats
 from ..formats.bdia import bands as bdia_bands
-from ..precision import compute_dtype
+from ..precision import sampled_dtype
 from . import variants as _variants
 from .features import Features, row_groups
 from ..tuning.hyb import ELL_SPEEDUP_OVER_COO
@@ -304,10 +304,10 @@ class _Costing:
 
     def __init__(self, features: Features, profile, dtype, deterministic: bool = False, vendor: bool = True,
                  precision: str | None = None):
-        # the profile's samples are in the arithmetic dtype (float32 for a half matrix)
-        self.f, self.profile, self.dtype = features, profile, compute_dtype(dtype).name
+        # the profile's samples are real: float32 ones cost a half or complex64 matrix, float64 ones complex128
+        self.f, self.profile, self.dtype = features, profile, sampled_dtype(dtype).name
         self.m = features.shape[0]
-        self.scatter = float(features.x_scatter.get(compute_dtype(dtype).itemsize, 0.0))
+        self.scatter = float(features.x_scatter.get(sampled_dtype(dtype).itemsize, 0.0))
         self._has = {v.key: profile.has(v.key, self.dtype) and allowed(v, deterministic, vendor, precision)
                      and holds_values(v, features) for v in _variants.VARIANTS}
         self._times = {}
@@ -420,10 +420,10 @@ def work(v, features: Features) -> tuple[int, int] | None:
 
 def entry_share(dtype, index_dtype, value_dtype=None, pattern: bool = False) -> float:
     """The share of the bytes the profile's samples move (index, value and read of ``x`` per entry, Bell &
-    Garland's count, in the arithmetic dtype) that an entry of a ``dtype`` matrix moves with its values stored
-    in ``value_dtype`` (default ``dtype``), or none (``pattern``): float64 with float32 values and int32 indices
-    0.8, float16 0.67, pattern-only float64 0.6."""
-    full, idx = compute_dtype(dtype).itemsize, np.dtype(index_dtype).itemsize
+    Garland's count, in :func:`~cocktail.precision.sampled_dtype`) that an entry of a ``dtype`` matrix moves with its
+    values stored in ``value_dtype`` (default ``dtype``), or none (``pattern``): float64 with float32 values and
+    int32 indices 0.8, float16 0.67, pattern-only float64 0.6, complex128 1.8."""
+    full, idx = sampled_dtype(dtype).itemsize, np.dtype(index_dtype).itemsize
     stored = 0 if pattern else np.dtype(dtype if value_dtype is None else value_dtype).itemsize
     return (idx + stored + np.dtype(dtype).itemsize) / (idx + 2 * full)
 

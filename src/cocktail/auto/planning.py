@@ -34,7 +34,7 @@ import warnings
 from dataclasses import dataclass, field
 
 from .. import _memory, executors, formats, kernels
-from ..precision import compute_dtype
+from ..precision import sampled_dtype
 from . import variants
 from ..errors import DeviceMemoryError, FormatFillError, FormatValuesError
 
@@ -251,7 +251,7 @@ def choose(csr, tune: str = "model", deterministic: bool = False, vendor: bool =
     vendor = vendor and any(kernels.get(n).vendor and kernels.get(n).runs_here() for n in kernels.names())
     device = profile.current_device()
     prof = profile.for_device(device)
-    sampled = compute_dtype(csr.dtype)  # a half matrix plans with the float32 samples, scaled by its bytes
+    sampled = sampled_dtype(csr.dtype)  # a half or complex matrix plans with real samples, scaled by its bytes
     if prof is None or not any(prof.has(key, sampled) for key in variants.keys()):
         return _fallback(csr, f"no device profile with {sampled.name} samples for {device['name']}: "
                               "format='auto' used its fixed rule; run `cocktail calibrate`", deterministic)

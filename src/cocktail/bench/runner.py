@@ -18,7 +18,8 @@ from .records.record import SPMM, Record, fastest_per_problem
 from ..auto import decisions
 
 #: Relative error above which a record is flagged: far beyond rounding for the dtype.
-ERROR_FLAG = {"float16": 1e-2, "bfloat16": 5e-2, "float32": 1e-3, "float64": 1e-9}
+ERROR_FLAG = {"float16": 1e-2, "bfloat16": 5e-2, "float32": 1e-3, "float64": 1e-9, "complex64": 1e-3,
+              "complex128": 1e-9}
 #: The derived record of the fastest of our single formats and kernels on a problem.
 BEST_SINGLE = "best-single"
 

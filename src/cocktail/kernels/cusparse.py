@@ -25,19 +25,24 @@ import weakref
 import numpy as np
 
 from ..precision import BFLOAT16, compute_dtype
+from .launch import SCALAR_CTYPES
 
 #: ``cusparseSpMVAlg_t`` of cusparse.h: ``(storage, algorithm number) -> value``.
 ALGORITHMS = {("csr", 1): 2, ("csr", 2): 3, ("coo", 1): 1, ("coo", 2): 4}
 #: The algorithm numbers each storage has (1: the library's default; 2: bit-wise deterministic).
 ALGS = (1, 2)
-# cudaDataType: CUDA_R_32F, CUDA_R_64F, CUDA_R_16F, CUDA_R_16BF (a half product computes in CUDA_R_32F)
-_CUDA_TYPES = {np.dtype(np.float32): 0, np.dtype(np.float64): 1, np.dtype(np.float16): 2}
+# cudaDataType: CUDA_R_32F, CUDA_R_64F, CUDA_R_16F, CUDA_C_32F, CUDA_C_64F, CUDA_R_16BF (a half product computes
+# in CUDA_R_32F)
+_CUDA_TYPES = {np.dtype(np.float32): 0, np.dtype(np.float64): 1, np.dtype(np.float16): 2,
+               np.dtype(np.complex64): 4, np.dtype(np.complex128): 5}
 if BFLOAT16 is not None:
     _CUDA_TYPES[BFLOAT16] = 14
 #: The precisions (kernels.spec) cuSPARSE's SpMV takes: its operands and values of one type.
-PRECISIONS = ("float", "double", "f16", "bf16")
+PRECISIONS = ("float", "double", "f16", "bf16", "cfloat", "cdouble")
 _INDEX_TYPES = {np.dtype(np.int32): 2, np.dtype(np.int64): 3}  # cusparseIndexType_t: 32I, 64I
-_SCALARS = {np.dtype(np.float32): ctypes.c_float, np.dtype(np.float64): ctypes.c_double}
+_SCALARS = {np.dtype(np.float32): ctypes.c_float, np.dtype(np.float64): ctypes.c_double,
+            np.dtype(np.complex64): SCALAR_CTYPES[np.dtype(np.complex64)],
+            np.dtype(np.complex128): SCALAR_CTYPES[np.dtype(np.complex128)]}
 _NON_TRANSPOSE, _INDEX_BASE_ZERO = 0, 0
 
 _P = ctypes.c_void_p
@@ -229,7 +234,8 @@ class SpMVLaunch(DenseOperandsCall):
             raise CusparseError("cuSPARSE is not available: CuPy's libcusparse could not be loaded")
         dtype, index_dtype = np.dtype(dtype), np.dtype(index_dtype)
         if dtype not in _CUDA_TYPES:
-            raise TypeError(f"cusparse kernels take float16, bfloat16, float32 and float64 values, not {dtype.name}")
+            raise TypeError(f"cusparse kernels take float16, bfloat16, float32, float64, complex64 and complex128 "
+                            f"values, not {dtype.name}")
         self.storage, self.alg, self.shape = storage, int(alg), tuple(shape)
         self._lib, self._spmv, self._set_values = lib, lib.cusparseSpMV, lib.cusparseDnVecSetValues
         self._arrays = tuple(arrays)

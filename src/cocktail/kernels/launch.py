@@ -29,11 +29,36 @@ class Slot:
 
 X, Y, ALPHA, BETA = Slot("X"), Slot("Y"), Slot("ALPHA"), Slot("BETA")
 
-_CTYPES = {
+def _complex_ctype(part):
+    """A ``ctypes`` structure laid out as a complex of ``part`` (real first), with ``value`` as the simple types'."""
+
+    class Complex(ctypes.Structure):
+        _fields_ = [("re", part), ("im", part)]
+
+        def __init__(self, value=0):
+            super().__init__()
+            self.value = value
+
+        @property
+        def value(self) -> complex:
+            return complex(self.re, self.im)
+
+        @value.setter
+        def value(self, v) -> None:
+            v = complex(v)
+            self.re, self.im = v.real, v.imag
+
+    return Complex
+
+
+#: The ``ctypes`` type of each scalar dtype a kernel takes (a complex as its two parts, as the kernels lay it out).
+SCALAR_CTYPES = {
     np.dtype(np.int32): ctypes.c_int32,
     np.dtype(np.int64): ctypes.c_int64,
     np.dtype(np.float32): ctypes.c_float,
     np.dtype(np.float64): ctypes.c_double,
+    np.dtype(np.complex64): _complex_ctype(ctypes.c_float),
+    np.dtype(np.complex128): _complex_ctype(ctypes.c_double),
 }
 
 
@@ -41,9 +66,9 @@ def _fixed(value):
     """``ctypes`` storage for one fixed argument: a device array's pointer or a typed NumPy scalar."""
     if hasattr(value, "data") and hasattr(value.data, "ptr"):  # a CuPy array
         return ctypes.c_void_p(value.data.ptr)
-    if isinstance(value, np.generic) and value.dtype in _CTYPES:
-        return _CTYPES[value.dtype](value.item())
-    raise TypeError(f"launch argument {value!r} must be a device array or an int32/int64/float32/float64 "
+    if isinstance(value, np.generic) and value.dtype in SCALAR_CTYPES:
+        return SCALAR_CTYPES[value.dtype](value.item())
+    raise TypeError(f"launch argument {value!r} must be a device array or an int32/int64/float32/float64/complex "
                     "NumPy scalar (the kernel's C type must be explicit)")
 
 
@@ -87,7 +112,7 @@ class Launch:
         from cupy.cuda import driver
 
         self.args = tuple(args)
-        scalar = _CTYPES[compute_dtype(scalar_dtype)]  # float32 for a half matrix
+        scalar = SCALAR_CTYPES[compute_dtype(scalar_dtype)]  # float32 for a half matrix
         self._x, self._y = ctypes.c_void_p(0), ctypes.c_void_p(0)
         self._alpha, self._beta = scalar(1), scalar(0)
         slots = {X: self._x, Y: self._y, ALPHA: self._alpha, BETA: self._beta}

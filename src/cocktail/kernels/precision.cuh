@@ -2,7 +2,9 @@
 //   float, double   x, y, the stored values and the arithmetic all in that type;
 //   f16, bf16       x, y and the values in half precision (IEEE binary16, bfloat16), summed in float;
 //   mixed<X, V>     x and y in X, the values stored in the narrower V (f16 or bf16 under float, float
-//                   under double), summed in X's arithmetic type.
+//                   under double), summed in X's arithmetic type;
+//   cfloat, cdouble complex values and operands (complex_of<float>, complex_of<double>: NumPy's complex64 and
+//                   complex128 layout, real part first), summed in complex arithmetic.
 // Inside a kernel, compute_t<P> is the arithmetic type (kernels name it T), operand_t<P> the type of
 // x and y, stored_t<P> the type of the value arrays. widen() turns any of them into the arithmetic
 // type exactly; narrow<X>() rounds a sum to nearest even on its way to y.
@@ -19,6 +21,76 @@ struct bf16 {
 };
 template <typename X, typename V>
 struct mixed {};
+
+// A complex number of R parts, laid out as NumPy's (re, im) and aligned like float2 / double2. Trivially
+// default-constructible, so it may live in shared memory; T(0) and T(r) are the real numbers.
+template <typename R>
+struct alignas(2 * sizeof(R)) complex_of {
+    R re, im;
+    complex_of() = default;
+    __device__ __forceinline__ constexpr complex_of(R r) : re(r), im(R(0)) {}
+    __device__ __forceinline__ constexpr complex_of(R r, R i) : re(r), im(i) {}
+    __device__ __forceinline__ complex_of& operator+=(const complex_of& o) {
+        re += o.re;
+        im += o.im;
+        return *this;
+    }
+};
+using cfloat = complex_of<float>;
+using cdouble = complex_of<double>;
+
+template <typename R>
+__device__ __forceinline__ complex_of<R> operator+(complex_of<R> a, complex_of<R> b) {
+    return complex_of<R>(a.re + b.re, a.im + b.im);
+}
+template <typename R>
+__device__ __forceinline__ complex_of<R> operator*(complex_of<R> a, complex_of<R> b) {
+    return complex_of<R>(a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re);
+}
+template <typename R>
+__device__ __forceinline__ bool operator==(complex_of<R> a, complex_of<R> b) {
+    return a.re == b.re && a.im == b.im;
+}
+// The read-only, L2 and streaming loads, the warp shuffles and the atomic add of a complex: part by part, or as
+// the float2 / double2 of the same bytes.
+__device__ __forceinline__ cfloat complex_from(float2 v) { return cfloat(v.x, v.y); }
+__device__ __forceinline__ cdouble complex_from(double2 v) { return cdouble(v.x, v.y); }
+template <typename R> struct complex_pair;
+template <> struct complex_pair<float> { using type = float2; };
+template <> struct complex_pair<double> { using type = double2; };
+template <typename R>
+__device__ __forceinline__ const typename complex_pair<R>::type* pair_of(const complex_of<R>* p) {
+    return reinterpret_cast<const typename complex_pair<R>::type*>(p);
+}
+template <typename R>
+__device__ __forceinline__ complex_of<R> __ldg(const complex_of<R>* p) { return complex_from(__ldg(pair_of(p))); }
+template <typename R>
+__device__ __forceinline__ complex_of<R> __ldcg(const complex_of<R>* p) { return complex_from(__ldcg(pair_of(p))); }
+template <typename R>
+__device__ __forceinline__ complex_of<R> __ldcs(const complex_of<R>* p) { return complex_from(__ldcs(pair_of(p))); }
+template <typename R>
+__device__ __forceinline__ complex_of<R> __shfl_sync(unsigned mask, complex_of<R> v, int lane, int width = 32) {
+    return complex_of<R>(__shfl_sync(mask, v.re, lane, width), __shfl_sync(mask, v.im, lane, width));
+}
+template <typename R>
+__device__ __forceinline__ complex_of<R> __shfl_up_sync(unsigned mask, complex_of<R> v, unsigned d, int width = 32) {
+    return complex_of<R>(__shfl_up_sync(mask, v.re, d, width), __shfl_up_sync(mask, v.im, d, width));
+}
+template <typename R>
+__device__ __forceinline__ complex_of<R> __shfl_down_sync(unsigned mask, complex_of<R> v, unsigned d,
+                                                          int width = 32) {
+    return complex_of<R>(__shfl_down_sync(mask, v.re, d, width), __shfl_down_sync(mask, v.im, d, width));
+}
+template <typename R>
+__device__ __forceinline__ complex_of<R> __shfl_xor_sync(unsigned mask, complex_of<R> v, int m, int width = 32) {
+    return complex_of<R>(__shfl_xor_sync(mask, v.re, m, width), __shfl_xor_sync(mask, v.im, m, width));
+}
+template <typename R>
+__device__ __forceinline__ void atomicAdd(complex_of<R>* p, complex_of<R> v) {
+    R* parts = reinterpret_cast<R*>(p);
+    atomicAdd(parts, v.re);
+    atomicAdd(parts + 1, v.im);
+}
 
 template <typename P>
 struct precision {
@@ -51,6 +123,8 @@ template <typename P> using compute_t = typename precision<P>::compute;
 
 __device__ __forceinline__ float widen(float v) { return v; }
 __device__ __forceinline__ double widen(double v) { return v; }
+template <typename R>
+__device__ __forceinline__ complex_of<R> widen(complex_of<R> v) { return v; }
 __device__ __forceinline__ float widen(f16 v) {
     float f;
     asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(v.bits));
@@ -64,6 +138,9 @@ template <> struct narrowing<float> {
 };
 template <> struct narrowing<double> {
     __device__ static __forceinline__ double from(double v) { return v; }
+};
+template <typename R> struct narrowing<complex_of<R>> {
+    __device__ static __forceinline__ complex_of<R> from(complex_of<R> v) { return v; }
 };
 template <> struct narrowing<f16> {
     __device__ static __forceinline__ f16 from(float v) {

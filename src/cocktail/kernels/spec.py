@@ -13,17 +13,20 @@ from .. import precision
 VALUE_TYPES = {np.dtype("float32"): "float", np.dtype("float64"): "double"}
 INDEX_TYPES = {np.dtype("int32"): "int", np.dtype("int64"): "long long"}
 
-#: The C++ names of the real dtypes kernels read and write (precision.cuh's ``f16`` and ``bf16`` are the
-#: half types' bits); bfloat16 is named whether or not ml_dtypes is here, so its code is always compiled.
-_REAL_TYPES = {np.dtype("float16"): "f16", **VALUE_TYPES}
+#: The C++ names of the dtypes kernels read and write (precision.cuh's ``f16`` and ``bf16`` are the half types'
+#: bits, ``cfloat`` and ``cdouble`` its complex type); bfloat16's code is compiled whether or not ml_dtypes is here.
+_CPP_TYPES = {np.dtype("float16"): "f16", **VALUE_TYPES, np.dtype("complex64"): "cfloat",
+              np.dtype("complex128"): "cdouble"}
 if precision.BFLOAT16 is not None:
-    _REAL_TYPES[precision.BFLOAT16] = "bf16"
+    _CPP_TYPES[precision.BFLOAT16] = "bf16"
 
-#: Precisions (precision.cuh) with operands and values of one type: float and double.
+#: Precisions (precision.cuh) with operands and values of one real type: float and double.
 PLAIN = tuple(VALUE_TYPES.values())
-#: Precisions whose operands are float or double (a kernel that adds into y with atomics takes only these):
-#: PLAIN and the values stored narrower (``value_dtype=``).
-WIDE_OPERANDS = PLAIN + ("mixed<float, f16>", "mixed<float, bf16>", "mixed<double, float>")
+#: Complex values and operands.
+COMPLEX = ("cfloat", "cdouble")
+#: Precisions whose operands are float, double or complex (a kernel that adds into y with atomics takes only
+#: these): PLAIN, the values stored narrower (``value_dtype=``) and COMPLEX.
+WIDE_OPERANDS = PLAIN + ("mixed<float, f16>", "mixed<float, bf16>", "mixed<double, float>") + COMPLEX
 #: Every precision: WIDE_OPERANDS and the half matrices (x, y and values in f16 or bf16, summed in float).
 EVERY_PRECISION = WIDE_OPERANDS + ("f16", "bf16")
 
@@ -31,10 +34,10 @@ EVERY_PRECISION = WIDE_OPERANDS + ("f16", "bf16")
 def value_type_name(dtype) -> str:
     """The C++ type of a value dtype (``TypeError`` for dtypes the kernels do not handle)."""
     try:
-        return _REAL_TYPES[np.dtype(dtype)]
+        return _CPP_TYPES[np.dtype(dtype)]
     except KeyError:
         raise TypeError(f"no GPU kernel for {np.dtype(dtype).name} values (kernels take float16, bfloat16, "
-                        "float32, float64)") from None
+                        "float32, float64, complex64, complex128)") from None
 
 
 def precision_name(dtype, value_dtype=None) -> str:
@@ -176,7 +179,7 @@ class KernelSpec:
         """Whether the kernel is instantiated for the precision of ``fmt``'s products."""
         try:
             return type_names(fmt)[0] in self.precisions
-        except TypeError:  # complex, or bfloat16 without ml_dtypes
+        except TypeError:  # a dtype no kernel takes
             return False
 
     def all_expressions(self) -> tuple[str, ...]:

@@ -67,7 +67,7 @@ def configure(spec, storage, params: dict, props) -> dict:
         from ..kernels.spec import precision_words
 
         raise TypeError(f"kernel {spec.name!r} has no instantiation for {precision_words(storage)}; it takes "
-                        f"{', '.join(spec.precisions)} (complex runs on the reference executor)")
+                        f"{', '.join(spec.precisions)}")
     return spec.configure(spec, storage, spec.resolve_params(params), props, RULES)
 
 

@@ -65,11 +65,16 @@ class Inputs:
         S = sp.csr_array(S).astype(compute_dtype(dtype))
         if is_half(dtype):
             S.data = S.data.astype(dtype).astype(S.dtype)
+        elif dtype.kind == "c":  # complex values: each entry turned by its own phase
+            S.data = (S.data * np.exp(1j * np.linspace(0.0, 6.0, S.nnz))).astype(dtype)
         rng = np.random.default_rng(seed)
         shape = (S.shape[1],) if k == 1 else (S.shape[1], k)
         buffers = buffers or (X_BUFFERS if k == 1 else X_BLOCK_BUFFERS)
-        x_host = [rng.standard_normal(shape).astype(dtype) for _ in range(buffers)]
-        want = S.astype(np.float64) @ x_host[0].astype(np.float64)
+        parts = 2 if dtype.kind == "c" else 1
+        x_host = [(rng.standard_normal(shape) + (1j * rng.standard_normal(shape) if parts == 2 else 0)).astype(dtype)
+                  for _ in range(buffers)]
+        wide = np.complex128 if dtype.kind == "c" else np.float64
+        want = S.astype(wide) @ x_host[0].astype(wide)
         inputs = cls(S, x_host, want, k=k, dtype=dtype, value_dtype=value_dtype)
         if on_gpu:
             import cupy
@@ -98,8 +103,10 @@ class Inputs:
 
 
 def relative_error(got, want) -> float:
-    """``||got - want|| / ||want||`` in float64 (the absolute norm when the answer is zero); ``got`` on either device."""
-    got = np.asarray(got.get() if hasattr(got, "get") else got, dtype=np.float64)
+    """``||got - want|| / ||want||`` in float64 (complex128 for a complex answer; the absolute norm when the answer is
+    zero); ``got`` on either device."""
+    got = np.asarray(got.get() if hasattr(got, "get") else got,
+                     dtype=np.complex128 if np.iscomplexobj(want) else np.float64)
     norm = float(np.linalg.norm(want))
     diff = float(np.linalg.norm(got - want))
     return diff / norm if norm else diff
