@@ -37,7 +37,7 @@ def test_registered_with_every_block_shape(name):
     assert len(exprs) == 25 and len(set(exprs)) == 25
     for r, c in CLSPMV_SHAPES:
         assert f"{name}<double, long long, {r}, {c}>" in exprs
-    assert len(spec.all_expressions()) == 100
+    assert len(spec.all_expressions()) == 25 * 2 * len(spec.precisions)  # shapes x index types x precisions
     assert set(blocks.BLOCK_SHAPES) == {(r, c) for r in (1, 2, 3, 4, 8) for c in (1, 2, 3, 4, 8)}
 
 
@@ -101,7 +101,8 @@ def test_bcsr_threads_refused(bad):
 
 @pytest.mark.parametrize("name", NAMES)
 def test_block_shape_without_instantiation_is_refused(name):
-    fake = SimpleNamespace(name=name, block=(16, 4), row_ptr=np.zeros(2, np.int32), nblocks=0)
+    fake = SimpleNamespace(name=name, block=(16, 4), row_ptr=np.zeros(2, np.int32), nblocks=0,
+                           dtype=np.dtype(np.float64), value_dtype=np.dtype(np.float64), index_dtype=np.dtype(np.int32))
     with pytest.raises(ValueError, match=rf"{name}: no instantiation for block \(16, 4\); supported block "
                                          r"shapes: 1x1, 1x2, .*8x8"):
         _configure(name, fake)
