@@ -162,6 +162,10 @@ def test_the_kernels_declare_their_precisions():
     assert precision_name(np.complex64) == "cfloat" and kernels.get("coo_atomic").precisions[-1] == "cdouble"
     assert "csr_spmm" in kernels.block_names() and not any(
         "f16" in e for e in kernels.get_block("csr_spmm").all_expressions())  # block kernels: plain only
+    from cocktail.kernels import source
+
+    for dtype in ("float16", "float32", "float64", "complex64", "complex128"):  # y = beta*y ahead of the COO kernels
+        assert f"scale_y<{precision_name(dtype)}>" in source.HELPERS["scale_y"], dtype
     half = get("coo").from_csr(CSR.from_arrays(np.ones(2), np.array([0, 1]), np.array([0, 1, 2]), (2, 2),
                                                dtype="float16"))
     assert not kernels.get("coo_atomic").takes(half) and kernels.get("coo_segmented").takes(half)

@@ -63,7 +63,8 @@ def function(stem: str, expressions: tuple[str, ...], expression: str, ldg: bool
 #: Sources that ship with the kernels and are not SpMV kernels themselves: stem -> expressions.
 #: ``scale_y`` runs ahead of the COO kernels; ``spin`` is the benchmark harness's busy wait;
 #: ``clipped_histogram`` and ``length_buckets`` count the planner's features.
-HELPERS = {"scale_y": ("scale_y<float>", "scale_y<double>", "scale_y<f16>", "scale_y<bf16>"), "spin": ("spin",),
+HELPERS = {"scale_y": ("scale_y<float>", "scale_y<double>", "scale_y<f16>", "scale_y<bf16>", "scale_y<cfloat>",
+                       "scale_y<cdouble>"), "spin": ("spin",),
            "clipped_histogram": ("clipped_histogram",),
            "length_buckets": ("length_buckets<int>", "length_buckets<long long>")}
 
