@@ -124,4 +124,9 @@ def test_configuration_resolves_the_rule_and_checks_each_parameter():
         launch.configure(spec, _storage(), {"stream": 1}, fake_props())
     with pytest.raises(ValueError, match="shared memory"):  # 1024 threads x 16 float64 = 128 KiB
         launch.configure(spec, _storage(), {"items_per_lane": 16, "block_threads": 1024}, fake_props())
+    # the rule's block shrinks where its staging would not fit: 16 complex128 products a thread in 48 KiB: 128 threads
+    wide = _storage().astype("complex128")
+    config = launch.configure(spec, wide, {"items_per_lane": 16}, fake_props(shared=49152))
+    assert config["block_threads"] * 16 * 16 <= 49152 and config["block_threads"] % 32 == 0
+    assert config["block_threads"] == rules.staged_block_threads(rules.BLOCK_THREADS, 16 * 16, 49152)
     assert len(spec.all_expressions()) == len(spec.precisions) * 2 * 3 * 2 * 2  # precision x index x items x stream x pattern

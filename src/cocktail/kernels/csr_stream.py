@@ -101,7 +101,11 @@ def configure(spec, fmt, p, props, rules) -> dict:
                          f"got {p['items_per_lane']!r}")
     config = {**row_kernel(spec, fmt, p, props, rules), "items_per_lane": int(k),
               "stream": flag(spec.name, "stream", p["stream"])}
-    shared = config["block_threads"] * int(k) * compute_dtype(fmt.dtype).itemsize
+    per_thread = int(k) * compute_dtype(fmt.dtype).itemsize
+    if p["block_threads"] is None:  # the rule's block, smaller where its staging would not fit
+        config["block_threads"] = rules.staged_block_threads(config["block_threads"], per_thread,
+                                                             props.shared_memory_per_block)
+    shared = config["block_threads"] * per_thread
     if shared > props.shared_memory_per_block:
         raise ValueError(f"csr_stream: block_threads={config['block_threads']} with items_per_lane={k} stages "
                          f"{shared} bytes of products, more than the {props.shared_memory_per_block} bytes of shared "

@@ -208,6 +208,14 @@ def csr_stream_shape(items_per_lane: int) -> tuple[int, int]:
     return max(1, int(capacity * STREAM_OWN_ROW_SHARE)), max(1, int(capacity * STREAM_ROWS_PER_NONZERO))
 
 
+def staged_block_threads(block: int, bytes_per_thread: int, shared_limit: int) -> int:
+    """The rule's ``block`` threads, halved (whole warps, at least one) until what each thread stages in shared memory
+    fits the block's ``shared_limit`` (csr_stream's products of a complex128 matrix at 16 items per lane)."""
+    while block > WARP_SIZE and block * bytes_per_thread > shared_limit:
+        block = max(WARP_SIZE, block // 2 // WARP_SIZE * WARP_SIZE)
+    return block
+
+
 def dia_vi_rows_per_thread(aligned) -> int:
     """Rows per thread for dia_vi: DIA_VI_ROWS_PER_THREAD when ``aligned(rows)`` says the codes of that
     many rows load as one word (a warp then reads 128 contiguous bytes of codes per diagonal), else 1."""
