@@ -814,7 +814,7 @@ class SparseMatrix(OperatorProtocol):
         if self.kernel_params:
             run += f" ({_param_text(self.kernel_params)})"
         lines = [
-            f"{fmt.name} matrix {m} x {n}, {self.nnz:,} stored entries, {self.dtype.name} values, "
+            f"{fmt.name} matrix {m} x {n}, {self.nnz:,} stored entries, {_precision_text(self)}, "
             f"{self.index_dtype.name} indices, on {self.device}",
             f"  parameters: {describe.storage_params_text(fmt)}",
             f"  products: {run}",
@@ -843,8 +843,17 @@ class SparseMatrix(OperatorProtocol):
 
     def __repr__(self) -> str:
         m, n = self.shape
+        stored = f" value_dtype={self.value_dtype.name}" if self.value_dtype != self.dtype else ""
         return (f"<cocktail.SparseMatrix {m}x{n} format={self.format} nnz={self.nnz} "
-                f"dtype={self.dtype.name} device={self.device} executor={self.executor}>")
+                f"dtype={self.dtype.name}{stored} device={self.device} executor={self.executor}>")
+
+
+def _precision_text(A) -> str:
+    """``float64 values``, ``float64 products of float32 values``, ``float16 values summed in float32``."""
+    arithmetic = precision.compute_dtype(A.dtype)
+    text = (f"{A.dtype.name} values" if A.value_dtype == A.dtype
+            else f"{A.dtype.name} products of {A.value_dtype.name} values")
+    return text + (f" summed in {arithmetic.name}" if arithmetic != A.dtype else "")
 
 
 class _ScatterTransposed(SparseMatrix):
