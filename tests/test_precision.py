@@ -182,3 +182,45 @@ def test_the_planner_scales_by_the_bytes_an_entry_moves():
     assert planner.entry_share("float16", "int32") == pytest.approx(8 / 12)
     assert planner.entry_share("float32", "int32", "float16") == pytest.approx(10 / 12)
     assert planner.pattern_share("float64", "int32") == pytest.approx(0.6)
+
+
+@pytest.mark.parametrize("prec", PRECISIONS, ids=precision_id)
+def test_made_matrices_keep_the_precision(prec):
+    dtype, stored = prec
+    S = sp.random(60, 40, density=0.2, random_state=7, format="csr", dtype=np.float32)
+    A = SparseMatrix(S, "ell", device="cpu", dtype=dtype, value_dtype=stored, transpose="scatter")
+    u = random_operand(np.random.default_rng(3), (60,), A.dtype)
+    assert_within_precision(A.T @ u, A.to_scipy().T, u, A.dtype)  # SciPy multiplies the widened values
+    again = SparseMatrix(A, "csr", device="cpu")  # a matrix of a matrix keeps its dtype and storage
+    assert again.dtype == A.dtype and again.value_dtype == A.value_dtype
+    for made in (A * 2, -A, A.copy()):
+        assert made.dtype == A.dtype and made.value_dtype == A.value_dtype
+    np.testing.assert_array_equal((A * 2).to_scipy().toarray(), 2 * A.to_scipy().toarray())  # exact: a power of 2
+
+
+def test_a_half_matrix_scales_in_float32_and_refuses_an_overflow():
+    S = sp.csr_array(np.array([[1e-3, 0.0], [2e-3, 0.5]]))
+    A = SparseMatrix(S, "csr", device="cpu", dtype="float16")
+    scaled = A * 7e4  # 70, 140 and 35000 fit float16, though 7e4 itself does not
+    np.testing.assert_allclose(scaled.to_scipy().toarray()[:, 0], [70.0, 140.0], rtol=2e-3)
+    with pytest.raises(ValueError, match=r"A \* 200000.0 in float16: value 100000.0 \(entry 2\) is past the largest "
+                                         "float16"):
+        A * 2e5  # 0.5 * 2e5 = 1e5 does not fit
+
+
+def test_float64_values_round_once_to_bfloat16():
+    if precision.BFLOAT16 is None:
+        pytest.skip("bfloat16 needs ml_dtypes, an optional dependency not installed here")
+    x = np.array([1 + 2**-8 + 2**-30, -(1 + 2**-8 + 2**-30), 1 + 2**-8, 1e300, np.nan, -0.0])
+    got = precision.rounded(x, precision.BFLOAT16).astype(np.float64)
+    # 1 + 2**-8 is halfway between 1 and 1 + 2**-7 (ties to even: 1); a hair above it rounds up, once
+    np.testing.assert_array_equal(got[:3], [1 + 2**-7, -(1 + 2**-7), 1.0])
+    assert np.isinf(got[3]) and np.isnan(got[4]) and np.signbit(got[5])
+
+
+def test_half_operands_of_two_kinds_are_refused_by_name():
+    if precision.BFLOAT16 is None:
+        pytest.skip("bfloat16 needs ml_dtypes, an optional dependency not installed here")
+    A = SparseMatrix(sp.eye(3, format="csr"), "csr", device="cpu", dtype="bfloat16")
+    with pytest.raises(TypeError, match="x has dtype float16, which does not mix with the matrix dtype bfloat16"):
+        A @ np.ones(3, np.float16)

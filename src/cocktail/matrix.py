@@ -269,7 +269,9 @@ class SparseMatrix(OperatorProtocol):
 
         data, indices, indptr, shape = _source_arrays(S, shape)
         if dtype is None and isinstance(S, (SparseMatrix, CSR)) and S.dtype != data.dtype:
-            dtype = S.dtype  # values stored narrower than their matrix's dtype: the same dtype here
+            dtype = S.dtype  # values stored narrower than their matrix's dtype: the same dtype here ...
+            if value_dtype is None:
+                value_dtype = data.dtype  # ... and the same storage
         if self.device == "cuda":
             import cupy
 
@@ -652,7 +654,12 @@ class SparseMatrix(OperatorProtocol):
             return torch_ops.product(self, x, out, alpha, beta, block)
         dtype = getattr(x, "dtype", None)
         if isinstance(dtype, np.dtype) and dtype.kind in "biufc" and not np.can_cast(dtype, self._dtype, "safe"):
-            return self._widened(np.result_type(self._dtype, dtype), x, out, alpha, beta, block)
+            try:
+                result = np.result_type(self._dtype, dtype)
+            except TypeError:  # NumPy's DTypePromotionError: float16 and bfloat16 have no common dtype
+                raise TypeError(f"x has dtype {dtype.name}, which does not mix with the matrix dtype "
+                                f"{self._dtype.name}; convert it with .astype(...)") from None
+            return self._widened(result, x, out, alpha, beta, block)
         if not block and getattr(x, "ndim", 1) == 2 and x.shape[1] == 1:
             return self.matmat(x, out, alpha, beta)
         return None

@@ -23,6 +23,9 @@ import numbers
 import numpy as np
 from scipy.sparse.linalg import LinearOperator
 
+from .formats.csr import converted
+from .precision import compute_dtype, is_half, is_value_dtype
+
 #: SciPy sparse-array methods a SparseMatrix does not have: each raises a TypeError that says what to call.
 SCIPY_ONLY = ("multiply", "power", "sum", "mean", "maximum", "minimum", "nonzero", "count_nonzero", "setdiag",
               "eliminate_zeros", "sort_indices", "sum_duplicates", "resize", "getrow", "getcol", "tolil", "todok",
@@ -168,10 +171,16 @@ class OperatorProtocol(LinearOperator):
     def _scaled(self, factor):
         """A new matrix of ``factor`` times this one's values, in ``result_type(A.dtype, factor)`` (NumPy's rules:
         a Python float keeps a float32 matrix float32)."""
-        dtype = np.result_type(self.dtype, factor)
-        if dtype.kind not in "fc":
+        if is_half(self.dtype):  # a half matrix stays half for a real factor (NumPy would make bfloat16 float64)
+            dtype = self.dtype if not isinstance(factor, complex) else np.dtype(np.complex64)
+        else:
+            dtype = np.result_type(self.dtype, factor)
+        if not is_value_dtype(dtype):
             raise TypeError(f"A * {factor!r}: the product's dtype {dtype.name} is not a value dtype")
-        return self._derived(None, lambda csr: csr.with_values(csr.data.astype(dtype) * dtype.type(factor)))
+        wide = compute_dtype(dtype)  # a half matrix's values scaled in float32, then rounded once (overflow refused)
+        return self._derived(None, lambda csr: csr.with_values(
+            converted(csr.data.astype(wide) * wide.type(factor), dtype, f"A * {factor!r} in {dtype.name}",
+                      "scale by less, or convert the matrix first (A.astype(...))")))
 
     def __mul__(self, other):
         if _is_scalar(other):
@@ -250,13 +259,15 @@ class OperatorProtocol(LinearOperator):
 
     # --- conversions -------------------------------------------------------------------
     def tocsr(self, copy=False):
-        """The matrix as SciPy's ``csr_array`` (CPU) or cupyx's ``csr_matrix`` (GPU): a copy of its entries."""
+        """The matrix as SciPy's ``csr_array`` (CPU) or cupyx's ``csr_matrix`` (GPU): a copy of its entries, in its
+        dtype (values stored narrower widened back), a half matrix in float32 (neither library has half)."""
         csr = self._csr()
         if self.device == "cpu":
             return csr.to_scipy()
         import cupyx.scipy.sparse as csp
 
-        return csp.csr_matrix((csr.data.copy(), csr.indices.copy(), csr.indptr.copy()), shape=self.shape)
+        data = csr.data.astype(compute_dtype(self.dtype))  # a copy
+        return csp.csr_matrix((data, csr.indices.copy(), csr.indptr.copy()), shape=self.shape)
 
     def tocsc(self, copy=False):
         """:meth:`tocsr` converted to CSC."""

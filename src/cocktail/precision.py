@@ -91,6 +91,27 @@ def unit_roundoff(dtype) -> float:
     return _UNIT_ROUNDOFF[dt]
 
 
+def rounded(data, dtype):
+    """``data`` converted to ``dtype``, each value rounded once to nearest even.  ml_dtypes converts float64 to
+    bfloat16 through float32, rounding twice (``1 + 2**-8 + 2**-30`` would become 1): here float64 goes to float32
+    rounded to odd first (toward zero, the last bit set when inexact), which a second rounding to bfloat16's 8 bits
+    cannot spoil."""
+    dtype = np.dtype(dtype)
+    if dtype != BFLOAT16 or data.dtype != FLOAT64:
+        return data.astype(dtype)
+    from .arrays import get_xp
+
+    xp = get_xp(data)
+    with np.errstate(over="ignore", invalid="ignore"):
+        near = data.astype(np.float32)
+        wide = near.astype(np.float64)
+        above = xp.abs(wide) > xp.abs(data)  # rounded away from zero: step back toward it
+        near = xp.where(above & xp.isfinite(data), xp.nextafter(near, np.float32(0)), near)
+        inexact = near.astype(np.float64) != data
+        bits = near.view(np.uint32) | inexact.astype(np.uint32)
+    return bits.view(np.float32).astype(dtype)
+
+
 def stored_dtype(dtype, value_dtype) -> np.dtype:
     """The dtype values of a ``dtype`` matrix are stored in: ``dtype`` itself for ``value_dtype=None``, else
     ``value_dtype``, which must be one of :data:`NARROWER`'s for ``dtype`` (``ValueError`` naming them)."""

@@ -9,6 +9,7 @@ from ..kernels import device
 from ..kernels.block_operands import BlockOperands
 from ..kernels.cusparse import CusparseError
 from ..kernels.spec import precision_words
+from ..precision import is_half
 from ..tuning.kernel_rules import choose_kernel
 from ..tuning.launch_rules import RULES, configure, user_view
 from .base import Executor, block_key
@@ -260,10 +261,13 @@ def create(storage, spec, params: dict, required: bool, accumulate: bool = False
     if spec is None:
         name = choose_kernel(storage, deterministic)
         if name is None:
+            from .reference import DeviceReference, no_device_path
+
             if required or params:
+                if storage.value_dtype != storage.dtype or is_half(storage.dtype):
+                    raise ValueError(no_device_path(storage))  # the device reference path does not take it either
                 raise ValueError(f"no GPU kernel multiplies {storage.name} matrices of {precision_words(storage)}; "
                                  "leave executor=None to run the device reference path")
-            from .reference import DeviceReference
 
             return DeviceReference(storage)
         spec = kernels.get(name)

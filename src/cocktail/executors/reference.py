@@ -69,7 +69,7 @@ class HostReference(Executor):
         combine(Y, self._multiply(X), alpha, beta)
 
 
-def _no_device_path(storage) -> str:
+def no_device_path(storage) -> str:
     """Why a half or narrower-stored matrix of a format with no kernel for it cannot run on the GPU, and which
     formats can."""
     from .. import kernels
@@ -119,7 +119,7 @@ class DeviceReference(Executor):
         import cupy
 
         if storage.value_dtype != storage.dtype or is_half(storage.dtype):
-            raise TypeError(_no_device_path(storage))
+            raise TypeError(no_device_path(storage))
         self.storage = storage
         self.entries = tuple(e for e in entries_of(storage) if e.rows.shape[0])
         self._scale, self._scatter = device_kernels()

@@ -19,6 +19,8 @@ import functools
 
 import numpy as np
 
+from ..kernels.spec import precision_words
+from ..precision import is_half
 from ..formats.csr import CSR
 from ..reference.entries import entries_of
 from .base import Executor
@@ -104,8 +106,11 @@ class HostScatterTranspose(Executor):
     def __init__(self, storage, conjugate: bool):
         import scipy.sparse as sp
 
+        from ..reference import arithmetic_form
         from ..reference.scipy_layout import scipy_matrix
 
+        storage = arithmetic_form(storage)  # SciPy has no half dtype: values widened exactly
+        self._arithmetic = storage.dtype
         view = scipy_matrix(storage)
         if view is None:  # no SciPy layout: a COO of the format's entries
             parts = entries_of(storage)
@@ -116,7 +121,7 @@ class HostScatterTranspose(Executor):
 
     def run(self, x, y, alpha, beta) -> None:
         """``y = alpha*A.T@x + beta*y`` with SciPy's product."""
-        combine(y, (self._scipy @ x).reshape(y.shape), alpha, beta)
+        combine(y, (self._scipy @ x.astype(self._arithmetic, copy=False)).reshape(y.shape), alpha, beta)
 
     def own_reads_once(self, k: int) -> tuple[bool, ...]:
         """One product for the whole block."""
@@ -128,11 +133,14 @@ class HostScatterTranspose(Executor):
 
     def run_block(self, X, Y, alpha, beta) -> None:
         """The same for a block of vectors in one call."""
-        combine(Y, self._scipy @ X, alpha, beta)
+        combine(Y, self._scipy @ X.astype(self._arithmetic, copy=False), alpha, beta)
 
 
 def create(storage, device: str, conjugate: bool) -> Executor:
     """The scatter executor of ``A.T`` (``A.H`` with ``conjugate``) for ``A`` stored as ``storage`` on ``device``."""
     if device == "cuda":
+        if storage.value_dtype != storage.dtype or is_half(storage.dtype):
+            raise ValueError(f"transpose='scatter' on the GPU adds in the matrix dtype with atomics; a matrix of "
+                             f"{precision_words(storage)} needs transpose='store' (its transpose is a matrix of its own)")
         return DeviceScatterTranspose(storage, conjugate)
     return HostScatterTranspose(storage, conjugate)

@@ -59,11 +59,11 @@ def row_length_facts(lengths, nnz: int) -> dict:
             "row length max": int(lengths.max())}
 
 
-def converted(data, dtype, option: str):
-    """``data`` converted to ``dtype``, each value rounded to nearest; a finite value past ``dtype``'s range is a
-    ``ValueError`` naming it and ``option`` (it would become infinite)."""
+def converted(data, dtype, what: str, remedy: str):
+    """``data`` converted to ``dtype``, each value rounded once to nearest; a finite value past ``dtype``'s range
+    (it would become infinite) is a ``ValueError`` naming it, ``what`` converted and the ``remedy``."""
     with np.errstate(over="ignore", invalid="ignore"):
-        out = data.astype(dtype)
+        out = precision.rounded(data, dtype)
     if data.dtype.itemsize <= out.dtype.itemsize and data.dtype.kind == out.dtype.kind:
         return out  # widening: nothing overflows
     xp = get_xp(data)
@@ -71,8 +71,8 @@ def converted(data, dtype, option: str):
     if bool(lost.any()):
         j = int(xp.flatnonzero(lost)[0])
         name = np.dtype(dtype).name
-        raise ValueError(f"{option}={name}: value {data[j].item()!r} (entry {j}) is past the largest {name} and would "
-                         f"be stored as infinite; keep a wider {option} or scale the matrix")
+        raise ValueError(f"{what}: value {data[j].item()!r} (entry {j}) is past the largest {name} and would be "
+                         f"stored as infinite; {remedy}")
     return out
 
 
@@ -99,7 +99,7 @@ class CSR(SparseFormat):
         if dtype is not None:
             dt = validate.value_dtype(dtype, "dtype")
             if hasattr(data, "astype"):
-                data, owned = converted(data, dt, "dtype"), True
+                data, owned = converted(data, dt, f"dtype={dt.name}", "keep a wider dtype or scale the matrix"), True
         if check and getattr(data, "ndim", None) == 1 and hasattr(data, "dtype"):
             m, n = validate.shape2d(shape)
             size = validate.index_itemsize(max(m, n, int(data.shape[0])), index_dtype)
@@ -181,7 +181,7 @@ class CSR(SparseFormat):
         st = precision.stored_dtype(self.dtype, value_dtype)
         if st == self.value_dtype:
             return self
-        data = converted(self.data, st, "value_dtype")
+        data = converted(self.data, st, f"value_dtype={st.name}", "keep value_dtype=None or scale the matrix")
         return CSR(self.shape, self.dtype, self.index_dtype, self.nnz, {}, data=data, indices=self.indices,
                    indptr=self.indptr)
 

@@ -282,10 +282,12 @@ class TransposedMethod:
         T = _build(inputs, "auto", "cuda").T
         rng = np.random.default_rng(1)
         m, n = inputs.S.shape
-        u_host = [rng.standard_normal(m).astype(inputs.dtype) for _ in range(X_BUFFERS)]
+        u_host = [(rng.standard_normal(m) + (1j * rng.standard_normal(m) if inputs.dtype.kind == "c" else 0))
+                  .astype(inputs.dtype) for _ in range(X_BUFFERS)]
         u_dev = [cupy.asarray(u) for u in u_host]
         v = cupy.zeros(n, dtype=inputs.dtype)
-        want = inputs.S.T.astype(np.float64) @ u_host[0].astype(np.float64)
+        wide = np.complex128 if inputs.dtype.kind == "c" else np.float64
+        want = inputs.S.T.astype(wide) @ u_host[0].astype(wide)
         prep = Prepared(self.name, [(lambda u=u: T.matvec(u, out=v)) for u in u_dev],
                         lambda: T.matvec(u_dev[0], out=v), matrix_params(T), T.storage.spmv_bytes(),
                         T.storage.padding_ratio, dram_bytes=T.storage.dram_bytes)
