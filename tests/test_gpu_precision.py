@@ -152,3 +152,18 @@ def test_a_half_matrix_of_a_format_without_a_half_kernel_is_refused_by_name():
     with pytest.raises(TypeError, match=r"no GPU kernel multiplies pkt matrices of float16.*store it as one of "
                                         r"bcsr, coo, csr, csr_pattern, dia, ell, hyb, sell"):
         SparseMatrix(power_law(n=2_000), "pkt", dtype="float16")
+
+
+@pytest.mark.parametrize("prec", PRECISIONS, ids=IDS)
+def test_conversions_and_transposes_in_every_precision(prec):
+    dtype, stored = prec
+    S = _values(power_law(n=3_000), dtype)
+    A = SparseMatrix(S, "csr", dtype=dtype, value_dtype=stored)
+    back = A.tocsr()  # cupyx has no half: a half matrix comes back in float32, narrower values widened
+    assert back.dtype == precision.compute_dtype(A.dtype)
+    np.testing.assert_array_equal(back.get().toarray(), A.to_scipy().toarray())
+    u, _ = _operands(S.T, A.dtype, seed=5)
+    assert_within_precision((A.T @ cupy.asarray(u)).get(), A.to_scipy().T, u, A.dtype, rounds=3)
+    if A.value_dtype != A.dtype or precision.is_half(A.dtype):
+        with pytest.raises(ValueError, match="needs transpose='store'"):
+            SparseMatrix(S, "csr", dtype=dtype, value_dtype=stored, transpose="scatter")

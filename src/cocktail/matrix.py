@@ -255,6 +255,12 @@ class SparseMatrix(OperatorProtocol):
             build()
         if deterministic and not self._executor.deterministic:
             raise _nondeterministic_error(self._executor.nondeterministic)
+        if transpose == "scatter":
+            from .executors.transposed import refusal
+
+            refused = refusal(self.storage, self.device)
+            if refused:
+                raise ValueError(refused)
         self._bind_operand_facts()
         torch_ops.register(self)  # its name for torch's custom op (torch.compile must not have to make one)
 

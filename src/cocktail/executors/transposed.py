@@ -136,11 +136,20 @@ class HostScatterTranspose(Executor):
         combine(Y, self._scipy @ X.astype(self._arithmetic, copy=False), alpha, beta)
 
 
+def refusal(storage, device: str) -> str | None:
+    """Why ``storage`` on ``device`` cannot have a scatter transpose, or None: the GPU's adds in the matrix dtype with
+    atomics, which a half or narrower-stored matrix has no kernel for."""
+    if device == "cuda" and (storage.value_dtype != storage.dtype or is_half(storage.dtype)):
+        return (f"transpose='scatter' on the GPU adds in the matrix dtype with atomics; a matrix of "
+                f"{precision_words(storage)} needs transpose='store' (its transpose is a matrix of its own)")
+    return None
+
+
 def create(storage, device: str, conjugate: bool) -> Executor:
     """The scatter executor of ``A.T`` (``A.H`` with ``conjugate``) for ``A`` stored as ``storage`` on ``device``."""
     if device == "cuda":
-        if storage.value_dtype != storage.dtype or is_half(storage.dtype):
-            raise ValueError(f"transpose='scatter' on the GPU adds in the matrix dtype with atomics; a matrix of "
-                             f"{precision_words(storage)} needs transpose='store' (its transpose is a matrix of its own)")
+        refused = refusal(storage, device)
+        if refused:
+            raise ValueError(refused)
         return DeviceScatterTranspose(storage, conjugate)
     return HostScatterTranspose(storage, conjugate)
