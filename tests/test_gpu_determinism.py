@@ -259,8 +259,10 @@ def test_nondeterministic_choices_are_refused():
         SparseMatrix(S, format="coo", device="cuda", kernel="coo_atomic", deterministic=True)
     with pytest.raises(ValueError, match="deterministic=True, but coo_atomic"):
         SparseMatrix(S, format="hyb", device="cuda", kernel="hyb", coo_kernel="coo_atomic", deterministic=True)
-    with pytest.raises(ValueError, match="GPU reference path"):
-        SparseMatrix(S.astype(np.complex128), device="cuda", deterministic=True)
+    with pytest.raises(ValueError, match="GPU reference path"):  # pkt's kernel takes real values only
+        SparseMatrix(S.astype(np.complex128), format="pkt", device="cuda", deterministic=True)
+    assert SparseMatrix(S.astype(np.complex128), format="coo", device="cuda", deterministic=True).kernel == \
+        "coo_segmented"  # complex values have deterministic kernels
     with pytest.raises(ValueError, match="GPU reference path"):
         SparseMatrix(S, format="csr", device="cuda", executor="reference", deterministic=True)
     ref = SparseMatrix(S, format="csr", device="cuda", executor="reference")
