@@ -601,7 +601,7 @@ def plan(csr, features: Features, profile, dtype, deterministic: bool = False, v
     our own kernels (no cuSPARSE)."""
     from ..kernels.spec import precision_name
 
-    value_dtype = csr.value_dtype
+    value_dtype = csr.value_dtype if csr.value_dtype != csr.dtype else dtype  # narrower storage, or dtype's own
     c = _Costing(features, profile, dtype, deterministic, vendor, precision_name(dtype, value_dtype))
     nnz, m = features.nnz, c.m
     if not nnz:

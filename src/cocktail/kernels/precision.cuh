@@ -125,12 +125,42 @@ __device__ __forceinline__ float widen(float v) { return v; }
 __device__ __forceinline__ double widen(double v) { return v; }
 template <typename R>
 __device__ __forceinline__ complex_of<R> widen(complex_of<R> v) { return v; }
+// The bits of a float and back (the CUDA intrinsics; a copy of the bytes where the source is compiled for the host,
+// as the tests' host emulation of the kernels does).
+__device__ __forceinline__ float float_of_bits(unsigned int u) {
+#ifdef __CUDA_ARCH__
+    return __uint_as_float(u);
+#else
+    float f;
+    __builtin_memcpy(&f, &u, sizeof f);
+    return f;
+#endif
+}
+__device__ __forceinline__ unsigned int bits_of_float(float f) {
+#ifdef __CUDA_ARCH__
+    return __float_as_uint(f);
+#else
+    unsigned int u;
+    __builtin_memcpy(&u, &f, sizeof u);
+    return u;
+#endif
+}
+
 __device__ __forceinline__ float widen(f16 v) {
+#ifdef __CUDA_ARCH__
     float f;
     asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(v.bits));
     return f;
+#else  // the host: the same value from the bits (subnormals scaled exactly, Inf and NaN kept)
+    const unsigned int sign = (v.bits & 0x8000u) << 16, e = (v.bits >> 10) & 0x1fu, m = v.bits & 0x3ffu;
+    if (e == 0) {
+        const float f = (float)m * 5.9604644775390625e-8f;  // m * 2^-24
+        return sign ? -f : f;
+    }
+    return float_of_bits(sign | (e == 31 ? 0x7f800000u | (m << 13) : ((e + 112u) << 23) | (m << 13)));
+#endif
 }
-__device__ __forceinline__ float widen(bf16 v) { return __uint_as_float((unsigned int)v.bits << 16); }
+__device__ __forceinline__ float widen(bf16 v) { return float_of_bits((unsigned int)v.bits << 16); }
 
 template <typename X> struct narrowing;
 template <> struct narrowing<float> {
@@ -145,14 +175,32 @@ template <typename R> struct narrowing<complex_of<R>> {
 template <> struct narrowing<f16> {
     __device__ static __forceinline__ f16 from(float v) {
         f16 h;
+#ifdef __CUDA_ARCH__
         asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h.bits) : "f"(v));
+#else  // the host: round to nearest even on the bits
+        const unsigned int x = bits_of_float(v), sign = (x >> 16) & 0x8000u, a = x & 0x7fffffffu;
+        if (a > 0x7f800000u) {
+            h.bits = (unsigned short)(sign | 0x7e00u);  // NaN
+        } else if (a >= 0x477ff000u) {
+            h.bits = (unsigned short)(sign | 0x7c00u);  // 65520 and past it: Inf
+        } else if (a < 0x38800000u) {                   // below 2^-14: a subnormal half, m * 2^-24
+            const float scaled = float_of_bits(a) * 16777216.0f;
+            unsigned int m = (unsigned int)scaled;
+            const float rest = scaled - (float)m;
+            m += (rest > 0.5f || (rest == 0.5f && (m & 1u))) ? 1u : 0u;
+            h.bits = (unsigned short)(sign | m);
+        } else {
+            const unsigned int r = a - 0x38000000u;  // the exponent rebiased from 127 to 15
+            h.bits = (unsigned short)(sign | ((r + 0x0fffu + ((r >> 13) & 1u)) >> 13));
+        }
+#endif
         return h;
     }
 };
 template <> struct narrowing<bf16> {
     // Round to nearest even on the bits (cvt.rn.bf16.f32 needs sm_80); a NaN stays a (quiet) NaN.
     __device__ static __forceinline__ bf16 from(float v) {
-        const unsigned int u = __float_as_uint(v);
+        const unsigned int u = bits_of_float(v);
         bf16 b;
         if ((u & 0x7fffffffu) > 0x7f800000u) {
             b.bits = (unsigned short)((u >> 16) | 0x40u);
