@@ -111,6 +111,8 @@ def test_auto_plans_every_precision_with_kernels_that_take_it(modelled, make, pr
     want = kernels.spec.precision_name(A.dtype, A.value_dtype)
     for leaf in A._executor.block_executors():
         assert want in kernels.get(leaf.kernel).precisions, (leaf.kernel, want)
+        if leaf.kernel == "hyb":  # a composed kernel: its COO part's kernel must take the precision too
+            assert want in kernels.get(leaf.config["coo_kernel"]).precisions, (leaf.config, want)
     x, y0 = _operands(S, A.dtype, seed=1)
     out = cupy.asarray(y0)
     A.matvec(cupy.asarray(x), out=out, alpha=0.75, beta=0.25)
