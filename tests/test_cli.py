@@ -204,6 +204,8 @@ def test_csv_and_plots(tmp_path, capsys):
     (["bench", "--cpu", "--overhead"], "--overhead times calls on the GPU: it does not run with --cpu"),
     (["bench", "laplace5_6", "--cpu", "--methods", "reference:nope"], "unknown format 'nope'"),
     (["report", "/nonexistent/r.json"], "No such file or directory"),
+    (["bench", "laplace5_6", "--cpu", "--value-dtype", "float16"], "value_dtype=float16 for a float64 matrix"),
+    (["bench", "laplace5_6", "--cpu", "--dtype", "float32", "--value-dtype", "float32"], "is the matrix dtype float32"),
 ])
 def test_bench_option_errors(args, message, capsys):
     assert main(args) == 2
@@ -219,6 +221,22 @@ def test_bench_both_dtypes_and_method_selection(tmp_path):
     assert sorted((r["dtype"], r["method"]) for r in records) == [
         ("float32", "csr"), ("float32", "scipy"), ("float64", "csr"), ("float64", "scipy")]
     assert all(r["rel_err"] < (1e-6 if r["dtype"] == "float32" else 1e-14) for r in records)
+
+
+def test_bench_half_complex_and_narrower_values(tmp_path):
+    out = tmp_path / "r.json"
+    assert main(["bench", "laplace5_6", "--cpu", "--formats", "csr", "--methods", "ours,scipy",
+                 "--dtype", "float16,complex64", "--repeat", "1", "--json", str(out)]) == 0
+    records = json.loads(out.read_text())
+    got = {(r["dtype"], r["method"]): r for r in records}
+    assert got[("float16", "csr")]["rel_err"] < 2e-3 and not got[("float16", "csr")]["note"]
+    assert "float16" in got[("float16", "scipy")]["note"]  # SciPy has no half product: named, not run
+    assert got[("complex64", "csr")]["rel_err"] < 1e-6 and got[("complex64", "scipy")]["rel_err"] < 1e-6
+    assert main(["bench", "laplace5_6", "--cpu", "--formats", "csr", "--methods", "ours,scipy",
+                 "--value-dtype", "float32", "--repeat", "1", "--json", str(out)]) == 0
+    records = {r["method"]: r for r in json.loads(out.read_text())}
+    assert records["csr"]["params"]["value_dtype"] == "float32" and "value_dtype" not in records["scipy"]["params"]
+    assert records["csr"]["rel_err"] < 1e-6 and not records["csr"]["note"]  # flagged at float32's error, not float64's
 
 
 def test_plot_path_that_is_a_file_fails_before_the_run(tmp_path, capsys):

@@ -330,9 +330,13 @@ def _build(inputs: Inputs, format: str, device: str, kernel: str | None = None, 
 
 def matrix_params(A) -> dict:
     """A GPU ``SparseMatrix``'s format, kernel and their parameters, as a record's ``params``."""
-    stored = {"value_dtype": A.value_dtype.name} if A.value_dtype != A.dtype else {}
     return {"format": A.format, "kernel": A.kernel, **{k: _json_value(v) for k, v in A.params.items()},
-            **{k: _json_value(v) for k, v in A.kernel_params.items()}, **stored}
+            **{k: _json_value(v) for k, v in A.kernel_params.items()}, **_stored(A)}
+
+
+def _stored(A) -> dict:
+    """``{"value_dtype": name}`` for a matrix whose values are stored narrower than its dtype, else nothing."""
+    return {"value_dtype": A.value_dtype.name} if A.value_dtype != A.dtype else {}
 
 
 def _prepared(A, inputs: Inputs, label: str) -> Prepared:
@@ -345,7 +349,8 @@ def _prepared(A, inputs: Inputs, label: str) -> Prepared:
 def _host_prepared(A, inputs: Inputs, label: str) -> Prepared:
     """Products of a CPU ``SparseMatrix`` as a user writes them (each allocates its result, as SciPy's do)."""
     calls = [(lambda x=x: A.matvec(x)) for x in inputs.x_host]
-    params = {"format": A.format, "executor": A.executor, **{k: _json_value(v) for k, v in A.params.items()}}
+    params = {"format": A.format, "executor": A.executor, **{k: _json_value(v) for k, v in A.params.items()},
+              **_stored(A)}
     return Prepared(label, calls, lambda: A.matvec(inputs.x_host[0]), params, A.storage.spmv_bytes(),
                     A.storage.padding_ratio, on_gpu=False, dram_bytes=A.storage.dram_bytes)
 
