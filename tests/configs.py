@@ -24,6 +24,7 @@ CONFIGS = [
     ("sell", {"slice_height": 1}),
     ("sell", {"slice_height": 4, "sort_window": 16, "width_multiple": 2}),
     ("sell", {"slice_height": 8, "sort_window": 1 << 20, "width_multiple": 4}),
+    ("sell", {"slice_height": 4, "sort_window": 16, "short_columns": None}),
     ("hyb", {}),
     ("hyb", {"ell_width": 0}),
     ("hyb", {"ell_width": 2}),

@@ -46,6 +46,7 @@ KERNEL_CONFIGS = [
     ("bdia_direct", "bdia", {"max_fill": None, "align": 1}, {"ldg": False}),
     ("sell", "sell", {"max_fill": None}, {}),
     ("sell", "sell", {"max_fill": None, "sort_window": 128}, {"threads_per_row": 1}),
+    ("sell", "sell", {"max_fill": None, "sort_window": 128, "short_columns": True}, {"threads_per_row": 4}),
     ("sell", "sell", {"max_fill": None, "slice_height": 64}, {"threads_per_row": 2}),
     ("sell", "sell", {"max_fill": None, "slice_height": 128, "width_multiple": 4},
      {"threads_per_row": 4, "block_threads": 64}),

@@ -187,7 +187,7 @@ def test_sell_sort_window():
     np.testing.assert_array_equal(SELL.from_csr(csr, slice_height=1, sort_window=8).perm,
                                   [4, 1, 2, 7, 0, 5, 3, 6])
     assert s.describe() == {"slices": 4, "slice height": 2, "slice width min": 1,
-                            "slice width max": 4, "sorting window": 4}
+                            "slice width max": 4, "sorting window": 4, "short columns": "no"}
 
 
 def test_sell_parameter_errors():
@@ -404,3 +404,32 @@ def test_sell_fill_excludes_missing_rows_of_the_last_slice():
     # one slice of 32 rows holds only 5 real rows: 5 logical slots, fill 1.0
     fmt = SELL.from_csr(csr, slice_height=32, max_fill=1.0)
     assert fmt.stored_slots == 32
+
+
+def test_sell_short_columns():
+    """16-bit columns as offsets from each slice's lowest one: the same matrix, 2 bytes an index."""
+    rng = np.random.default_rng(5)
+    n = 250_000
+    rows = np.repeat(np.arange(64), 5)
+    cols = rows * 3000 + rng.integers(0, 50_000, rows.size)  # a slice of 4 rows spans under 59,000 columns
+    S = sp.csr_array((rng.standard_normal(rows.size), (rows, cols)), shape=(64, n))
+    csr = CSR.from_arrays(S.data, S.indices, S.indptr, S.shape)
+    full = SELL.from_csr(csr, slice_height=4)
+    short = SELL.from_csr(csr, slice_height=4, short_columns=None)  # where it fits: here it does
+    assert short.short and short.col.dtype == np.uint16 and short.slice_base.shape == (16,)
+    assert short.resolved_params()["short_columns"] is True and "yes" in short.describe()["short columns"]
+    np.testing.assert_array_equal(short.columns(), full.columns())
+    same_csr(short.to_csr(), csr)
+    x = rng.standard_normal(n)
+    np.testing.assert_allclose(spmv(short, x), S @ x, rtol=1e-12)
+    saved = full.col.nbytes - short.col.nbytes - short.slice_base.nbytes
+    assert full.spmv_bytes() - short.spmv_bytes() == saved == full.stored_slots * 2 - 16 * 4
+    assert full.dram_bytes() - short.dram_bytes() == saved
+    # a slice spanning more than 65,535 columns: None keeps full columns, True names the slice
+    W = sp.csr_array((np.ones(2), ([0, 0], [0, 70_000])), shape=(1, 70_001))
+    wide = CSR.from_arrays(W.data, W.indices, W.indptr, W.shape)
+    assert not SELL.from_csr(wide, short_columns=None).short
+    with pytest.raises(ValueError, match="slice 0 spans 70,001 .columns 0 to 70000."):
+        SELL.from_csr(wide, short_columns=True)
+    with pytest.raises(ValueError, match="short_columns must be True, False or None"):
+        SELL.from_csr(wide, short_columns=1)

@@ -46,8 +46,10 @@ def test_registered_with_every_instantiation():
     spec = get("sell")
     assert spec.formats == ("sell",) and spec.source == "sell" and spec.deterministic
     assert spec.defaults == {"threads_per_row": None, "ldg": True, "block_threads": None}
-    assert spec.expressions("float", "int") == [f"sell<float, int, {t}>" for t in (1, 2, 4, 8)]
-    assert len(spec.all_expressions()) == 4 * 2 * len(spec.precisions)  # threads x index types x precisions
+    assert spec.expressions("float", "int") == ([f"sell<float, int, {t}>" for t in (1, 2, 4, 8)]
+                                                + [f"sell<float, int, {t}, true>" for t in (1, 2, 4, 8)])
+    assert len(spec.all_expressions()) == 2 * 4 * 2 * len(spec.precisions)  # columns x threads x index x precisions
+    assert spec.layouts == ("short_columns",)  # the SpMV kernel reads short columns; sell_spmm does not
     assert "sell<double, long long, 8>" in spec.all_expressions()
 
 

@@ -79,8 +79,11 @@ def build(plan, csr, device: str = "cuda", guard: bool = False):
 
     def params(p):
         given = p.params()
-        if guard and "max_fill" in formats.get(p.format).defaults:
+        defaults = formats.get(p.format).defaults
+        if guard and "max_fill" in defaults:
             given["max_fill"] = 2.0 * p.slots / max(p.nnz, 1) + 1.0
+        if "short_columns" in defaults:
+            given.setdefault("short_columns", None)  # a lossless cut: 16-bit columns wherever they fit
         return format_params(p.format, csr.dtype, given)
 
     if plan.single:

@@ -246,6 +246,11 @@ class SparseFormat:
         """Format-specific facts for ``explain()`` (e.g. ELL width, number of diagonals)."""
         return {}
 
+    def layouts(self) -> tuple[str, ...]:
+        """The layout options in effect that a kernel must read its arrays by (SELL's ``short_columns``); a
+        kernel declares those it takes (``KernelSpec.layouts``).  None here."""
+        return ()
+
     def __repr__(self) -> str:
         m, n = self.shape
         return (

@@ -7,16 +7,67 @@ columns (its longest row rounded up to a multiple of ``width_multiple``) stored 
 from slot ``slice_ptr[s]``: entry ``k`` of local row ``r`` is at ``slice_ptr[s] + k*C + r``.
 Padding slots hold ``col = -1`` and ``data = 0``; the missing rows of the last slice are
 all padding.
+
+``short_columns`` stores each column as a 16-bit offset from its slice's lowest column
+(``slice_base[s]``; padding ``0xFFFF``) where every slice's columns span at most
+:data:`SHORT_SPAN`: 2 bytes an index instead of 4 or 8, the exact columns back by adding
+the base.  ``True`` requires it (a ``ValueError`` names the widest slice), unset it is
+taken where it fits, ``False`` (default) keeps full columns; ``format="auto"`` leaves it
+unset for its SELL parts.
 """
 
 from __future__ import annotations
 
 
-from ..arrays import stable_argsort
+import numpy as np
+
+from ..arrays import get_xp, stable_argsort
 from .padding import DEFAULT_MAX_FILL, aligned, check_fill, check_padding, sliced_slots, slice_widths
 from .base import SparseFormat
 from .csr import CSR
 from ._params import int_param, max_fill_param, pointer_dtype
+
+
+#: The widest span of columns a slice of short columns may cover (offsets 0 .. SHORT_SPAN; 0xFFFF marks padding).
+SHORT_SPAN = 0xFFFE
+#: The padding marker of a short column.
+SHORT_PADDING = 0xFFFF
+
+
+def _short_columns(col, slice_ptr, choice, index_dtype):
+    """``(col, slice_base)``: ``col`` (full columns, -1 for padding) as 16-bit offsets from each slice's lowest
+    column, or itself and an empty ``slice_base`` where ``choice`` is False, or None and some slice spans more
+    than :data:`SHORT_SPAN` columns (``True`` then is a ``ValueError`` that names it)."""
+    xp = get_xp(col)
+    none = xp.zeros(0, dtype=index_dtype)
+    if choice is False:
+        return col, none
+    nslices = int(slice_ptr.shape[0]) - 1
+    ptr = slice_ptr.astype(xp.int64)
+    slot_slice = xp.searchsorted(ptr[1:], xp.arange(col.shape[0], dtype=xp.int64), side="right")
+    real = col >= 0
+    wide = col.astype(xp.int64)
+    lo = xp.full(nslices, np.iinfo(np.int64).max, dtype=xp.int64)
+    hi = xp.full(nslices, -1, dtype=xp.int64)
+    if bool(real.any()):  # sorted by (slice, column): the first and last of each slice's run
+        key = xp.sort(slot_slice[real] * (int(wide.max()) + 1) + wide[real])
+        s, c = key // (int(wide.max()) + 1), key % (int(wide.max()) + 1)
+        first = xp.searchsorted(s, xp.arange(nslices), side="left")
+        last = xp.searchsorted(s, xp.arange(nslices), side="right") - 1
+        has = last >= first
+        lo[has], hi[has] = c[first[has]], c[last[has]]
+    span = xp.where(hi >= 0, hi - lo, 0)
+    widest = int(span.max()) if nslices else 0
+    if widest > SHORT_SPAN:
+        if choice is True:
+            s = int(xp.argmax(span))
+            raise ValueError(f"sell: short_columns=True needs every slice's columns within {SHORT_SPAN + 1:,}; slice "
+                             f"{s} spans {widest + 1:,} (columns {int(lo[s])} to {int(hi[s])}); pass "
+                             "short_columns=None to keep full columns where they do not fit")
+        return col, none
+    base = xp.where(hi >= 0, lo, 0)
+    offsets = xp.where(real, wide - base[slot_slice], SHORT_PADDING).astype(xp.uint16)
+    return offsets, base.astype(index_dtype)
 
 
 def _permutation(xp, lengths, window: int):
@@ -36,9 +87,14 @@ class SELL(SparseFormat):
     summary = "Rows of similar length within each slice of rows, where ell would pad too much."
     traffic = ("the slice pointers, every slot of the real rows (value and column index, padding "
                "included), the row permutation, one read of x per entry and one write of y")
-    array_fields = ("slice_ptr", "slice_width", "col", "data", "perm")
+    array_fields = ("slice_ptr", "slice_width", "col", "slice_base", "data", "perm")
     unread_fields = ("slice_width",)  # the kernel finds a slice's width from slice_ptr
-    defaults = {"slice_height": 32, "sort_window": 1, "width_multiple": 1, "max_fill": DEFAULT_MAX_FILL}
+    parameter_words = {"short_columns": "stores each column as a 16-bit offset from its slice's lowest column "
+                                        "where every slice spans at most 65,535 columns (True: required; "
+                                        "unset: where it fits; False: full columns)"}
+    unset_words = {"short_columns": "where it fits"}
+    defaults = {"slice_height": 32, "sort_window": 1, "width_multiple": 1, "max_fill": DEFAULT_MAX_FILL,
+                "short_columns": False}
 
     @classmethod
     def from_csr(cls, csr: CSR, **params):
@@ -52,6 +108,9 @@ class SELL(SparseFormat):
         sigma = int_param("sell", "sort_window", params["sort_window"])
         t = int_param("sell", "width_multiple", params["width_multiple"])
         max_fill = max_fill_param("sell", params["max_fill"])
+        short = params["short_columns"]
+        if not (short is True or short is False or short is None):  # 1 == True: not a choice here
+            raise ValueError(f"sell: short_columns must be True, False or None (where it fits), got {short!r}")
         if sigma != 1 and sigma % c:
             raise ValueError(
                 f"sell: sort_window must be 1 (no sorting) or a multiple of slice_height={c}, got {sigma}"
@@ -85,9 +144,33 @@ class SELL(SparseFormat):
         data = xp.zeros(total, dtype=csr.data.dtype)
         col[slot] = csr.indices
         data[slot] = csr.data
+        col, slice_base = _short_columns(col, slice_ptr, short, idt)
         return cls(csr.shape, csr.dtype, idt, csr.nnz, params, slice_ptr=slice_ptr,
                    slice_width=widths.astype(pointer_dtype(idt, int(widths.max()) if nslices else 0)),
-                   col=col, data=data, perm=perm.astype(idt))
+                   col=col, slice_base=slice_base, data=data, perm=perm.astype(idt))
+
+    @property
+    def short(self) -> bool:
+        """Whether the columns are stored as 16-bit offsets from their slice's ``slice_base``."""
+        return self.col.dtype == np.uint16
+
+    def layouts(self) -> tuple[str, ...]:
+        """``("short_columns",)`` when the columns are short: a kernel must read them so."""
+        return ("short_columns",) if self.short else ()
+
+    def columns(self):
+        """Every slot's column (int64; -1 for padding), short columns decoded: the one place they are."""
+        xp = self.xp
+        if not self.short:
+            return self.col.astype(xp.int64)
+        ptr = self.slice_ptr.astype(xp.int64)
+        slot_slice = xp.searchsorted(ptr[1:], xp.arange(self.col.shape[0], dtype=xp.int64), side="right")
+        wide = self.col.astype(xp.int64)
+        return xp.where(wide == SHORT_PADDING, -1, wide + self.slice_base.astype(xp.int64)[slot_slice])
+
+    def resolved_params(self) -> dict:
+        """The parameters, ``short_columns`` as built (None resolved to whether they are short)."""
+        return {**self.params, "short_columns": self.short}
 
     @property
     def slice_height(self) -> int:
@@ -115,7 +198,8 @@ class SELL(SparseFormat):
         xp = self.xp
         m = self.shape[0]
         p, k = self._slot_rows()
-        real = self.col >= 0
+        columns = self.columns()
+        real = columns >= 0
         rows = self.perm.astype(xp.int64)[p[real]]
         indptr = xp.zeros(m + 1, dtype=self.index_dtype)
         if m:
@@ -123,7 +207,7 @@ class SELL(SparseFormat):
         pos = indptr.astype(xp.int64)[rows] + k[real]
         indices = xp.empty(self.nnz, dtype=self.index_dtype)
         data = xp.empty(self.nnz, dtype=self.value_dtype)
-        indices[pos] = self.col[real]
+        indices[pos] = columns[real].astype(self.index_dtype)
         data[pos] = self.data[real]
         return CSR(self.shape, self.dtype, self.index_dtype, self.nnz, {},
                    data=data, indices=indices, indptr=indptr)
@@ -141,12 +225,14 @@ class SELL(SparseFormat):
         return self.stored_slots - missing * int(self.slice_width[-1])
 
     def spmv_bytes(self, dtype=None) -> int:
-        """``(nslices+1)*ptr`` (slice_ptr) ``+ slots*(idx+val)`` (slots of the real rows, padding
-        included) ``+ rows*idx`` (perm) ``+ nnz*val`` (x) ``+ rows*val`` (y)."""
+        """``(nslices+1)*ptr`` (slice_ptr) ``+ slots*(col+val)`` (slots of the real rows, padding
+        included; ``col`` 2 bytes for short columns, plus their ``slice_base``) ``+ rows*idx`` (perm)
+        ``+ nnz*val`` (x) ``+ rows*val`` (y)."""
         val, idx = self._sizes(dtype)
         m = self.shape[0]
-        ptr = (self.nslices + 1) * self.slice_ptr.dtype.itemsize
-        return ptr + self._real_row_slots() * (idx + self.stored_size(val)) + m * idx + self.nnz * val + m * val
+        ptr = (self.nslices + 1) * self.slice_ptr.dtype.itemsize + int(self.slice_base.nbytes)
+        slot = self.col.dtype.itemsize + self.stored_size(val)
+        return ptr + self._real_row_slots() * slot + m * idx + self.nnz * val + m * val
 
     def _stream_bytes(self, val: int) -> int:
         unpermuted = int(self.params["sort_window"]) == 1  # then the kernel never reads perm
@@ -160,6 +246,7 @@ class SELL(SparseFormat):
             "slice width min": int(self.slice_width.min()) if n else 0,
             "slice width max": int(self.slice_width.max()) if n else 0,
             "sorting window": int(self.params["sort_window"]),
+            "short columns": "yes (16-bit offsets from each slice's base)" if self.short else "no",
         }
 
 

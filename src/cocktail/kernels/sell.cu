@@ -7,6 +7,8 @@
 // entries are packed left, so a lane's first padding slot (col == -1) ends its share of the row.
 // Lane 0 writes y[perm[p]] (y[p] when the rows are not permuted).
 //
+// SHORT: the columns are 16-bit offsets from slice_base[s] (SELL's short_columns), 0xFFFF for padding.
+//
 // A warp holds 32 / THREADS row groups (see RowGroups): every lane of a warp runs the same
 // number of iterations, so group_sum always sees all 32 lanes.
 #include "warp.cuh"
@@ -19,12 +21,17 @@ __device__ __forceinline__ long long sell_slice(long long p, long long c) {
     return p / c;
 }
 
-template <typename P, typename I, int THREADS>
+// The stored type of a column: I, or a 16-bit offset when SHORT.
+template <typename I, bool SHORT> struct sell_column { using type = I; };
+template <typename I> struct sell_column<I, true> { using type = unsigned short; };
+
+template <typename P, typename I, int THREADS, bool SHORT = false>
 __global__ void sell(const I m,
                      const long long slice_height,
                      const int permuted,
                      const long long* __restrict__ slice_ptr,
-                     const I* __restrict__ col,
+                     const typename sell_column<I, SHORT>::type* __restrict__ col,
+                     const I* __restrict__ slice_base,
                      const stored_t<P>* __restrict__ data,
                      const I* __restrict__ perm,
                      COCKTAIL_PRODUCT_ARGS(P)) {
@@ -38,11 +45,12 @@ __global__ void sell(const I m,
             const long long s = sell_slice(p, slice_height);
             const long long r = p - s * slice_height;
             const long long end = slice_ptr[s + 1];
+            const long long base = SHORT ? (long long)slice_base[s] : 0;
             // slot < end  <=>  k < slice_width[s], since r < C.
             for (long long slot = slice_ptr[s] + g.lane * slice_height + r; slot < end; slot += step) {
-                const I c = col[slot];
-                if (c < 0) break;
-                sum += widen(data[slot]) * load_x(x, c);
+                const auto c = col[slot];
+                if (SHORT ? c == 0xFFFFu : c < 0) break;
+                sum += widen(data[slot]) * load_x(x, base + c);
             }
         }
         sum = group_sum(sum, THREADS);

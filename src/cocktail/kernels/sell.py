@@ -20,12 +20,12 @@ SAMPLED_HEIGHTS = (32, 64, 128, 256)
 
 
 def _expressions(v: str, i: str) -> list[str]:
-    return [expression(v, i, t) for t in THREADS_PER_ROW]
+    return [expression(v, i, t, short) for short in (False, True) for t in THREADS_PER_ROW]
 
 
-def expression(v: str, i: str, threads: int) -> str:
-    """The instantiation for ``threads`` lanes per row."""
-    return f"sell<{v}, {i}, {threads}>"
+def expression(v: str, i: str, threads: int, short: bool = False) -> str:
+    """The instantiation for ``threads`` lanes per row (``short``: 16-bit columns from each slice's base)."""
+    return f"sell<{v}, {i}, {threads}, true>" if short else f"sell<{v}, {i}, {threads}>"
 
 
 def permuted(fmt) -> bool:
@@ -40,10 +40,10 @@ def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
     """
     m = fmt.shape[0]
     t, block = config["threads_per_row"], config["block_threads"]
-    fn = SPEC.compiled(expression(*type_names(fmt), t), config["ldg"], props.id)
+    fn = SPEC.compiled(expression(*type_names(fmt), t, fmt.short), config["ldg"], props.id)
     slice_ptr = fmt.slice_ptr.astype(np.int64, copy=False)
     args = (fmt.index_dtype.type(m), np.int64(fmt.slice_height), np.int32(permuted(fmt)), slice_ptr, fmt.col,
-            fmt.data, fmt.perm, X, Y, ALPHA, beta_arg(fmt, accumulate))
+            fmt.slice_base, fmt.data, fmt.perm, X, Y, ALPHA, beta_arg(fmt, accumulate))
     return [Launch(fn, grid_for(m * t, block, props), block, args, fmt.dtype)]
 
 
@@ -65,4 +65,4 @@ SPEC = own_kernel("sell", ("sell",),
                   profile=tuple(Sampled(f"sell(C={c},t={t})", "rows", format_params={"slice_height": c, **UNLIMITED_FILL},
                                         kernel_params={"threads_per_row": t}, long_rows=t >= 4)
                                 for c in SAMPLED_HEIGHTS for t in THREADS_PER_ROW),
-                  precisions=EVERY_PRECISION)
+                  precisions=EVERY_PRECISION, layouts=("short_columns",))

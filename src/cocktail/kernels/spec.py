@@ -153,6 +153,9 @@ class KernelSpec:
     prepare: Callable | None = None
     #: The precisions (precision.cuh) it is instantiated for; a matrix of another runs another kernel.
     precisions: tuple[str, ...] = PLAIN
+    #: The format layout options it reads (``SparseFormat.layouts()``: SELL's ``short_columns``); a matrix stored
+    #: with another runs another kernel.
+    layouts: tuple[str, ...] = ()
     #: A block kernel only: ``block_settings(storage, operands, deterministic)``, the parameter settings a planned
     #: matrix times for a block of these :class:`~cocktail.kernels.block_operands.BlockOperands` (a vendor
     #: kernel's algorithms); empty where the kernel cannot multiply them.  None: one setting, the rule's.
@@ -176,11 +179,12 @@ class KernelSpec:
         return self.available is None or bool(self.available())
 
     def takes(self, fmt) -> bool:
-        """Whether the kernel is instantiated for the precision of ``fmt``'s products."""
+        """Whether the kernel is instantiated for the precision of ``fmt``'s products and reads its layout."""
         try:
-            return type_names(fmt)[0] in self.precisions
+            precise = type_names(fmt)[0] in self.precisions
         except TypeError:  # a dtype no kernel takes
             return False
+        return precise and set(getattr(fmt, "layouts", tuple)()) <= set(self.layouts)
 
     def all_expressions(self) -> tuple[str, ...]:
         """Every instantiation: all its precisions x index types."""

@@ -5,10 +5,11 @@ from .entries import Entries, make
 
 
 def product(fmt, X):
-    """``A @ X`` from ``slice_ptr``, ``slice_width``, ``col``, ``data`` and ``perm``.
+    """``A @ X`` from ``slice_ptr``, ``slice_width``, ``col`` (short ones through ``slice_base``: ``fmt.columns()``),
+    ``data`` and ``perm``.
 
     Slot ``slice_ptr[s] + k*C + r`` (``k < slice_width[s]``, ``r < C``) is entry ``k`` of
-    permuted row ``s*C + r``; padding (``col == -1``) and rows past the matrix are skipped.
+    permuted row ``s*C + r``; padding (column -1) and rows past the matrix are skipped.
     """
     xp = get_xp(X)
     m = fmt.shape[0]
@@ -22,7 +23,7 @@ def product(fmt, X):
     within = flat - starts[s]
     slot = ptr[s] + within
     p = s * c + within % c
-    col = fmt.col[slot]
+    col = fmt.columns()[slot]
     real = (col >= 0) & (p < m)
     Yp = xp.zeros((m, X.shape[1]), dtype=fmt.dtype)
     scatter_add(Yp, p[real], fmt.data[slot][real][:, None] * X[col[real]])
@@ -41,8 +42,9 @@ def entries(fmt) -> list[Entries]:
     m = fmt.shape[0]
     c = fmt.slice_height
     ptr = fmt.slice_ptr.astype(xp.int64)
-    slot = xp.nonzero(fmt.col >= 0)[0].astype(xp.int64)
+    columns = fmt.columns()
+    slot = xp.nonzero(columns >= 0)[0].astype(xp.int64)
     s = xp.searchsorted(ptr, slot, side="right") - 1  # empty slices share their pointer: the last wins
     p = s * c + (slot - ptr[s]) % c
     slot, p = slot[p < m], p[p < m]
-    return [make(fmt.perm.astype(xp.int64)[p], fmt.col[slot], slot, fmt.data)]
+    return [make(fmt.perm.astype(xp.int64)[p], columns[slot], slot, fmt.data)]

@@ -66,6 +66,10 @@ def configure(spec, storage, params: dict, props) -> dict:
     if not spec.takes(storage):
         from ..kernels.spec import precision_words
 
+        unread = sorted(set(storage.layouts()) - set(spec.layouts))
+        if unread:
+            raise TypeError(f"kernel {spec.name!r} does not read {storage.name} stored with {', '.join(unread)}; "
+                            f"build it without (or name another kernel)")
         raise TypeError(f"kernel {spec.name!r} has no instantiation for {precision_words(storage)}; it takes "
                         f"{', '.join(spec.precisions)}")
     return spec.configure(spec, storage, spec.resolve_params(params), props, RULES)
