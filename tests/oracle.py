@@ -161,13 +161,29 @@ def gamma_bound(A, x, dtype, alpha=1, beta=0, y0=None):
     multiplications (alpha, the entry) and ``k_i`` additions (``k_i + 1`` terms with ``beta*y0``);
     padding zeros add nothing, exactly.  An underflow allowance of ``k_i + 2`` smallest normals is added.
     """
+    k = np.diff(sp.csr_array(A).indptr).astype(np.float64)
+    return gamma(k + 2, dtype) * magnitude(A, x, alpha, beta, y0) + (k + 2) * float(np.finfo(dtype).tiny)
+
+
+def magnitude(A, x, alpha=1, beta=0, y0=None):
+    """``|alpha| |A||x| + |beta| |y0|`` per row, in float64 (real operands, or the magnitudes of complex ones)."""
     A = sp.csr_array(A)
     absA = sp.csr_array((np.abs(A.data).astype(np.float64), A.indices, A.indptr), shape=A.shape)
-    k = np.diff(A.indptr).astype(np.float64)
     scale = abs(float(alpha)) * (absA @ np.abs(np.asarray(x, dtype=np.float64)))
     if y0 is not None and beta != 0:
         scale = scale + abs(float(beta)) * np.abs(np.asarray(y0, dtype=np.float64))
-    return gamma(k + 2, dtype) * scale + (k + 2) * float(np.finfo(dtype).tiny)
+    return scale
+
+
+def _assert_rows_within(got, want, bound, A, what, bound_name="γ bound"):
+    """``got`` has ``want``'s shape, no NaN, and every row within ``bound`` of ``want``; else the worst row named."""
+    assert got.shape == want.shape, (got.shape, want.shape, what)
+    assert not np.isnan(got).any(), f"NaN in the product; {what}"
+    err = np.abs(got - want)
+    if err.size and not (err <= bound).all():
+        i = int(np.argmax(err - bound))
+        raise AssertionError(f"row {i}: error {err[i]:.3g} > {bound_name} {bound[i]:.3g} "
+                             f"({int(np.diff(sp.csr_array(A).indptr)[i])} entries); {what}")
 
 
 def exact_product(A, x, alpha=1, beta=0, y0=None):
@@ -185,13 +201,7 @@ def assert_within_gamma(got, want, A, x, dtype, alpha=1, beta=0, y0=None, want_d
     got = np.asarray(got, dtype=np.float64)
     want = np.asarray(want, dtype=np.float64)
     bound = gamma_bound(A, x, dtype, alpha, beta, y0) + gamma_bound(A, x, want_dtype, alpha, beta, y0)
-    assert got.shape == want.shape, (got.shape, want.shape, what)
-    assert not np.isnan(got).any(), f"NaN in the product; {what}"
-    err = np.abs(got - want)
-    if err.size and not (err <= bound).all():
-        i = int(np.argmax(err - bound))
-        raise AssertionError(f"row {i}: error {err[i]:.3g} > γ bound {bound[i]:.3g} "
-                             f"({int(np.diff(sp.csr_array(A).indptr)[i])} entries); {what}")
+    _assert_rows_within(got, want, bound, A, what)
 
 
 def assert_within_precision(got, A, x, dtype, alpha=1, beta=0, y0=None, rounds=1, what=""):
@@ -219,16 +229,7 @@ def assert_within_precision(got, A, x, dtype, alpha=1, beta=0, y0=None, rounds=1
     if precision.is_half(dtype):
         # the last rounding to the half dtype: u_y of the result; an earlier one (a row's partial sum stored, then
         # the rest added) u_y of a partial sum, at most |alpha||A||x| + |beta||y0| (cancellation may follow)
-        scale = np.abs(float(alpha)) * (abs(sp.csr_array(A)).astype(np.float64) @ np.abs(np.asarray(x, np.float64)))
-        if y0 is not None and beta != 0:
-            scale = scale + abs(float(beta)) * np.abs(np.asarray(y0, dtype=np.float64))
+        scale = magnitude(A, x, alpha, beta, y0)
         u = precision.unit_roundoff(dtype)
         bound = bound + u * (np.abs(want) + bound) + (rounds - 1) * u * (scale + bound) + rounds * 2.0**-25
-    got = np.asarray(got, dtype=wide)
-    assert got.shape == want.shape, (got.shape, want.shape, what)
-    assert not np.isnan(got).any(), f"NaN in the product; {what}"
-    err = np.abs(got - want)
-    if err.size and not (err <= bound).all():
-        i = int(np.argmax(err - bound))
-        raise AssertionError(f"row {i}: error {err[i]:.3g} > bound {bound[i]:.3g} in {dtype.name} "
-                             f"({int(np.diff(sp.csr_array(A).indptr)[i])} entries); {what}")
+    _assert_rows_within(np.asarray(got, dtype=wide), want, bound, A, what, f"{dtype.name} bound")
