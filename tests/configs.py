@@ -11,6 +11,7 @@ def one_column_rule(lengths):
 CONFIGS = [
     ("csr", {}),
     ("csr_pattern", {}),
+    ("csr_vi", {}),
     ("coo", {}),
     ("dia", {}),
     ("dia", {"align": 1}),
@@ -50,6 +51,7 @@ CONFIGS = [
     ("cocktail", {"parts": [("dia", {"max_fill": None}, ("diagonals", [-1, 0, 1])), ("hyb", {}, ("rest",))]}),
     ("cocktail", {"parts": [("dia_vi", {"max_fill": None}, ("diagonals", [-1, 0, 1])), ("csr", {}, ("rest",))]}),
     ("cocktail", {"parts": [("ell", {"max_fill": None}, ("row_prefix", 2)), ("csr_pattern", {}, ("rest",))]}),
+    ("cocktail", {"parts": [("dia", {"max_fill": None}, ("diagonals", [0])), ("csr_vi", {}, ("rest",))]}),
 ]
 
 BLOCK_SIZES = (1, 2, 3, 4, 8)

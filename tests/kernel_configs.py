@@ -21,6 +21,12 @@ KERNEL_CONFIGS = [
     ("csr_vector", "csr_pattern", {}, {"threads_per_row": 8, "aligned": False, "ldg": False}),
     ("csr_stream", "csr_pattern", {}, {}),
     ("csr_stream", "csr_pattern", {}, {"stream": False, "items_per_lane": 4, "block_threads": 64}),
+    # csr_vi: the csr kernels' CODED_VALUES instantiations (a one-byte code per entry into the value table).
+    ("csr_scalar", "csr_vi", {}, {}),
+    *[("csr_vector", "csr_vi", {}, {"threads_per_row": t}) for t in (4, 32)],
+    ("csr_vector", "csr_vi", {}, {"threads_per_row": 2, "aligned": False, "ldg": False}),
+    ("csr_stream", "csr_vi", {}, {}),
+    ("csr_stream", "csr_vi", {}, {"stream": False, "items_per_lane": 4, "block_threads": 64}),
     ("coo_segmented", "coo", {}, {}),
     ("coo_segmented", "coo", {}, {"ldg": False}),
     ("coo_atomic", "coo", {}, {}),
@@ -77,4 +83,4 @@ KERNEL_CONFIGS = [
 def kernel_config_id(config) -> str:
     kernel, fmt, fparams, kparams = config
     parts = [f"{k}={v}" for k, v in {**fparams, **kparams}.items() if k != "max_fill"]
-    return kernel + (f"@{fmt}" if fmt == "csr_pattern" else "") + ("[" + ",".join(parts) + "]" if parts else "")
+    return kernel + (f"@{fmt}" if fmt in ("csr_pattern", "csr_vi") else "") + ("[" + ",".join(parts) + "]" if parts else "")

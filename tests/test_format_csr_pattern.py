@@ -79,7 +79,7 @@ def test_an_empty_matrix_keeps_a_zero():
 def test_its_kernel_rule_never_picks_a_kernel_that_reads_values():
     long_rows = np.r_[np.full(999, 2), 50_000]
     assert csr_kernel(long_rows) == "csr_merge"
-    assert csr_kernel(long_rows, pattern=True) == "csr_stream"
+    assert csr_kernel(long_rows, merge=False) == "csr_stream"
     P = PatternCSR.from_csr(csr_of(graph()))
     name = choose_kernel(P)
     from cocktail import kernels

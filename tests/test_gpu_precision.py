@@ -152,7 +152,7 @@ def test_block_and_bound_products_in_every_precision(prec):
 
 def test_a_half_matrix_of_a_format_without_a_half_kernel_is_refused_by_name():
     with pytest.raises(TypeError, match=r"no GPU kernel multiplies pkt matrices of float16.*store it as one of "
-                                        r"bcsr, coo, csr, csr_pattern, dia, ell, hyb, sell"):
+                                        r"bcsr, coo, csr, csr_pattern, csr_vi, dia, ell, hyb, sell"):
         SparseMatrix(power_law(n=2_000), "pkt", dtype="float16")
 
 

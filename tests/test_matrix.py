@@ -14,7 +14,7 @@ from cocktail.auto import fixed_rule as auto
 from oracle import unbounded
 from zoo import ZOO_BY_NAME
 
-ALL_FORMATS = ["csr", "csr_pattern", "coo", "dia", "dia_vi", "bdia", "ell", "sell", "hyb", "pkt", "bcsr", "bell", "sbell"]
+ALL_FORMATS = ["csr", "csr_pattern", "csr_vi", "coo", "dia", "dia_vi", "bdia", "ell", "sell", "hyb", "pkt", "bcsr", "bell", "sbell"]
 
 
 def sample(m=40, n=30, seed=0):

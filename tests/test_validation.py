@@ -162,7 +162,7 @@ def test_matvec_and_matmat_dimensionality(A):
 
 
 def test_unknown_format_and_parameter():
-    with pytest.raises(ValueError, match="unknown format 'nope'; registered formats: csr, csr_pattern, coo"):
+    with pytest.raises(ValueError, match="unknown format 'nope'; registered formats: csr, csr_pattern, csr_vi, coo"):
         build(*good()).__class__(sp.eye_array(3), format="nope", device="cpu")
     with pytest.raises(TypeError, match="format 'csr' has no parameter 'width'"):
         SparseMatrix(sp.eye_array(3), format="csr", device="cpu", width=3)

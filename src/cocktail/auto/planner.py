@@ -42,6 +42,9 @@ The policies (all thresholds of the planner are here):
 - **The pattern cut** (a matrix whose entries all hold one value): every part whose format has a
   pattern form its kernel multiplies (CSR's csr_pattern) is stored that way, lossless, and its
   prediction scaled by :func:`pattern_share` of the bytes.
+- **The coded cut** (a matrix of at most 256 distinct values, where :data:`CODED_CUT` is on): likewise
+  every part whose format has a coded form its kernel multiplies (CSR's csr_vi, a one-byte code per
+  entry), its prediction scaled by :func:`coded_share`.
 
 The block formats (BCSR, BELL, SBELL) are costed as singles, with the block counts of the
 features; they do not enter a Cocktail as a part.
@@ -85,6 +88,10 @@ OWN_RACE_WITHIN = 1.5
 CSR_VARIANTS = _variants.of_format("csr")
 COO_VARIANTS = _variants.of_format("coo")
 DIAGONAL_VARIANTS = _variants.on_pattern("band")
+#: Whether the planner applies the coded cut (module docstring).  Off until measured against plain CSR on a
+#: GPU: the byte model alone predicts csr_vi at 0.65 of CSR's time in float64 (int32 indices), but its
+#: table lookup is one more dependent load per entry, in a gather kernel that already waits on L2.
+CODED_CUT = False
 #: Formats with a rows-prefix selector part.
 PREFIX_FORMATS = ("ell", "sell")
 #: Row-prefix parts are costed for ELL and for this many SELL variants (the best as singles).
@@ -117,6 +124,8 @@ class Part:
     format_params: dict = field(default_factory=dict, compare=False)
     #: Stored with no value per entry (the pattern cut): in the pattern form of the variant's format.
     pattern: bool = False
+    #: Stored with a one-byte code per entry (the coded cut): in the coded form of the variant's format.
+    coded: bool = False
 
     @property
     def _v(self):
@@ -125,12 +134,14 @@ class Part:
     @property
     def format(self) -> str:
         v = self._v
-        return formats.get(v.format).pattern_format if self.pattern else v.format
+        if self.pattern:
+            return formats.get(v.format).pattern_format
+        return formats.get(v.format).coded_format if self.coded else v.format
 
     @property
     def name(self) -> str:
-        """The variant's key, and ``@csr_pattern`` (the format) for a part the pattern cut stores."""
-        return f"{self.variant}@{self.format}" if self.pattern else self.variant
+        """The variant's key, and ``@csr_pattern`` or ``@csr_vi`` (the format) for a part a cut stores."""
+        return f"{self.variant}@{self.format}" if self.pattern or self.coded else self.variant
 
     @property
     def kernel(self) -> str:
@@ -154,14 +165,15 @@ class Part:
     def to_json(self) -> dict:
         return {"variant": self.variant, "selector": [self.selector[0], *[_plain(a) for a in self.selector[1:]]],
                 "nnz": self.nnz, "slots": self.slots, "predicted_us": self.predicted_us,
-                "format_params": {k: _plain(v) for k, v in self.format_params.items()}, "pattern": self.pattern}
+                "format_params": {k: _plain(v) for k, v in self.format_params.items()}, "pattern": self.pattern,
+                "coded": self.coded}
 
     @classmethod
     def from_json(cls, d: dict) -> Part:
         sel = d["selector"]
         selector = (sel[0], *[tuple(a) if isinstance(a, list) else a for a in sel[1:]])
         return cls(d["variant"], selector, int(d["nnz"]), int(d["slots"]), float(d["predicted_us"]),
-                   dict(d.get("format_params", {})), bool(d.get("pattern", False)))
+                   dict(d.get("format_params", {})), bool(d.get("pattern", False)), bool(d.get("coded", False)))
 
 
 def _plain(v):
@@ -418,13 +430,14 @@ def work(v, features: Features) -> tuple[int, int] | None:
     return b.sliced_total * r * c, b.max_per_superrow * c
 
 
-def entry_share(dtype, index_dtype, value_dtype=None, pattern: bool = False) -> float:
+def entry_share(dtype, index_dtype, value_dtype=None, pattern: bool = False, coded: bool = False) -> float:
     """The share of the bytes the profile's samples move (index, value and read of ``x`` per entry, Bell &
     Garland's count, in :func:`~cocktail.precision.sampled_dtype`) that an entry of a ``dtype`` matrix moves with its
-    values stored in ``value_dtype`` (default ``dtype``), or none (``pattern``): float64 with float32 values and
-    int32 indices 0.8, float16 0.67, pattern-only float64 0.6, complex128 1.8."""
+    values stored in ``value_dtype`` (default ``dtype``), none (``pattern``) or a one-byte code (``coded``):
+    float64 with float32 values and int32 indices 0.8, float16 0.67, pattern-only float64 0.6, coded float64
+    0.65, complex128 1.8."""
     full, idx = sampled_dtype(dtype).itemsize, np.dtype(index_dtype).itemsize
-    stored = 0 if pattern else np.dtype(dtype if value_dtype is None else value_dtype).itemsize
+    stored = 0 if pattern else 1 if coded else np.dtype(dtype if value_dtype is None else value_dtype).itemsize
     return (idx + stored + np.dtype(dtype).itemsize) / (idx + 2 * full)
 
 
@@ -442,22 +455,46 @@ def scaled(plan: Plan, share: float) -> Plan:
     return Plan(parts, sum(p.predicted_us for p in parts))
 
 
-def pattern_cut(plan: Plan, share: float) -> Plan:
-    """``plan`` with every part whose format has a pattern form that its kernel multiplies stored that way
-    (``Part.pattern``), the part's prediction scaled by ``share`` (:func:`pattern_share`); ``plan`` itself
-    when no part has one.  For a matrix whose entries all hold one value only."""
+def coded_share(dtype, index_dtype, value_dtype=None) -> float:
+    """The share of its bytes a flat part still moves stored with a one-byte code per entry rather than its
+    values (:func:`entry_share`; float64 with int32 indices: 0.65)."""
+    return entry_share(dtype, index_dtype, coded=True) / entry_share(dtype, index_dtype, value_dtype)
+
+
+#: The cuts :func:`value_cut` makes: the format class's attribute naming the form, and the ``Part`` flag.
+CUTS = {"pattern": "pattern_format", "coded": "coded_format"}
+
+
+def value_cut(plan: Plan, share: float, cut: str = "pattern") -> Plan:
+    """``plan`` with every part whose format has a ``cut`` form (:data:`CUTS`: ``"pattern"`` or ``"coded"``) that
+    its kernel multiplies stored that way (``Part.pattern``, ``Part.coded``), the part's prediction scaled by
+    ``share`` (:func:`pattern_share`, :func:`coded_share`); ``plan`` itself when no part has one.  The pattern
+    cut for a matrix whose entries all hold one value only; the coded cut for one of at most the coded
+    format's ``max_values``."""
     from .. import kernels
 
-    def cut(part: Part) -> Part:
-        form = formats.get(part._v.format).pattern_format
+    def one(part: Part) -> Part:
+        form = getattr(formats.get(part._v.format), CUTS[cut])
         if form is None or form not in kernels.get(part.kernel).formats:
             return part
-        return replace(part, pattern=True, predicted_us=part.predicted_us * share)
+        return replace(part, predicted_us=part.predicted_us * share, **{cut: True})
 
-    parts = tuple(cut(p) for p in plan.parts)
+    parts = tuple(one(p) for p in plan.parts)
     if all(a is b for a, b in zip(parts, plan.parts)):
         return plan
     return Plan(parts, sum(p.predicted_us for p in parts))
+
+
+def coded_limit() -> int:
+    """The most distinct values (zero counted among them) the coded forms of the formats hold: csr_vi's 256."""
+    coded = [formats.get(f).coded_format for f in formats.names() if formats.get(f).coded_format]
+    return min((formats.get(f).max_values for f in coded), default=0)
+
+
+def takes_coded_cut(one_value: bool, distinct_values: int) -> bool:
+    """Whether the planner stores a matrix coded: :data:`CODED_CUT` is on, its entries hold more than one value
+    (else the pattern cut) and its ``distinct_values`` (zero counted) fit :func:`coded_limit`."""
+    return CODED_CUT and not one_value and distinct_values <= coded_limit()
 
 
 def allowed(v, deterministic: bool = False, vendor: bool = True, precision: str | None = None) -> bool:
@@ -653,6 +690,9 @@ def plan(csr, features: Features, profile, dtype, deterministic: bool = False, v
     plans = [scaled(p, share) for p in plans]
     if features.one_value:
         share = pattern_share(dtype, csr.index_dtype, value_dtype)
-        plans = [pattern_cut(p, share) for p in plans]
+        plans = [value_cut(p, share, "pattern") for p in plans]
+    elif takes_coded_cut(features.one_value, features.distinct_values):
+        share = coded_share(dtype, csr.index_dtype, value_dtype)
+        plans = [value_cut(p, share, "coded") for p in plans]
     plans.sort(key=lambda p: p.predicted_us)
     return Planning(features, plans, profile.source, profile.notice)

@@ -247,7 +247,7 @@ def choose(csr, tune: str = "model", deterministic: bool = False, vendor: bool =
     kernels are candidates too (where the library loads)."""
     from . import decisions, planner, profile
     from ..formats.csr_pattern import one_value
-    from .features import compute, structure_fingerprint
+    from .features import compute, distinct_values, structure_fingerprint
 
     if tune not in TUNE:
         raise ValueError(f"tune must be one of {TUNE}, got {tune!r}")
@@ -262,8 +262,9 @@ def choose(csr, tune: str = "model", deterministic: bool = False, vendor: bool =
     uniform = one_value(csr.data)
     if decisions.path() is not None:
         fingerprint = structure_fingerprint(csr)
+        coded = planner.CODED_CUT and planner.takes_coded_cut(uniform, distinct_values(csr.data))
         keys = {t: decisions.key(fingerprint, profile.key_of(device), csr.dtype, csr.index_dtype, deterministic,
-                                 vendor, t, prof.digest, uniform, csr.value_dtype) for t in TUNE}
+                                 vendor, t, prof.digest, uniform, csr.value_dtype, coded) for t in TUNE}
         hit = _cached(csr, [keys["measure"]] + ([keys["model"]] if tune == "model" else []))
         if hit is not None:
             plan, (storage, executor), convert_s = hit

@@ -13,7 +13,7 @@ from .csr import CSR
 
 #: Every module of this package that declares a ``FORMAT``; general formats first, then the padded ones.
 _REGISTRY = Registry(__name__, "FORMAT", "format", lambda module, cls: cls.name,
-                     first=("csr", "csr_pattern", "coo", "dia", "dia_vi", "bdia", "ell", "sell", "hyb", "pkt", "bcsr", "bell", "sbell",
+                     first=("csr", "csr_pattern", "csr_vi", "coo", "dia", "dia_vi", "bdia", "ell", "sell", "hyb", "pkt", "bcsr", "bell", "sbell",
                             "cocktail"))
 
 

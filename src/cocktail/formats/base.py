@@ -40,11 +40,16 @@ class SparseFormat:
     standalone: ClassVar[bool] = True
     #: The most distinct values the format can store (its padding zero included); None: any number.
     max_values: ClassVar[int | None] = None
+    #: Stores a one-byte code per entry into its ``table`` of distinct values (dia_vi, csr_vi).
+    coded_values: ClassVar[bool] = False
     #: Stores no value per entry: every entry holds the one value of its ``value`` array (csr_pattern).
     pattern_only: ClassVar[bool] = False
     #: The format that stores this one's matrices with no value per entry when every entry holds one value
     #: (lossless, with the same kernels): the planner's pattern cut.  None: there is none.
     pattern_format: ClassVar[str | None] = None
+    #: The format that stores this one's matrices with a one-byte code per entry into a table of their distinct
+    #: values when they fit (lossless, with the same kernels): the planner's coded cut.  None: there is none.
+    coded_format: ClassVar[str | None] = None
     # --- the format's words, for ``cocktail formats`` and ``explain()`` (plain text, no markup) ---
     #: When the format wins, in one sentence.
     summary: ClassVar[str] = ""

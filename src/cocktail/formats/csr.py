@@ -86,6 +86,7 @@ class CSR(SparseFormat):
     array_fields = ("data", "indices", "indptr")
     defaults = {}
     pattern_format = "csr_pattern"
+    coded_format = "csr_vi"
 
     @classmethod
     def from_arrays(cls, data, indices, indptr, shape, *, index_dtype=None, dtype=None, check=True):

@@ -71,6 +71,7 @@ class DIAVI(DIA):
     array_fields = ("offsets", "codes", "table") + padding.ZERO_FIELDS
     defaults = {"align": 32, "max_fill": padding.DEFAULT_MAX_FILL}
     max_values = MAX_VALUES
+    coded_values = True
 
     @classmethod
     def from_csr(cls, csr, **params):

@@ -33,10 +33,22 @@ __device__ __forceinline__ auto load_x(const X* __restrict__ x, long long i) {
     return widen(load_cached<(COCKTAIL_LDG != 0)>(x + i));
 }
 
-// The value of CSR entry j: data[j], or for a csr_pattern matrix (PATTERN), whose entries all hold data[0],
-// that one value (a cached load, no value per entry). Every product is value * x as CSR's, so a pattern
-// matrix gives CSR's results bit for bit (NaN and Inf included; an empty row stays 0).
-// The value is widened to the arithmetic type (exactly) from narrower storage.
+// How a CSR kernel finds the value of entry j (its VALUES template argument; spec.py's csr_values):
+//  STORED_VALUES  data[j] (csr);
+//  ONE_VALUE      data[0] for every entry (csr_pattern: a cached load, no value per entry);
+//  CODED_VALUES   data[codes[j]] (csr_vi: data is its table of at most 256 values, one byte per entry).
+// Every product is value * x as CSR's, so all three give CSR's results bit for bit (NaN and Inf
+// included; an empty row stays 0). The value is widened to the arithmetic type (exactly) from
+// narrower storage.
+enum : int { STORED_VALUES = 0, ONE_VALUE = 1, CODED_VALUES = 2 };
+// A CSR kernel's arrays with the codes of a csr_vi matrix (null and never read for the other two).
+#define COCKTAIL_CODED_CSR_ARGS(P, I) COCKTAIL_CSR_ARGS(P, I), const unsigned char* __restrict__ codes
+template <int VALUES, typename V>
+__device__ __forceinline__ auto entry_value(const V* __restrict__ data, const unsigned char* __restrict__ codes,
+                                            long long j) {
+    return widen(data[VALUES == ONE_VALUE ? 0 : VALUES == CODED_VALUES ? (long long)codes[j] : j]);
+}
+// The same for kernels with no coded instantiation: PATTERN is ONE_VALUE.
 template <bool PATTERN, typename V>
 __device__ __forceinline__ auto entry_value(const V* __restrict__ data, long long j) {
     return widen(data[PATTERN ? 0 : j]);

@@ -5,29 +5,29 @@ from __future__ import annotations
 from .device import grid_for
 from .launch import ALPHA, X, Y, Launch, beta_arg
 from .config import row_kernel
-from .spec import EVERY_PRECISION, Sampled, cpp_bool, csr_values, own_kernel, type_names
+from .spec import CSR_VALUES, EVERY_PRECISION, Sampled, csr_values, own_kernel, type_names
 
 
 def _expressions(v: str, i: str) -> list[str]:
-    return [expression(v, i, p) for p in (False, True)]
+    return [expression(v, i, mode) for mode in CSR_VALUES]
 
 
-def expression(v: str, i: str, pattern: bool) -> str:
-    """The instantiation for a csr or (``pattern``) a csr_pattern matrix."""
-    return f"csr_scalar<{v}, {i}, {cpp_bool(pattern)}>"
+def expression(v: str, i: str, values: int) -> str:
+    """The instantiation for a csr, csr_pattern or csr_vi matrix (``values``: :func:`~.spec.csr_values`' mode)."""
+    return f"csr_scalar<{v}, {i}, {values}>"
 
 
 def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
     """One grid-stride pass over the rows."""
     m = fmt.shape[0]
     block = config["block_threads"]
-    values, pattern = csr_values(fmt)
-    fn = SPEC.compiled(expression(*type_names(fmt), pattern), config["ldg"], props.id)
-    args = (fmt.index_dtype.type(m), fmt.indptr, fmt.indices, values, X, Y, ALPHA, beta_arg(fmt, accumulate))
+    values, codes, mode = csr_values(fmt)
+    fn = SPEC.compiled(expression(*type_names(fmt), mode), config["ldg"], props.id)
+    args = (fmt.index_dtype.type(m), fmt.indptr, fmt.indices, values, codes, X, Y, ALPHA, beta_arg(fmt, accumulate))
     return [Launch(fn, grid_for(m, block, props), block, args, fmt.dtype)]
 
 
-SPEC = own_kernel("csr_scalar", ("csr", "csr_pattern"),
+SPEC = own_kernel("csr_scalar", ("csr", "csr_pattern", "csr_vi"),
                   "one thread per row",
                   _expressions, bind, row_kernel, profile=(Sampled("csr_scalar", "rows"),),
                   precisions=EVERY_PRECISION)

@@ -16,7 +16,7 @@ from .block_operands import VECTOR_BYTES, BlockOperands
 from .config import block_threads, flag
 from .device import grid_for
 from .launch import ALPHA, X, Y, Launch, beta_arg
-from .spec import VALUE_TYPES, cpp_bool, csr_values, own_kernel, type_names
+from .spec import ONE_VALUE, VALUE_TYPES, cpp_bool, csr_values, own_kernel, type_names
 
 #: Bytes of a value of each C++ value type (vector strips fill 16-byte words).
 VALUE_SIZES = {name: dtype.itemsize for dtype, name in VALUE_TYPES.items()}
@@ -52,8 +52,8 @@ def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
     """A grid-stride pass over rows, ``lanes`` lanes each, for the operands of the configuration."""
     m = fmt.shape[0]
     t, c, block = config["lanes"], config["columns_per_lane"], config["block_threads"]
-    values, pattern = csr_values(fmt)
-    fn = BLOCK_SPEC.compiled(expression("csr_spmm", *type_names(fmt), t, c, config["vector"], pattern), config["ldg"],
+    values, _, mode = csr_values(fmt)
+    fn = BLOCK_SPEC.compiled(expression("csr_spmm", *type_names(fmt), t, c, config["vector"], mode == ONE_VALUE), config["ldg"],
                              props.id)
     args = (fmt.index_dtype.type(m), *config["operands"].args(), fmt.indptr, fmt.indices, values, X, Y, ALPHA,
             beta_arg(fmt, accumulate))

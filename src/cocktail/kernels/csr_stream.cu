@@ -12,7 +12,8 @@
 //    last ticket (a ticket per row, kept at its first piece; atomicInc wraps it back to 0) adds
 //    the pieces in a fixed order (lane-strided, then a shuffle tree) and stores the row, so the
 //    result is deterministic.
-// PATTERN: a csr_pattern matrix, every entry holding data[0] (read once, cached: no value per entry).
+// VALUES: how an entry's value is found (common.cuh's entry_value): csr; csr_pattern, every entry holding
+// data[0] (read once, cached: no value per entry); csr_vi, a streamed one-byte code into the table data.
 // Rows are stored through store_y, so beta is applied once per row and y is never read when beta == 0.
 #include "warp.cuh"
 
@@ -41,11 +42,24 @@ __device__ __forceinline__ bf16 load_matrix(const bf16* __restrict__ p) {
     return load_half_matrix<STREAM>(p);
 }
 
-template <typename P, typename I, int ITEMS, bool STREAM, bool PATTERN>
+// The value of entry j, its value or code loaded as the matrix streams are.
+template <int VALUES, bool STREAM, typename V>
+__device__ __forceinline__ auto stream_value(const V* __restrict__ data, const unsigned char* __restrict__ codes,
+                                             long long j) {
+    if constexpr (VALUES == ONE_VALUE) {
+        return widen(data[0]);
+    } else if constexpr (VALUES == CODED_VALUES) {
+        return widen(data[load_matrix<STREAM>(codes + j)]);
+    } else {
+        return widen(load_matrix<STREAM>(data + j));
+    }
+}
+
+template <typename P, typename I, int ITEMS, bool STREAM, int VALUES>
 __global__ void csr_stream(const long long n_items,
                            const I* __restrict__ item_row,
                            const I* __restrict__ item_nz,
-                           COCKTAIL_CSR_ARGS(P, I),
+                           COCKTAIL_CODED_CSR_ARGS(P, I),
                            COCKTAIL_PRODUCT_ARGS(P),
                            compute_t<P>* __restrict__ partial,
                            unsigned int* __restrict__ ticket) {
@@ -75,7 +89,7 @@ __global__ void csr_stream(const long long n_items,
             const long long j = z0 + k * WARP + lane;
             T v = T(0);
             if (j < z1) {
-                v = widen(PATTERN ? data[0] : load_matrix<STREAM>(data + j)) * load_x(x, load_matrix<STREAM>(indices + j));
+                v = stream_value<VALUES, STREAM>(data, codes, j) * load_x(x, load_matrix<STREAM>(indices + j));
             }
             products[k * WARP + lane] = v;
         }

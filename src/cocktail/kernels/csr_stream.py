@@ -16,7 +16,7 @@ from ..precision import compute_dtype
 from .device import WARP_SIZE, capped_grid
 from .launch import ALPHA, X, Y, Launch, beta_arg
 from .config import flag, row_kernel
-from .spec import EVERY_PRECISION, Sampled, cpp_bool, csr_values, own_kernel, type_names
+from .spec import CSR_VALUES, EVERY_PRECISION, STORED_VALUES, Sampled, cpp_bool, csr_values, own_kernel, type_names
 
 #: Nonzeros per lane of an item that the source is instantiated for.
 ITEMS_PER_LANE = (4, 8, 16)
@@ -25,13 +25,13 @@ SAMPLED_ITEMS = (8, 16)
 
 
 def _expressions(v: str, i: str) -> list[str]:
-    return [expression(v, i, k, s, p) for k in ITEMS_PER_LANE for s in (True, False) for p in (False, True)]
+    return [expression(v, i, k, s, mode) for k in ITEMS_PER_LANE for s in (True, False) for mode in CSR_VALUES]
 
 
-def expression(v: str, i: str, items: int, stream: bool, pattern: bool = False) -> str:
-    """The instantiation for ``items`` nonzeros per lane, with or without evict-first matrix loads, of a csr or
-    (``pattern``) a csr_pattern matrix."""
-    return f"csr_stream<{v}, {i}, {items}, {cpp_bool(stream)}, {cpp_bool(pattern)}>"
+def expression(v: str, i: str, items: int, stream: bool, values: int = STORED_VALUES) -> str:
+    """The instantiation for ``items`` nonzeros per lane, with or without evict-first matrix loads, of a csr,
+    csr_pattern or csr_vi matrix (``values``: :func:`~.spec.csr_values`' mode)."""
+    return f"csr_stream<{v}, {i}, {items}, {cpp_bool(stream)}, {values}>"
 
 
 def partition(indptr, capacity: int, own_row: int, rows_per_item: int):
@@ -85,9 +85,9 @@ def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
     partial = cupy.empty(max(n_items, 1), dtype=compute_dtype(fmt.dtype))
     ticket = cupy.zeros(max(n_items, 1), dtype=np.uint32)
     warps = block // WARP_SIZE
-    values, pattern = csr_values(fmt)
-    fn = SPEC.compiled(expression(*type_names(fmt), k, config["stream"], pattern), config["ldg"], props.id)
-    args = (np.int64(n_items), item_row, item_nz, fmt.indptr, fmt.indices, values, X, Y, ALPHA,
+    values, codes, mode = csr_values(fmt)
+    fn = SPEC.compiled(expression(*type_names(fmt), k, config["stream"], mode), config["ldg"], props.id)
+    args = (np.int64(n_items), item_row, item_nz, fmt.indptr, fmt.indices, values, codes, X, Y, ALPHA,
             beta_arg(fmt, accumulate), partial, ticket)
     return [Launch(fn, stream_grid(n_items, block, props), block, args, fmt.dtype,
                    shared_mem=warps * capacity * compute_dtype(fmt.dtype).itemsize)]
@@ -114,7 +114,7 @@ def configure(spec, fmt, p, props, rules) -> dict:
     return {**config, "own_row": own_row, "rows_per_item": rows_per_item}
 
 
-SPEC = own_kernel("csr_stream", ("csr", "csr_pattern"),
+SPEC = own_kernel("csr_stream", ("csr", "csr_pattern", "csr_vi"),
                   "balanced warp items of up to 32*items_per_lane nonzeros, products staged in shared memory",
                   _expressions, bind, configure, params={"items_per_lane": None, "stream": True},
                   profile=tuple(Sampled(f"csr_stream(k={k})", "rows", kernel_params={"items_per_lane": k},

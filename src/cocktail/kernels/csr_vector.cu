@@ -7,11 +7,11 @@
 // step after the first reads an aligned segment of THREADS entries; lanes below `start` idle
 // during that first step.
 //
-// PATTERN: a csr_pattern matrix, every entry holding data[0] (common.cuh's entry_value).
+// VALUES: how an entry's value is found, in a csr, csr_pattern or csr_vi matrix (common.cuh's entry_value).
 #include "warp.cuh"
 
-template <typename P, typename I, int THREADS, bool ALIGNED, bool PATTERN>
-__global__ void csr_vector(const I m, COCKTAIL_CSR_ARGS(P, I), COCKTAIL_PRODUCT_ARGS(P)) {
+template <typename P, typename I, int THREADS, bool ALIGNED, int VALUES>
+__global__ void csr_vector(const I m, COCKTAIL_CODED_CSR_ARGS(P, I), COCKTAIL_PRODUCT_ARGS(P)) {
     using T = compute_t<P>;
     const RowGroups g = row_groups<THREADS>();
     for (long long base = g.first; base < m; base += g.stride) {
@@ -24,12 +24,12 @@ __global__ void csr_vector(const I m, COCKTAIL_CSR_ARGS(P, I), COCKTAIL_PRODUCT_
             long long j = (ALIGNED ? start - start % THREADS : start) + g.lane;
             if (ALIGNED) {
                 if (j >= start && j < end) {
-                    sum += entry_value<PATTERN>(data, j) * load_x(x, indices[j]);
+                    sum += entry_value<VALUES>(data, codes, j) * load_x(x, indices[j]);
                 }
                 j += THREADS;
             }
             for (; j < end; j += THREADS) {
-                sum += entry_value<PATTERN>(data, j) * load_x(x, indices[j]);
+                sum += entry_value<VALUES>(data, codes, j) * load_x(x, indices[j]);
             }
         }
         sum = group_sum(sum, THREADS);

@@ -5,28 +5,29 @@ from __future__ import annotations
 from .device import grid_for
 from .launch import ALPHA, X, Y, Launch, beta_arg
 from .config import flag, row_kernel
-from .spec import EVERY_PRECISION, Sampled, cpp_bool, csr_values, own_kernel, type_names
+from .spec import CSR_VALUES, EVERY_PRECISION, STORED_VALUES, Sampled, cpp_bool, csr_values, own_kernel, type_names
 
 #: Threads per row the source is instantiated for.
 THREADS_PER_ROW = (2, 4, 8, 16, 32)
 
 
 def _expressions(v: str, i: str) -> list[str]:
-    return [expression(v, i, t, a, p) for t in THREADS_PER_ROW for a in (True, False) for p in (False, True)]
+    return [expression(v, i, t, a, mode) for t in THREADS_PER_ROW for a in (True, False) for mode in CSR_VALUES]
 
 
-def expression(v: str, i: str, threads: int, aligned: bool, pattern: bool = False) -> str:
-    """The instantiation for ``threads`` lanes per row, aligned or not, of a csr or (``pattern``) a csr_pattern matrix."""
-    return f"csr_vector<{v}, {i}, {threads}, {cpp_bool(aligned)}, {cpp_bool(pattern)}>"
+def expression(v: str, i: str, threads: int, aligned: bool, values: int = STORED_VALUES) -> str:
+    """The instantiation for ``threads`` lanes per row, aligned or not, of a csr, csr_pattern or csr_vi matrix
+    (``values``: :func:`~.spec.csr_values`' mode)."""
+    return f"csr_vector<{v}, {i}, {threads}, {cpp_bool(aligned)}, {values}>"
 
 
 def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
     """A grid-stride pass over rows, ``threads_per_row`` lanes each."""
     m = fmt.shape[0]
     t, block = config["threads_per_row"], config["block_threads"]
-    values, pattern = csr_values(fmt)
-    fn = SPEC.compiled(expression(*type_names(fmt), t, config["aligned"], pattern), config["ldg"], props.id)
-    args = (fmt.index_dtype.type(m), fmt.indptr, fmt.indices, values, X, Y, ALPHA, beta_arg(fmt, accumulate))
+    values, codes, mode = csr_values(fmt)
+    fn = SPEC.compiled(expression(*type_names(fmt), t, config["aligned"], mode), config["ldg"], props.id)
+    args = (fmt.index_dtype.type(m), fmt.indptr, fmt.indices, values, codes, X, Y, ALPHA, beta_arg(fmt, accumulate))
     return [Launch(fn, grid_for(m * t, block, props), block, args, fmt.dtype)]
 
 
@@ -42,7 +43,7 @@ def configure(spec, fmt, p, props, rules) -> dict:
             "aligned": flag(spec.name, "aligned", p["aligned"])}
 
 
-SPEC = own_kernel("csr_vector", ("csr", "csr_pattern"),
+SPEC = own_kernel("csr_vector", ("csr", "csr_pattern", "csr_vi"),
                   "a group of 2-32 threads per row, shuffle reduction, optionally aligned to the group width",
                   _expressions, bind, configure, params={"threads_per_row": None, "aligned": True},
                   profile=tuple(Sampled(f"csr_vector(t={t})", "rows", kernel_params={"threads_per_row": t},

@@ -66,10 +66,20 @@ def type_names(fmt) -> tuple[str, str]:
     return precision_name(fmt.dtype, fmt.value_dtype), index_type_name(fmt.index_dtype)
 
 
+#: A CSR kernel's ``VALUES`` template argument (common.cuh's entry_value): how it finds an entry's value.
+STORED_VALUES, ONE_VALUE, CODED_VALUES = 0, 1, 2
+#: Every ``VALUES`` a CSR kernel of all three formats is instantiated for.
+CSR_VALUES = (STORED_VALUES, ONE_VALUE, CODED_VALUES)
+
+
 def csr_values(fmt) -> tuple:
-    """``(values, pattern)``: the value array a CSR kernel reads, CSR's ``data`` or a csr_pattern matrix's one
-    ``value``, and whether it is the latter (the kernel's ``PATTERN`` instantiation)."""
-    return (fmt.value, True) if fmt.pattern_only else (fmt.data, False)
+    """``(values, codes, mode)`` a CSR kernel reads a csr, csr_pattern or csr_vi matrix by: the value array (CSR's
+    ``data``, the one ``value``, csr_vi's ``table``), the entries' one-byte codes (csr_vi's ``codes``; an empty
+    array, never read, for the others) and the kernel's ``VALUES`` instantiation."""
+    if fmt.coded_values:
+        return fmt.table, fmt.codes, CODED_VALUES
+    none = fmt.xp.empty(0, dtype=np.uint8)
+    return (fmt.value, none, ONE_VALUE) if fmt.pattern_only else (fmt.data, none, STORED_VALUES)
 
 
 def cpp_bool(flag: bool) -> str:

@@ -222,16 +222,21 @@ def dia_vi_rows_per_thread(aligned) -> int:
     return DIA_VI_ROWS_PER_THREAD if aligned(DIA_VI_ROWS_PER_THREAD) else 1
 
 
-def csr_kernel(row_lengths, pattern: bool = False) -> str:
-    """Which CSR kernel suits these row lengths: csr_merge, csr_vector or csr_scalar; for a csr_pattern matrix
-    (``pattern``) csr_stream in csr_merge's place (the other load-balanced kernel; csr_merge reads values)."""
+#: The formats whose kernel :func:`csr_kernel` chooses from their row lengths.
+CSR_RULE_FORMATS = ("csr", "csr_pattern", "csr_vi")
+
+
+def csr_kernel(row_lengths, merge: bool = True) -> str:
+    """Which CSR kernel suits these row lengths: csr_merge, csr_vector or csr_scalar; without ``merge`` (a
+    csr_pattern or csr_vi matrix, which csr_merge does not read) csr_stream in csr_merge's place, the other
+    load-balanced kernel."""
     m = int(row_lengths.shape[0])
     if m == 0:
         return "csr_scalar"
     longest = int(row_lengths.max())
     mean = float(row_lengths.sum()) / m
     if longest >= MERGE_MIN_LONGEST and longest > MERGE_LONGEST_OVER_MEAN * max(mean, 1.0):
-        return "csr_stream" if pattern else "csr_merge"
+        return "csr_merge" if merge else "csr_stream"
     if mean >= VECTOR_MIN_MEAN_ROW:
         return "csr_vector"
     return "csr_scalar"
@@ -239,7 +244,7 @@ def csr_kernel(row_lengths, pattern: bool = False) -> str:
 
 def format_kernels() -> dict[str, str]:
     """The kernel each format uses unless the caller names one: the kernel that declares itself the
-    format's default (``KernelSpec.default_for``).  CSR and CSR-pattern have a rule instead (:func:`csr_kernel`)."""
+    format's default (``KernelSpec.default_for``).  The CSR formats have a rule instead (:func:`csr_kernel`)."""
     return {fmt: name for name in kernels.names() for fmt in kernels.get(name).default_for}
 
 
@@ -250,8 +255,8 @@ def choose_kernel(storage, deterministic: bool = False) -> str | None:
     ``deterministic``: when the usual kernel is not declared deterministic (coo: coo_atomic), the
     first registered kernel of the format that is (coo: coo_segmented), or None without one.
     """
-    if storage.name in ("csr", "csr_pattern"):
-        name = csr_kernel(storage.row_lengths(), storage.pattern_only)
+    if storage.name in CSR_RULE_FORMATS:
+        name = csr_kernel(storage.row_lengths(), storage.name in kernels.get("csr_merge").formats)
     else:
         name = format_kernels().get(storage.name)
     if name is not None and kernels.get(name).takes(storage) and (not deterministic or kernels.get(name).deterministic):

@@ -1,0 +1,88 @@
+"""csr_vi on the GPU: its kernels (the csr kernels' CODED_VALUES instantiations) equal the csr kernels bit for
+bit, in every precision they are instantiated for, and its block products loop over the columns.
+
+Marked ``gpu``: skipped where CuPy sees no CUDA device.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import cocktail
+from cocktail import SparseMatrix
+from test_gpu_csr_pattern import power_law_graph
+
+pytestmark = pytest.mark.gpu
+
+cupy = pytest.importorskip("cupy") if cocktail.arrays.cuda_available() else None
+
+KERNELS = [("csr_scalar", {}), ("csr_vector", {"threads_per_row": 4}), ("csr_vector", {"threads_per_row": 32}),
+           ("csr_stream", {}), ("csr_stream", {"items_per_lane": 4, "stream": False})]
+#: A few values, signed zeros, an infinity: each stored once in the table, decoded to its own bits.
+TABLE = np.array([-2.5, -1.0, -0.0, 0.0, 0.125, 3.0, 1e30, np.inf])
+
+
+def coded_graph(n=60_000, seed=7, with_inf=False, table=TABLE[:-1]):
+    """A power-law graph (rows up to 5,000 long: csr_stream's pieces) whose entries hold values of ``table``
+    (TABLE with its infinity for ``with_inf``)."""
+    S = power_law_graph(n=n, seed=seed)
+    table = TABLE if with_inf else table
+    S.data[:] = table[np.random.default_rng(seed).integers(0, table.size, S.nnz)]
+    return S
+
+
+@pytest.mark.parametrize("with_inf", [False, True])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex64, np.complex128])
+@pytest.mark.parametrize("kernel,params", KERNELS, ids=lambda v: str(v))
+def test_a_coded_kernel_equals_its_csr_kernel_bit_for_bit(kernel, params, dtype, with_inf):
+    S = coded_graph(with_inf=with_inf).astype(dtype)
+    if np.dtype(dtype).kind == "c":
+        S.data = S.data * (1 - 0.5j)
+    x = cupy.asarray(np.random.default_rng(1).standard_normal(S.shape[1]).astype(dtype))
+    A = SparseMatrix(S, format="csr", kernel=kernel, **params)
+    V = SparseMatrix(S, format="csr_vi", kernel=kernel, **params)
+    assert V.format == "csr_vi" and V.kernel == kernel
+    assert V.storage.table.shape[0] <= TABLE.size
+    # table[code] * x for every entry, as CSR's data[j] * x: the same products and additions
+    cupy.testing.assert_array_equal(V @ x, A @ x)
+    y0 = cupy.asarray(np.random.default_rng(2).standard_normal(S.shape[0]).astype(dtype))
+    ya, yv = y0.copy(), y0.copy()
+    A.matvec(x, out=ya, alpha=1.5, beta=-0.5)
+    V.matvec(x, out=yv, alpha=1.5, beta=-0.5)
+    cupy.testing.assert_array_equal(yv, ya)
+    bound = V.bind(x, yv)
+    bound()
+    bound()  # a replay of the captured graph: csr_stream's tickets returned to zero
+    cupy.testing.assert_array_equal(yv, A @ x)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_a_half_coded_matrix_equals_its_half_csr(dtype):
+    S = coded_graph(n=20_000, table=np.array([-2.5, -0.0, 0.0, 0.125, 3.0]))  # each exact in a half type
+    x = np.random.default_rng(3).standard_normal(S.shape[1])
+    for kernel in ("csr_vector", "csr_stream"):
+        A = SparseMatrix(S, format="csr", kernel=kernel, dtype=dtype)
+        V = SparseMatrix(S, format="csr_vi", kernel=kernel, dtype=dtype)
+        assert V.storage.table.dtype == A.storage.data.dtype
+        xd = cupy.asarray(x.astype(A.dtype))
+        # compared by their bits (CuPy has no bfloat16 comparison)
+        np.testing.assert_array_equal((V @ xd).get().view(np.uint16), (A @ xd).get().view(np.uint16))
+
+
+def test_float64_products_of_float32_coded_values():
+    S = coded_graph(n=20_000)
+    A = SparseMatrix(S, format="csr", value_dtype="float32")
+    V = SparseMatrix(S, format="csr_vi", value_dtype="float32")
+    assert V.storage.table.dtype == np.float32 and V.dtype == np.float64
+    x = cupy.asarray(np.random.default_rng(4).standard_normal(S.shape[1]))
+    cupy.testing.assert_array_equal(V @ x, A @ x)
+
+
+def test_a_coded_block_product_loops_over_columns():
+    S = coded_graph(n=20_000)
+    V = SparseMatrix(S, format="csr_vi")
+    X = np.random.default_rng(5).standard_normal((S.shape[1], 3))
+    want = S @ X
+    got = (V @ cupy.asarray(X)).get()
+    np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-10 * np.abs(want).max())
