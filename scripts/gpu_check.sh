@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Run on the GPU machine from the repository root: GPU tests, memcheck, and benchmarks.
-# Usage: bash scripts/gpu_check.sh [tests|large|memcheck|default|full|all]  (logs under $OUT, default ./gpu_out)
+# Usage: bash scripts/gpu_check.sh [tests|shards|large|memcheck|default|full|all]  (logs under $OUT, default ./gpu_out)
+#   shards:   the GPU tests in SHARDS pytest processes side by side (default 8; tests/conftest.py's COCKTAIL_SHARD),
+#             each cut at LIMIT seconds (default 540), with the summary line of each and their sum: the whole
+#             `pytest -m gpu` inside one 10-minute device call (about 7 minutes on an H100)
 #   large:    the tests past int32 (COCKTAIL_LARGE_TESTS=1: tens of GB of GPU memory)
 #   memcheck: scripts/sanitize.sh memcheck (all three tools: bash scripts/sanitize.sh)
 #   default: `cocktail bench` with no arguments, timed from an empty matrix cache
@@ -18,6 +21,20 @@ echo "commit ${COCKTAIL_COMMIT:-$(git rev-parse HEAD 2>/dev/null)}" | tee -a "$O
 
 if [[ $what == tests || $what == all ]]; then
   python3 -m pytest -m gpu -q -p no:cacheprovider --maxfail=30 2>&1 | tee "$OUT/pytest_gpu.log" | tail -40
+fi
+if [[ $what == shards ]]; then
+  SHARDS=${SHARDS:-8}
+  for i in $(seq 0 $((SHARDS - 1))); do
+    COCKTAIL_SHARD="$i/$SHARDS" timeout "${LIMIT:-540}" python3 -m pytest -m gpu -q -p no:cacheprovider \
+      --maxfail=30 > "$OUT/pytest_gpu_shard$i.log" 2>&1 &
+  done
+  wait
+  for i in $(seq 0 $((SHARDS - 1))); do
+    echo "shard $i/$SHARDS: $(tail -1 "$OUT/pytest_gpu_shard$i.log")"
+  done | tee "$OUT/pytest_gpu.log"
+  # the sum of the shards' counts: one summary line for the whole run
+  tail -qn1 "$OUT"/pytest_gpu_shard*.log | grep -oE '[0-9]+ (passed|failed|skipped|errors?|deselected)' \
+    | awk '{n[$2] += $1} END {for (k in n) printf "%d %s  ", n[k], k; print ""}' | tee -a "$OUT/pytest_gpu.log"
 fi
 if [[ $what == large || $what == all ]]; then
   COCKTAIL_LARGE_TESTS=1 python3 -m pytest -q -p no:cacheprovider -rs tests/test_gpu_large.py 2>&1 | tee "$OUT/large.log" | tail -15

@@ -12,6 +12,8 @@ CONFIGS = [
     ("csr", {}),
     ("csr_pattern", {}),
     ("csr_vi", {}),
+    ("csr_pattern", {"short_columns": None}),
+    ("csr_vi", {"short_columns": None}),
     ("coo", {}),
     ("dia", {}),
     ("dia", {"align": 1}),

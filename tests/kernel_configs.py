@@ -27,6 +27,9 @@ KERNEL_CONFIGS = [
     ("csr_vector", "csr_vi", {}, {"threads_per_row": 2, "aligned": False, "ldg": False}),
     ("csr_stream", "csr_vi", {}, {}),
     ("csr_stream", "csr_vi", {}, {"stream": False, "items_per_lane": 4, "block_threads": 64}),
+    # short columns (16-bit offsets from a base column per chunk of 256 entries) where they fit: csr_stream alone
+    ("csr_stream", "csr_vi", {"short_columns": None}, {"items_per_lane": 16}),
+    ("csr_stream", "csr_pattern", {"short_columns": None}, {"stream": False}),
     ("coo_segmented", "coo", {}, {}),
     ("coo_segmented", "coo", {}, {"ldg": False}),
     ("coo_atomic", "coo", {}, {}),

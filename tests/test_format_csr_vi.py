@@ -153,3 +153,85 @@ def test_the_decision_key_tells_a_coded_matrix_apart():
     args = ("fp", "dev", np.float64, np.int32, False, True, "model", "digest")
     assert decisions.key(*args) != decisions.key(*args, coded=True)
     assert decisions.key(*args, coded=True).endswith("|coded")
+
+
+# --- short columns (csr_family.py), csr_pattern's and csr_vi's ---------------------------------------------
+
+def wide_band(m=3000, n=400_000, per_row=12, seed=1):
+    """Rows whose columns lie within a few thousand of ``row * n / m``: chunks of 256 entries span far less than
+    65,536 columns, far from column 0."""
+    rng = np.random.default_rng(seed)
+    rows = np.repeat(np.arange(m), per_row)
+    cols = np.clip(rows * (n // m) + rng.integers(-2000, 2000, rows.size), 0, n - 1)
+    S = sp.csr_array((np.ones(rows.size), (rows, cols)), shape=(m, n))
+    S.data[:] = 1.0  # duplicates summed: one value again
+    return S
+
+
+@pytest.mark.parametrize("name", ["csr_pattern", "csr_vi"])
+@pytest.mark.parametrize("index_dtype", ["int32", "int64"])
+def test_short_columns_round_trip_and_cut_two_bytes_an_entry(name, index_dtype):
+    from cocktail.formats.csr_family import CHUNK
+
+    S = wide_band()
+    if name == "csr_vi":
+        S = coded(S)
+    csr = CSR.from_arrays(S.data, S.indices, S.indptr, S.shape, index_dtype=index_dtype)
+    full = get(name).from_csr(csr)
+    short = get(name).from_csr(csr, short_columns=True)
+    assert not full.short and full.layouts() == () and full.column_base.shape == (0,)
+    assert short.short and short.layouts() == ("short_columns",) and short.indices.dtype == np.uint16
+    chunks = -(-csr.nnz // CHUNK)
+    assert short.column_base.shape == (chunks,) and short.column_base.dtype == np.dtype(index_dtype)
+    assert int(short.column_base.max()) > 300_000  # far from column 0: the offsets are not the columns
+    assert short.resolved_params() == {"short_columns": True} and full.resolved_params() == {"short_columns": False}
+    assert_csr_identical(short.to_csr(), csr)
+    assert (short.columns() == csr.indices).all() and short.columns().dtype == csr.indices.dtype
+    idx = np.dtype(index_dtype).itemsize
+    cut = csr.nnz * (idx - 2) - chunks * idx
+    assert full.spmv_bytes() - short.spmv_bytes() == cut
+    assert full.nbytes - short.nbytes == cut
+    x = random_operand(np.random.default_rng(1), (S.shape[1],), "float64")
+    np.testing.assert_array_equal(reference.spmv(short, x), reference.spmv(full, x))  # the same entries, in order
+    (entries,) = entries_of(short)
+    assert (entries.cols == csr.indices).all()
+    assert get(name).from_csr(csr, short_columns=None).short  # unset: where it fits, and it fits
+
+
+@pytest.mark.parametrize("name", ["csr_pattern", "csr_vi"])
+def test_short_columns_that_do_not_fit_are_refused_or_left_full(name):
+    S = graph(100_000, per_row=4)  # random columns over 100,000: a chunk spans most of them
+    if name == "csr_vi":
+        S = coded(S)
+    csr = csr_of(S)
+    with pytest.raises(ValueError, match=rf"{name}: short_columns=True needs every chunk of 256 entries within "
+                                         r"65,536 columns; chunk \d+ \(entries \d+ to \d+\) spans [\d,]+ \(columns"):
+        get(name).from_csr(csr, short_columns=True)
+    assert not get(name).from_csr(csr, short_columns=None).short
+    with pytest.raises(ValueError, match="short_columns must be True, False or None"):
+        get(name).from_csr(csr, short_columns=1)
+    # 65,536 columns fit whatever the pattern; the last chunk is partial
+    small = csr_of(coded(graph(65_536, per_row=3)) if name == "csr_vi" else graph(65_536, per_row=3))
+    assert small.nnz % 256 and get(name).from_csr(small, short_columns=True).short
+
+
+def test_only_csr_stream_reads_short_columns():
+    from cocktail.kernels.spec import csr_columns
+
+    short = get("csr_vi").from_csr(csr_of(coded(wide_band())), short_columns=True)
+    assert [s.name for s in kernels.for_format("csr_vi") if s.takes(short)] == ["csr_stream"]
+    assert choose_kernel(short) == "csr_stream"  # whatever the row-length rule says, the one that reads them
+    indices, base, shift = csr_columns(short)
+    assert indices is short.indices and base is short.column_base and shift == 8
+    full = get("csr_vi").from_csr(csr_of(coded(wide_band())))
+    assert csr_columns(full)[2] == 0 and csr_columns(full)[1].shape == (0,)
+    from cocktail.tuning import launch_rules
+    from oracle import fake_props
+
+    with pytest.raises(TypeError, match="kernel 'csr_vector' does not read csr_vi stored with short_columns"):
+        launch_rules.configure(kernels.get("csr_vector"), short, {}, fake_props())
+    assert launch_rules.configure(kernels.get("csr_stream"), short, {}, fake_props())["items_per_lane"]
+    A = SparseMatrix(wide_band(), format="csr_pattern", short_columns=True, device="cpu")
+    x = np.random.default_rng(4).standard_normal(A.shape[1])
+    np.testing.assert_allclose(A @ x, wide_band() @ x, rtol=1e-12)
+    np.testing.assert_allclose(A.T @ x[:A.shape[0]], wide_band().T @ x[:A.shape[0]], rtol=1e-12)

@@ -1,5 +1,6 @@
 """csr_vi on the GPU: its kernels (the csr kernels' CODED_VALUES instantiations) equal the csr kernels bit for
-bit, in every precision they are instantiated for, and its block products loop over the columns.
+bit, in every precision they are instantiated for, and its block products loop over the columns; csr_stream
+reads csr_pattern's and csr_vi's short columns, bit for bit as their full ones.
 
 Marked ``gpu``: skipped where CuPy sees no CUDA device.
 """
@@ -8,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
 import cocktail
 from cocktail import SparseMatrix
@@ -86,3 +88,45 @@ def test_a_coded_block_product_loops_over_columns():
     want = S @ X
     got = (V @ cupy.asarray(X)).get()
     np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-10 * np.abs(want).max())
+
+
+def local_power_law(m=20_000, n=2_000_000, seed=11):
+    """Power-law row lengths (up to 5,000: csr_stream's pieces) with each row's columns within 50,000 of
+    ``row * n / m``: short columns fit, their bases far from column 0."""
+    rng = np.random.default_rng(seed)
+    lengths = np.minimum(rng.zipf(1.6, m), 5_000)
+    rows = np.repeat(np.arange(m), lengths)
+    cols = np.clip(rows * (n // m) + rng.integers(0, 50_000, rows.size), 0, n - 1)
+    S = sp.csr_array((np.ones(rows.size), (rows, cols)), shape=(m, n))
+    S.data[:] = 1.0
+    return S
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex128, "bfloat16"])
+@pytest.mark.parametrize("fmt", ["csr_pattern", "csr_vi"])
+@pytest.mark.parametrize("params", [{}, {"items_per_lane": 4, "stream": False}], ids=str)
+def test_short_columns_equal_full_ones_bit_for_bit(fmt, params, dtype):
+    S = local_power_law()
+    if fmt == "csr_vi":
+        S.data = np.array([-2.5, 0.125, 3.0])[np.random.default_rng(1).integers(0, 3, S.nnz)]
+    full = SparseMatrix(S, format=fmt, kernel="csr_stream", dtype=dtype, **params)
+    short = SparseMatrix(S, format=fmt, kernel="csr_stream", dtype=dtype, short_columns=True, **params)
+    assert short.storage.short and not full.storage.short and short.kernel == "csr_stream"
+    x = cupy.asarray(np.random.default_rng(2).standard_normal(S.shape[1]).astype(full.dtype))
+    # the same entries in the same order, each column decoded exactly: the same products and additions
+    np.testing.assert_array_equal((short @ x).get().view(np.uint8), (full @ x).get().view(np.uint8))
+    y = cupy.zeros(S.shape[0], dtype=full.dtype)
+    bound = short.bind(x, y)
+    bound()
+    bound()
+    np.testing.assert_array_equal(y.get().view(np.uint8), (full @ x).get().view(np.uint8))
+
+
+def test_a_short_matrix_names_the_kernel_that_reads_it():
+    S = local_power_law(m=2_000)
+    A = SparseMatrix(S, format="csr_pattern", short_columns=True)
+    assert A.kernel == "csr_stream"  # the row-length rule's kernel may not read short columns: the one that does
+    with pytest.raises(TypeError, match="does not read csr_pattern stored with short_columns"):
+        SparseMatrix(S, format="csr_pattern", short_columns=True, kernel="csr_vector")
+    X = np.random.default_rng(3).standard_normal((S.shape[1], 3))
+    np.testing.assert_allclose((A @ cupy.asarray(X)).get(), S @ X, rtol=1e-10, atol=1e-10 * np.abs(S @ X).max())

@@ -38,9 +38,9 @@ def test_specs_registered_with_contract_parameters():
     v = get("csr_vector")
     assert v.defaults == {"threads_per_row": None, "aligned": True, "ldg": True, "block_threads": None}
     exprs = v.expressions("float", "int")
-    assert len(exprs) == 20  # threads x aligned x pattern
-    assert "csr_vector<float, int, 2, true, false>" in exprs and "csr_vector<float, int, 32, false, true>" in exprs
-    assert len(v.all_expressions()) == 20 * 2 * len(v.precisions)  # x index types x precisions
+    assert len(exprs) == 30  # threads x aligned x values (stored, one value, coded)
+    assert "csr_vector<float, int, 2, true, 0>" in exprs and "csr_vector<float, int, 32, false, 2>" in exprs
+    assert len(v.all_expressions()) == 30 * 2 * len(v.precisions)  # x index types x precisions
     mg = get("csr_merge")
     assert mg.defaults == {"items_per_thread": None, "block_threads": None, "ldg": True}
     assert mg.deterministic

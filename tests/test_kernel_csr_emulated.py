@@ -3,7 +3,8 @@
 As tests/test_kernel_blocks_emulated.py (whose shim this reuses: warps of 32 host threads, g++ with
 AddressSanitizer), for each kernel's three ``VALUES`` instantiations: a csr matrix (a value per entry), a
 csr_pattern one (every entry holds one value) and a csr_vi one (one-byte codes into a table of its distinct
-values).  csr_stream runs its long-row pieces and tickets (rows longer than an item) and, as every kernel
+values), and csr_stream's csr_pattern and csr_vi ones with short columns (16-bit offsets from a base column
+per chunk of 256 entries) as well.  csr_stream runs its long-row pieces and tickets (rows longer than an item) and, as every kernel
 here, small grids that force its stride loops; with beta = 0 each runs twice on the same pieces and tickets,
 so a ticket that did not return to zero shows.  The codes of a csr matrix are a null pointer: a read of them aborts.
 Skipped without g++.
@@ -24,7 +25,7 @@ from test_kernel_blocks_emulated import _matrices as _random_matrices
 from cocktail import formats
 from cocktail.formats.csr import CSR
 from cocktail.kernels import csr_scalar, csr_stream, csr_vector, source
-from cocktail.kernels.spec import CSR_VALUES, CODED_VALUES, ONE_VALUE, csr_values
+from cocktail.kernels.spec import CSR_VALUES, CODED_VALUES, ONE_VALUE, csr_columns, csr_values
 from cocktail.tuning.kernel_rules import csr_stream_shape
 
 pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="no g++")
@@ -64,12 +65,12 @@ template <class T, class I, class F> int run(char** argv, F call) {
     T* y = yb.data() + G;
     I* indptr = exact<I>(0); I* indices = exact<I>(1); T* data = exact<T>(2);
     const unsigned char* codes = exact<unsigned char>(3);
-    I* item_row = exact<I>(4); I* item_nz = exact<I>(5);
+    I* item_row = exact<I>(4); I* item_nz = exact<I>(5); I* column_base = exact<I>(6);
     long long n_items = arrays[4].size() / sizeof(I) - 1;
     std::vector<T> partial(n_items > 0 ? n_items : 1);
     std::vector<unsigned> ticket(n_items > 0 ? n_items : 1, 0u);
-    call(grid, block, (I)m, n_items, indptr, indices, data, codes, item_row, item_nz, x, y, alpha, beta,
-         partial.data(), ticket.data());
+    call(grid, block, (I)m, n_items, indptr, indices, data, codes, column_base, item_row, item_nz, x, y, alpha,
+         beta, partial.data(), ticket.data());
     for (unsigned t : ticket) if (t) return 6;
     for (int i = 0; i < G; ++i) {
         if (yb[i] != (T)777 || yb[m + G + i] != (T)777) return 3;
@@ -99,11 +100,11 @@ int main(int argc, char** argv) {
 CALLS = {
     "csr_scalar": "csr_scalar<{args}>(m, indptr, indices, data, codes, x, y, alpha, beta)",
     "csr_vector": "csr_vector<{args}>(m, indptr, indices, data, codes, x, y, alpha, beta)",
-    "csr_stream": "csr_stream<{args}>(n_items, item_row, item_nz, indptr, indices, data, codes, x, y, alpha, beta, "
-                  "partial, ticket)",
+    "csr_stream": "csr_stream<{args}>(n_items, item_row, item_nz, indptr, indices, data, codes, column_base, x, y, "
+                  "alpha, beta, partial, ticket)",
 }
 LAMBDA = ("[](unsigned grid, unsigned block, auto m, long long n_items, auto indptr, auto indices, auto data, "
-          "auto codes, auto item_row, auto item_nz, auto x, auto y, auto alpha, auto beta, auto partial, "
+          "auto codes, auto column_base, auto item_row, auto item_nz, auto x, auto y, auto alpha, auto beta, auto partial, "
           "auto ticket) {{ for (int pass = 0; pass < (beta == 0 ? 2 : 1); ++pass) launch(grid, block, [&] {{ {call}; }}); }}")
 
 #: (kernel, value dtype, index dtype, the expression's arguments after the precision and index, launches):
@@ -121,8 +122,18 @@ CASES = [
 
 
 def _instances():
-    """``[(case index, VALUES)]`` for every instantiation, numbered as MAIN's switch."""
-    return [(c, mode) for c in range(len(CASES)) for mode in CSR_VALUES]
+    """``[(case index, VALUES, SHORT_SHIFT)]`` for every instantiation, numbered as MAIN's switch: csr_stream's
+    with short columns too."""
+    return [(c, mode, shift) for c in range(len(CASES))
+            for mode, shift in (csr_stream.VALUES_AND_COLUMNS if CASES[c][0] == "csr_stream"
+                                else [(mode, 0) for mode in CSR_VALUES])]
+
+
+def _arguments(case, mode, shift):
+    """The template arguments of an instantiation."""
+    kernel, v, i, more, _ = CASES[case]
+    short = [str(shift)] if kernel == "csr_stream" else []
+    return ", ".join(a for a in [CTYPES[v], CTYPES[i], more, str(mode)] + short if a)
 
 
 @pytest.fixture(scope="module")
@@ -130,10 +141,9 @@ def binary(tmp_path_factory):
     """The compiled host emulation of every instantiation of CASES."""
     d = tmp_path_factory.mktemp("csr")
     cases = []
-    for k, (c, mode) in enumerate(_instances()):
+    for k, (c, mode, shift) in enumerate(_instances()):
         kernel, v, i, more, _ = CASES[c]
-        args = ", ".join(a for a in (CTYPES[v], CTYPES[i], more, str(mode)) if a)
-        call = LAMBDA.format(call=CALLS[kernel].format(args=args))
+        call = LAMBDA.format(call=CALLS[kernel].format(args=_arguments(c, mode, shift)))
         cases.append(f"case {k}: return run<{CTYPES[v]}, {CTYPES[i]}>(argv, {call});\n")
     # one set of headers: csr_vector's (warp.cuh, common.cuh) serves all three
     bodies = [re.sub(r'#include "[^"]+"', "", source.read(f"{name}.cu")) for name in ("csr_scalar", "csr_stream")]
@@ -149,24 +159,38 @@ def binary(tmp_path_factory):
     return d / "emulate"
 
 
-def _stored(csr, mode, rng):
+def _matrices():
+    """The block tests' matrices, and a wide band: 120 rows whose columns lie near ``1000 * row`` in 150,000, so
+    that short columns' chunks start far from column 0 (and a chunk spans rows)."""
+    rng = np.random.default_rng(5)
+    rows = np.repeat(np.arange(120), 40)
+    cols = np.clip(rows * 1000 + rng.integers(-3000, 3000, rows.size), 0, 149_999)
+    band = sp.csr_array((rng.standard_normal(rows.size), (rows, cols)), shape=(120, 150_000))
+    return _random_matrices() + [("wide band", band)]
+
+
+def _stored(csr, mode, shift, rng):
     """``csr`` re-valued and stored for ``mode``: csr as it is; csr_pattern with every entry -1.25; csr_vi with
-    values from a handful (and 0.0, -0.0 among them)."""
+    values from a handful (and 0.0, -0.0 among them); with short columns for a ``shift``."""
+    short = {"short_columns": bool(shift)}
     if mode == ONE_VALUE:
-        return formats.get("csr_pattern").from_csr(csr.with_values(np.full(csr.nnz, -1.25, dtype=csr.dtype)))
+        return formats.get("csr_pattern").from_csr(csr.with_values(np.full(csr.nnz, -1.25, dtype=csr.dtype)),
+                                                   **short)
     if mode == CODED_VALUES:
         table = np.array([-3.5, -1.0, -0.0, 0.0, 0.5, 2.0, 7.25], dtype=csr.dtype)
-        return formats.get("csr_vi").from_csr(csr.with_values(table[rng.integers(0, table.size, csr.nnz)]))
+        return formats.get("csr_vi").from_csr(csr.with_values(table[rng.integers(0, table.size, csr.nnz)]),
+                                              **short)
     return csr
 
 
 def _emulate(exe, tmp, k, fmt, kernel, items, x, y0, grid, block, alpha, beta):
     values, codes, _ = csr_values(fmt)
+    indices, column_base, _ = csr_columns(fmt)
     item_row = item_nz = np.zeros(0, dtype=fmt.index_dtype)
     if kernel == "csr_stream":
         item_row, item_nz = csr_stream.partition(fmt.indptr, 32 * items, *csr_stream_shape(items))
     with open(tmp / "in.bin", "wb") as f:
-        for a in [fmt.indptr, fmt.indices, values, codes, item_row, item_nz, y0, x]:
+        for a in [fmt.indptr, indices, values, codes, item_row, item_nz, column_base, y0, x]:
             b = np.ascontiguousarray(a).tobytes()
             f.write(np.int64(len(b)).tobytes() + b)
     m, n = fmt.shape
@@ -180,23 +204,24 @@ def _emulate(exe, tmp, k, fmt, kernel, items, x, y0, grid, block, alpha, beta):
 
 def test_the_cases_name_registered_instantiations():
     modules = {"csr_scalar": csr_scalar, "csr_vector": csr_vector, "csr_stream": csr_stream}
-    for kernel, v, i, more, _ in CASES:
-        for mode in CSR_VALUES:
-            args = ", ".join(a for a in (CTYPES[v], CTYPES[i], more, str(mode)) if a)
-            assert f"{kernel}<{args}>" in modules[kernel].SPEC.expressions(CTYPES[v], CTYPES[i])
+    for case, mode, shift in _instances():
+        kernel, v, i, _, _ = CASES[case]
+        assert f"{kernel}<{_arguments(case, mode, shift)}>" in modules[kernel].SPEC.expressions(CTYPES[v], CTYPES[i])
 
 
 @pytest.mark.parametrize("case", range(len(CASES)))
 def test_csr_kernel_sources_on_the_host(case, binary, tmp_path):
     kernel, dtype, idt, more, launches = CASES[case]
     items = int(more.split(",")[0]) if kernel == "csr_stream" else 0
-    for mode in CSR_VALUES:
-        k = _instances().index((case, mode))
-        for label, S in _random_matrices():
+    for k, (c, mode, shift) in enumerate(_instances()):
+        if c != case:
+            continue
+        for label, S in _matrices():
             S = sp.csr_array(S)
             rng = np.random.default_rng(case)
             csr = CSR.from_arrays(S.data.astype(dtype), S.indices, S.indptr, S.shape, index_dtype=idt)
-            fmt = _stored(csr, mode, rng)
+            fmt = _stored(csr, mode, shift, rng)
+            assert ("short_columns" in fmt.layouts()) == bool(shift)
             want_csr = fmt.to_csr()
             A = sp.csr_array((want_csr.data.astype(np.float64), want_csr.indices, want_csr.indptr), shape=S.shape)
             x = rng.standard_normal(S.shape[1]).astype(dtype)
@@ -210,4 +235,4 @@ def test_csr_kernel_sources_on_the_host(case, binary, tmp_path):
                     scale = max(1.0, float(np.abs(want).max(initial=0)))
                     tol = 1e-4 if dtype == np.float32 else 1e-12
                     err = float(np.abs(y - want).max(initial=0)) / scale
-                    assert np.isfinite(y).all() and err < tol, (kernel, mode, label, grid, block, err)
+                    assert np.isfinite(y).all() and err < tol, (kernel, mode, shift, label, grid, block, err)

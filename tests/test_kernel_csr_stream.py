@@ -129,4 +129,5 @@ def test_configuration_resolves_the_rule_and_checks_each_parameter():
     config = launch.configure(spec, wide, {"items_per_lane": 16}, fake_props(shared=49152))
     assert config["block_threads"] * 16 * 16 <= 49152 and config["block_threads"] % 32 == 0
     assert config["block_threads"] == rules.staged_block_threads(rules.BLOCK_THREADS, 16 * 16, 49152)
-    assert len(spec.all_expressions()) == len(spec.precisions) * 2 * 3 * 2 * 2  # precision x index x items x stream x pattern
+    # precision x index x items x stream x (three value modes with full columns, two with short ones)
+    assert len(spec.all_expressions()) == len(spec.precisions) * 2 * 3 * 2 * 5

@@ -156,9 +156,9 @@ def test_the_kernels_declare_their_precisions():
                  "coo_segmented", "hyb"):
         assert kernels.get(name).precisions == EVERY_PRECISION, name
     assert kernels.get("coo_atomic").precisions == WIDE_OPERANDS  # atomics into y: float and double only
-    assert "csr_vector<f16, int, 8, true, false>" in kernels.get("csr_vector").all_expressions()
+    assert "csr_vector<f16, int, 8, true, 0>" in kernels.get("csr_vector").all_expressions()
     assert "ell<mixed<double, float>, long long>" in kernels.get("ell").all_expressions()
-    assert "csr_vector<cdouble, long long, 32, false, false>" in kernels.get("csr_vector").all_expressions()
+    assert "csr_vector<cdouble, long long, 32, false, 0>" in kernels.get("csr_vector").all_expressions()
     assert precision_name(np.complex64) == "cfloat" and kernels.get("coo_atomic").precisions[-1] == "cdouble"
     assert "csr_spmm" in kernels.block_names() and not any(
         "f16" in e for e in kernels.get_block("csr_spmm").all_expressions())  # block kernels: plain only

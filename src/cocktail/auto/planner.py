@@ -92,6 +92,10 @@ DIAGONAL_VARIANTS = _variants.on_pattern("band")
 #: GPU: the byte model alone predicts csr_vi at 0.65 of CSR's time in float64 (int32 indices), but its
 #: table lookup is one more dependent load per entry, in a gather kernel that already waits on L2.
 CODED_CUT = False
+#: The formats whose parts the planner stores with 16-bit columns where they fit (``short_columns`` unset), when
+#: the part's kernel reads them: SELL's (measured on an H100: 1.00-1.03x).  csr_pattern and csr_vi take them
+#: too (csr_stream reads them), off until measured.
+SHORT_COLUMNS_CUT = ("sell",)
 #: Formats with a rows-prefix selector part.
 PREFIX_FORMATS = ("ell", "sell")
 #: Row-prefix parts are costed for ELL and for this many SELL variants (the best as singles).

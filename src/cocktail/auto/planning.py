@@ -76,13 +76,14 @@ def build(plan, csr, device: str = "cuda", guard: bool = False):
     """
     from ..formats.cocktail import Cocktail
     from ..tuning.format_rules import format_params
+    from . import planner
 
     def params(p):
         given = p.params()
         defaults = formats.get(p.format).defaults
         if guard and "max_fill" in defaults:
             given["max_fill"] = 2.0 * p.slots / max(p.nnz, 1) + 1.0
-        if "short_columns" in defaults:
+        if p.format in planner.SHORT_COLUMNS_CUT and "short_columns" in kernels.get(p.kernel).layouts:
             given.setdefault("short_columns", None)  # a lossless cut: 16-bit columns wherever they fit
         return format_params(p.format, csr.dtype, given)
 

@@ -6,7 +6,9 @@ adjacency of small integer weights) is multiplied reading one byte per entry in 
 value's four or eight: float64 with int32 indices moves 12 bytes an entry as CSR, 5 as CSR-VI.
 Layout, for an ``m x n`` matrix with ``nnz`` entries:
 
-* ``indptr`` (m + 1,), ``indices`` (nnz,), index dtype: CSR's, canonical.
+* ``indptr`` (m + 1,), ``indices`` (nnz,), index dtype: CSR's, canonical; with ``short_columns``
+  ``indices`` are uint16 offsets from ``column_base`` (one column per chunk of 256 entries:
+  :mod:`.csr_family`), 3 bytes an entry in all.
 * ``codes`` (nnz,), uint8: ``table[codes[j]]`` is CSR's ``data[j]``.
 * ``table`` (ntable,), value dtype: the distinct values, sorted ascending; at most
   :data:`~cocktail.formats.dia_vi.MAX_VALUES` (256).
@@ -20,32 +22,31 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..arrays import get_xp, row_ids
-from .base import SparseFormat
-from .csr import CSR, row_length_facts
+from .csr import row_length_facts
+from .csr_family import CSRFamily
 from .dia_vi import MAX_VALUES, value_table
 
 
-class CodedCSR(SparseFormat):
-    """CSR with one-byte value codes: ``indptr``, ``indices``, ``codes`` (nnz,), ``table`` (<= 256 values)."""
+class CodedCSR(CSRFamily):
+    """CSR with one-byte value codes: ``indptr``, ``indices`` (short, with ``column_base``, where ``short_columns``
+    says: :mod:`.csr_family`), ``codes`` (nnz,), ``table`` (<= 256 values)."""
 
     name = "csr_vi"
     summary = "As csr, with at most 256 distinct values: a one-byte code per entry, not a value."
     traffic = ("the row pointers, each entry's column index and one-byte code, the value table, one read of x "
                "per entry and one write of y")
-    array_fields = ("codes", "table", "indices", "indptr")
-    defaults = {}
+    array_fields = ("codes", "table", "indices", "column_base", "indptr")
     max_values = MAX_VALUES
     coded_values = True
 
     @classmethod
     def from_csr(cls, csr, **params):
-        """Keep ``csr``'s index arrays and code its values; :class:`~cocktail.errors.FormatValuesError` when they
-        hold more than 256 distinct values."""
-        cls.resolve_params(params)
+        """Keep ``csr``'s index arrays (short columns where ``short_columns`` says) and code its values;
+        :class:`~cocktail.errors.FormatValuesError` when they hold more than 256 distinct values."""
+        params = cls.resolve_params(params)
         table, codes, _ = value_table(cls.name, csr, csr.nnz)
-        return cls(csr.shape, csr.dtype, csr.index_dtype, csr.nnz, {}, codes=codes, table=table,
-                   indices=csr.indices, indptr=csr.indptr)
+        return cls(csr.shape, csr.dtype, csr.index_dtype, csr.nnz, params, codes=codes, table=table,
+                   **cls.index_arrays(csr, params))
 
     @property
     def data(self):
@@ -54,31 +55,13 @@ class CodedCSR(SparseFormat):
             return self.xp.zeros(0, dtype=self.table.dtype)
         return self.table[self.codes]
 
-    def to_csr(self):
-        """The canonical CSR: these index arrays with every entry's value decoded."""
-        return CSR(self.shape, self.dtype, self.index_dtype, self.nnz, {}, data=self.data, indices=self.indices,
-                   indptr=self.indptr)
-
-    def row_lengths(self):
-        """Number of stored entries in each row."""
-        return get_xp(self.indptr).diff(self.indptr)
-
-    def row_ids(self):
-        """Row index of every stored entry."""
-        return row_ids(self.indptr, self.nnz)
-
-    @property
-    def stored_slots(self) -> int:
-        return self.nnz
-
     def spmv_bytes(self, dtype=None) -> int:
-        """CSR's model with a one-byte code per entry in place of its value: ``(m+1)*idx`` + ``nnz*(idx+1)`` +
-        ``ntable*val`` (table) + ``nnz*val`` (x) + ``m*val`` (y)."""
+        """CSR's model with a one-byte code per entry in place of its value: the row pointers and column indices
+        (:meth:`~.CSRFamily.index_bytes`), ``nnz`` codes, ``ntable*val`` (table), ``nnz*val`` (x), ``m*val`` (y)."""
         val, idx = self._sizes(dtype)
-        m = self.shape[0]
         code = np.dtype(np.uint8).itemsize
-        return ((m + 1) * idx + self.nnz * (idx + code) + int(self.table.shape[0]) * self.stored_size(val)
-                + self.nnz * val + m * val)
+        return (self.index_bytes(idx) + self.nnz * code + int(self.table.shape[0]) * self.stored_size(val)
+                + self.nnz * val + self.shape[0] * val)
 
     def describe(self) -> dict:
         return {"distinct values": int(self.table.shape[0]), **row_length_facts(self.row_lengths(), self.nnz)}

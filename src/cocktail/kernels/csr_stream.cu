@@ -14,6 +14,9 @@
 //    result is deterministic.
 // VALUES: how an entry's value is found (common.cuh's entry_value): csr; csr_pattern, every entry holding
 // data[0] (read once, cached: no value per entry); csr_vi, a streamed one-byte code into the table data.
+// SHORT_SHIFT: 0 for full columns; else short columns (csr_family.py): indices holds 16-bit offsets from
+// column_base[j >> SHORT_SHIFT], the lowest column of entry j's chunk (read through the cache: a warp's 32
+// entries share one or two).
 // Rows are stored through store_y, so beta is applied once per row and y is never read when beta == 0.
 #include "warp.cuh"
 
@@ -55,11 +58,24 @@ __device__ __forceinline__ auto stream_value(const V* __restrict__ data, const u
     }
 }
 
-template <typename P, typename I, int ITEMS, bool STREAM, int VALUES>
+// The column of entry j, full or short (SHORT_SHIFT), its index loaded as the matrix streams are.
+template <int SHORT_SHIFT, bool STREAM, typename I>
+__device__ __forceinline__ long long stream_column(const I* __restrict__ indices, const I* __restrict__ column_base,
+                                                   long long j) {
+    if constexpr (SHORT_SHIFT == 0) {
+        return (long long)load_matrix<STREAM>(indices + j);
+    } else {
+        const unsigned short* offsets = reinterpret_cast<const unsigned short*>(indices);
+        return (long long)__ldg(column_base + (j >> SHORT_SHIFT)) + (long long)load_matrix<STREAM>(offsets + j);
+    }
+}
+
+template <typename P, typename I, int ITEMS, bool STREAM, int VALUES, int SHORT_SHIFT>
 __global__ void csr_stream(const long long n_items,
                            const I* __restrict__ item_row,
                            const I* __restrict__ item_nz,
                            COCKTAIL_CODED_CSR_ARGS(P, I),
+                           const I* __restrict__ column_base,
                            COCKTAIL_PRODUCT_ARGS(P),
                            compute_t<P>* __restrict__ partial,
                            unsigned int* __restrict__ ticket) {
@@ -89,7 +105,8 @@ __global__ void csr_stream(const long long n_items,
             const long long j = z0 + k * WARP + lane;
             T v = T(0);
             if (j < z1) {
-                v = stream_value<VALUES, STREAM>(data, codes, j) * load_x(x, load_matrix<STREAM>(indices + j));
+                v = stream_value<VALUES, STREAM>(data, codes, j) *
+                    load_x(x, stream_column<SHORT_SHIFT, STREAM>(indices, column_base, j));
             }
             products[k * WARP + lane] = v;
         }

@@ -16,22 +16,30 @@ from ..precision import compute_dtype
 from .device import WARP_SIZE, capped_grid
 from .launch import ALPHA, X, Y, Launch, beta_arg
 from .config import flag, row_kernel
-from .spec import CSR_VALUES, EVERY_PRECISION, STORED_VALUES, Sampled, cpp_bool, csr_values, own_kernel, type_names
+from ..formats.csr_family import CHUNK_SHIFT
+from .spec import (CSR_VALUES, EVERY_PRECISION, STORED_VALUES, Sampled, cpp_bool, csr_columns, csr_values,
+                   own_kernel, type_names)
 
 #: Nonzeros per lane of an item that the source is instantiated for.
 ITEMS_PER_LANE = (4, 8, 16)
+#: The (values, short shift) pairs instantiated: every value mode with full columns, and the formats with a
+#: ``short_columns`` parameter (csr_pattern, csr_vi; csr has none) with short ones.
+VALUES_AND_COLUMNS = tuple((mode, 0) for mode in CSR_VALUES) + tuple((mode, CHUNK_SHIFT) for mode in CSR_VALUES
+                                                                     if mode != STORED_VALUES)
 #: Nonzeros per lane of the items that the device profile samples.
 SAMPLED_ITEMS = (8, 16)
 
 
 def _expressions(v: str, i: str) -> list[str]:
-    return [expression(v, i, k, s, mode) for k in ITEMS_PER_LANE for s in (True, False) for mode in CSR_VALUES]
+    return [expression(v, i, k, s, mode, shift) for k in ITEMS_PER_LANE for s in (True, False)
+            for mode, shift in VALUES_AND_COLUMNS]
 
 
-def expression(v: str, i: str, items: int, stream: bool, values: int = STORED_VALUES) -> str:
+def expression(v: str, i: str, items: int, stream: bool, values: int = STORED_VALUES, short_shift: int = 0) -> str:
     """The instantiation for ``items`` nonzeros per lane, with or without evict-first matrix loads, of a csr,
-    csr_pattern or csr_vi matrix (``values``: :func:`~.spec.csr_values`' mode)."""
-    return f"csr_stream<{v}, {i}, {items}, {cpp_bool(stream)}, {values}>"
+    csr_pattern or csr_vi matrix (``values``: :func:`~.spec.csr_values`' mode) with full columns or short ones
+    (``short_shift``: :func:`~.spec.csr_columns`' shift)."""
+    return f"csr_stream<{v}, {i}, {items}, {cpp_bool(stream)}, {values}, {short_shift}>"
 
 
 def partition(indptr, capacity: int, own_row: int, rows_per_item: int):
@@ -86,8 +94,9 @@ def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
     ticket = cupy.zeros(max(n_items, 1), dtype=np.uint32)
     warps = block // WARP_SIZE
     values, codes, mode = csr_values(fmt)
-    fn = SPEC.compiled(expression(*type_names(fmt), k, config["stream"], mode), config["ldg"], props.id)
-    args = (np.int64(n_items), item_row, item_nz, fmt.indptr, fmt.indices, values, codes, X, Y, ALPHA,
+    indices, column_base, shift = csr_columns(fmt)
+    fn = SPEC.compiled(expression(*type_names(fmt), k, config["stream"], mode, shift), config["ldg"], props.id)
+    args = (np.int64(n_items), item_row, item_nz, fmt.indptr, indices, values, codes, column_base, X, Y, ALPHA,
             beta_arg(fmt, accumulate), partial, ticket)
     return [Launch(fn, stream_grid(n_items, block, props), block, args, fmt.dtype,
                    shared_mem=warps * capacity * compute_dtype(fmt.dtype).itemsize)]
@@ -119,4 +128,4 @@ SPEC = own_kernel("csr_stream", ("csr", "csr_pattern", "csr_vi"),
                   _expressions, bind, configure, params={"items_per_lane": None, "stream": True},
                   profile=tuple(Sampled(f"csr_stream(k={k})", "rows", kernel_params={"items_per_lane": k},
                                         long_rows=True) for k in SAMPLED_ITEMS),
-                  precisions=EVERY_PRECISION)
+                  precisions=EVERY_PRECISION, layouts=("short_columns",))

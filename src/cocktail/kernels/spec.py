@@ -82,6 +82,17 @@ def csr_values(fmt) -> tuple:
     return (fmt.value, none, ONE_VALUE) if fmt.pattern_only else (fmt.data, none, STORED_VALUES)
 
 
+def csr_columns(fmt) -> tuple:
+    """``(indices, column_base, shift)`` a CSR kernel that reads short columns takes a CSR-family matrix by: its
+    ``indices`` (16-bit offsets where short), the base column of each chunk (an empty array, never read, for
+    full columns) and the kernel's ``SHORT_SHIFT`` instantiation (0 for full columns)."""
+    from ..formats.csr_family import CHUNK_SHIFT
+
+    if "short_columns" in fmt.layouts():
+        return fmt.indices, fmt.column_base, CHUNK_SHIFT
+    return fmt.indices, fmt.xp.empty(0, dtype=fmt.index_dtype), 0
+
+
 def cpp_bool(flag: bool) -> str:
     """A template argument's spelling of ``flag``."""
     return "true" if flag else "false"

@@ -5,13 +5,13 @@ from .entries import Entries, make
 
 
 def product(fmt, X):
-    """``A @ X`` from ``indptr``, ``indices`` and ``value``."""
+    """``A @ X`` from ``indptr``, the columns (``indices``, short ones decoded with ``column_base``) and ``value``."""
     xp = get_xp(X)
     Y = xp.zeros((fmt.shape[0], X.shape[1]), dtype=fmt.dtype)
-    return scatter_add(Y, fmt.row_ids(), fmt.value[0] * X[fmt.indices])
+    return scatter_add(Y, fmt.row_ids(), fmt.value[0] * X[fmt.columns()])
 
 
 def entries(fmt) -> list[Entries]:
-    """Every stored entry: row from ``indptr``, column ``indices[t]``, position 0 of ``value``."""
+    """Every stored entry: row from ``indptr``, column ``t`` (decoded where short), position 0 of ``value``."""
     xp = fmt.xp
-    return [make(fmt.row_ids(), fmt.indices, xp.zeros(fmt.nnz, dtype=xp.int64), fmt.value)]
+    return [make(fmt.row_ids(), fmt.columns(), xp.zeros(fmt.nnz, dtype=xp.int64), fmt.value)]

@@ -5,12 +5,13 @@ from .entries import Entries, make
 
 
 def product(fmt, X):
-    """``A @ X`` from ``indptr``, ``indices``, ``codes`` and ``table``: row ``i`` adds ``table[codes[j]] * X[indices[j]]``."""
+    """``A @ X`` from ``indptr``, the columns (``indices``, short ones decoded with ``column_base``), ``codes`` and
+    ``table``: row ``i`` adds ``table[codes[j]] * X[column j]``."""
     xp = get_xp(X)
     Y = xp.zeros((fmt.shape[0], X.shape[1]), dtype=fmt.dtype)
-    return scatter_add(Y, fmt.row_ids(), fmt.table[fmt.codes][:, None] * X[fmt.indices])
+    return scatter_add(Y, fmt.row_ids(), fmt.table[fmt.codes][:, None] * X[fmt.columns()])
 
 
 def entries(fmt) -> list[Entries]:
-    """Every stored entry: row from ``indptr``, column ``indices[t]``, position ``codes[t]`` of ``table``."""
-    return [make(fmt.row_ids(), fmt.indices, fmt.codes, fmt.table)]
+    """Every stored entry: row from ``indptr``, column ``t`` (decoded where short), position ``codes[t]`` of ``table``."""
+    return [make(fmt.row_ids(), fmt.columns(), fmt.codes, fmt.table)]
