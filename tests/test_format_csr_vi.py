@@ -235,3 +235,20 @@ def test_only_csr_stream_reads_short_columns():
     x = np.random.default_rng(4).standard_normal(A.shape[1])
     np.testing.assert_allclose(A @ x, wide_band() @ x, rtol=1e-12)
     np.testing.assert_allclose(A.T @ x[:A.shape[0]], wide_band().T @ x[:A.shape[0]], rtol=1e-12)
+
+
+def test_bench_values_few_gives_sixteen_weights_and_renames():
+    from cocktail.bench.runner import FEW_VALUES, Problem, few_values_of
+    from cocktail.cli import _problems, build_parser
+
+    S = graph(500, value=3.0)
+    p = few_values_of(Problem("williams", "web", "web graph", S, "power-law"))
+    assert (p.suite, p.name, p.family) == ("williams", "web:few", "power-law")
+    assert set(np.unique(p.S.data)) <= set(FEW_VALUES) and len(np.unique(p.S.data)) == 16
+    assert p.S.nnz == S.nnz and (S.data == 3.0).all()  # the problem's own matrix kept
+    again = few_values_of(Problem("williams", "web", "web graph", S, "power-law"))
+    assert (again.S.data == p.S.data).all()  # reproducible: the records of two runs compare
+    args = build_parser().parse_args(["bench", "laplace5_10", "--values", "few"])
+    (q,) = _problems(args, on_gpu=False)
+    assert q.name == "laplace5_10:few" and len(np.unique(q.S.data)) <= 16
+    assert CodedCSR.from_csr(csr_of(q.S)).table.shape[0] <= 16

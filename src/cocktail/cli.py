@@ -54,10 +54,10 @@ def _problems(args, on_gpu: bool) -> list:
     chosen = list(args.suite) or ([] if problems else ["default" if on_gpu else "default-cpu"])
     for name in chosen:
         problems += [Problem(name, m.name, m.kind, suites.load(m), m.family) for m in suites.get(name)]
-    if args.values == "pattern":
-        from .bench.runner import pattern_of
+    if args.values != "stored":
+        from .bench.runner import few_values_of, pattern_of
 
-        problems = [pattern_of(p) for p in problems]
+        problems = [(pattern_of if args.values == "pattern" else few_values_of)(p) for p in problems]
     return problems
 
 
@@ -387,10 +387,11 @@ def build_parser() -> argparse.ArgumentParser:
                        help="value dtypes, comma-separated: float16, bfloat16, float32, float64, complex64, complex128 "
                             "(default float64); a half dtype sums in float32 and is compared with cuSPARSE's half "
                             "SpMV; a complex run turns each entry by a phase of its own")
-    bench.add_argument("--values", default="stored", choices=("stored", "pattern"),
-                       help="the matrices' own values (default), or pattern: every entry 1 (the adjacency of each "
+    bench.add_argument("--values", default="stored", choices=("stored", "pattern", "few"),
+                       help="the matrices' own values (default); pattern: every entry 1 (the adjacency of each "
                             "matrix's pattern, named <name>:pattern), which format='auto' stores with no value per "
-                            "entry")
+                            "entry; few: every entry one of 16 weights (named <name>:few), which csr_vi stores with a "
+                            "one-byte code per entry")
     bench.add_argument("--value-dtype", default=None, metavar="DTYPE",
                        help="store our methods' values in this dtype, narrower than --dtype (float32 under float64; "
                             "float16 or bfloat16 under float32), products staying in --dtype; the baselines keep "

@@ -43,6 +43,18 @@ def pattern_of(p: Problem) -> Problem:
     return Problem(p.suite, f"{p.name}:pattern", p.kind, S, p.family)
 
 
+#: The values ``--values few`` gives the entries: sixteen weights, 0.25 to 4.0, each exact in every value dtype.
+FEW_VALUES = np.arange(1, 17) / 4.0
+
+
+def few_values_of(p: Problem) -> Problem:
+    """``p`` with every stored entry one of :data:`FEW_VALUES` (explicit zeros too, drawn reproducibly): a
+    weighted graph of small weights, which csr_vi stores with a one-byte code per entry, named ``<name>:few``."""
+    S = p.S.copy()
+    S.data = FEW_VALUES[np.random.default_rng(S.nnz).integers(0, FEW_VALUES.size, S.nnz)].astype(S.data.dtype)
+    return Problem(p.suite, f"{p.name}:few", p.kind, S, p.family)
+
+
 @dataclass(frozen=True)
 class Settings:
     """How to time: repetitions, the device's copy bandwidth and L2 size (GPU runs)."""
