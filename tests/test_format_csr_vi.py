@@ -57,7 +57,7 @@ def test_more_values_than_a_code_addresses_are_refused_naming_them():
     S = graph(2000, per_row=4)
     S.data = np.arange(S.nnz, dtype=np.float64)
     with pytest.raises(FormatValuesError, match=r"format 'csr_vi' would need a table of [\d,]+ distinct values, "
-                                                r"more than the 256") as info:
+                                                r"more than the 256 its one-byte codes address; store the matrix as csr") as info:
         CodedCSR.from_csr(csr_of(S))
     assert info.value.limit == 256 and info.value.distinct > 256
     with pytest.raises(FormatValuesError):

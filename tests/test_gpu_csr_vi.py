@@ -12,7 +12,7 @@ import pytest
 import scipy.sparse as sp
 
 import cocktail
-from cocktail import SparseMatrix
+from cocktail import SparseMatrix, precision
 from test_gpu_csr_pattern import power_law_graph
 
 pytestmark = pytest.mark.gpu
@@ -23,29 +23,37 @@ KERNELS = [("csr_scalar", {}), ("csr_vector", {"threads_per_row": 4}), ("csr_vec
            ("csr_stream", {}), ("csr_stream", {"items_per_lane": 4, "stream": False})]
 #: A few values, signed zeros, an infinity: each stored once in the table, decoded to its own bits.
 TABLE = np.array([-2.5, -1.0, -0.0, 0.0, 0.125, 3.0, 1e30, np.inf])
+#: A full table: codes 128 to 255 too.
+FULL_TABLE = np.r_[np.linspace(-8.0, 8.0, 254), -0.0, 0.0]
+TABLES = {"few": TABLE[:-1], "inf": TABLE, "256": FULL_TABLE}
 
 
-def coded_graph(n=60_000, seed=7, with_inf=False, table=TABLE[:-1]):
-    """A power-law graph (rows up to 5,000 long: csr_stream's pieces) whose entries hold values of ``table``
-    (TABLE with its infinity for ``with_inf``)."""
+def coded_graph(n=60_000, seed=7, table=TABLE[:-1]):
+    """A power-law graph (rows up to 5,000 long: csr_stream's pieces) whose entries hold values of ``table``."""
     S = power_law_graph(n=n, seed=seed)
-    table = TABLE if with_inf else table
     S.data[:] = table[np.random.default_rng(seed).integers(0, table.size, S.nnz)]
     return S
 
 
-@pytest.mark.parametrize("with_inf", [False, True])
+def distinct(values) -> int:
+    """Distinct values by their bits (a value table's count)."""
+    return int(np.unique(np.ascontiguousarray(values).view(f"V{values.itemsize}")).size)
+
+
+@pytest.mark.parametrize("table", list(TABLES))
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex64, np.complex128])
 @pytest.mark.parametrize("kernel,params", KERNELS, ids=lambda v: str(v))
-def test_a_coded_kernel_equals_its_csr_kernel_bit_for_bit(kernel, params, dtype, with_inf):
-    S = coded_graph(with_inf=with_inf).astype(dtype)
+def test_a_coded_kernel_equals_its_csr_kernel_bit_for_bit(kernel, params, dtype, table):
+    S = coded_graph(table=TABLES[table]).astype(dtype)
     if np.dtype(dtype).kind == "c":
         S.data = S.data * (1 - 0.5j)
     x = cupy.asarray(np.random.default_rng(1).standard_normal(S.shape[1]).astype(dtype))
     A = SparseMatrix(S, format="csr", kernel=kernel, **params)
     V = SparseMatrix(S, format="csr_vi", kernel=kernel, **params)
     assert V.format == "csr_vi" and V.kernel == kernel
-    assert V.storage.table.shape[0] <= TABLE.size
+    assert V.storage.table.shape[0] == distinct(S.data)  # each value once (-0.0 apart from 0.0)
+    val = np.dtype(dtype).itemsize
+    assert A.storage.nbytes - V.storage.nbytes == S.nnz * (val - 1) - V.storage.table.shape[0] * val
     # table[code] * x for every entry, as CSR's data[j] * x: the same products and additions
     cupy.testing.assert_array_equal(V @ x, A @ x)
     y0 = cupy.asarray(np.random.default_rng(2).standard_normal(S.shape[0]).astype(dtype))
@@ -59,7 +67,7 @@ def test_a_coded_kernel_equals_its_csr_kernel_bit_for_bit(kernel, params, dtype,
     cupy.testing.assert_array_equal(yv, A @ x)
 
 
-@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("dtype", ["float16"] + (["bfloat16"] if precision.BFLOAT16 is not None else []))
 def test_a_half_coded_matrix_equals_its_half_csr(dtype):
     S = coded_graph(n=20_000, table=np.array([-2.5, -0.0, 0.0, 0.125, 3.0]))  # each exact in a half type
     x = np.random.default_rng(3).standard_normal(S.shape[1])
@@ -74,8 +82,8 @@ def test_a_half_coded_matrix_equals_its_half_csr(dtype):
 
 def test_float64_products_of_float32_coded_values():
     S = coded_graph(n=20_000)
-    A = SparseMatrix(S, format="csr", value_dtype="float32")
-    V = SparseMatrix(S, format="csr_vi", value_dtype="float32")
+    A = SparseMatrix(S, format="csr", kernel="csr_stream", value_dtype="float32")  # the same kernel: the same order
+    V = SparseMatrix(S, format="csr_vi", kernel="csr_stream", value_dtype="float32")
     assert V.storage.table.dtype == np.float32 and V.dtype == np.float64
     x = cupy.asarray(np.random.default_rng(4).standard_normal(S.shape[1]))
     cupy.testing.assert_array_equal(V @ x, A @ x)
@@ -84,6 +92,7 @@ def test_float64_products_of_float32_coded_values():
 def test_a_coded_block_product_loops_over_columns():
     S = coded_graph(n=20_000)
     V = SparseMatrix(S, format="csr_vi")
+    assert V.block_plan(3) == f"{V.kernel} per column"  # no block kernel reads codes
     X = np.random.default_rng(5).standard_normal((S.shape[1], 3))
     want = S @ X
     got = (V @ cupy.asarray(X)).get()

@@ -45,7 +45,8 @@ def test_every_kernel_compiles(name):
 
 @needs_compiler
 def test_check_reports_errors(monkeypatch):
-    broken = source.assemble("csr_scalar").replace("entry_value<PATTERN>(data, j)", "entry_value<PATTERN>(undefined_name, j)")
+    broken = source.assemble("csr_scalar").replace("entry_value<VALUES>(data, codes, j)",
+                                                   "entry_value<VALUES>(undefined_name, codes, j)")
     monkeypatch.setattr(source, "assemble", lambda stem: broken)
     errors = check.check_kernel("csr_scalar")
     assert errors and "undefined_name" in errors[0]

@@ -171,13 +171,13 @@ def _matrices():
 
 def _stored(csr, mode, shift, rng):
     """``csr`` re-valued and stored for ``mode``: csr as it is; csr_pattern with every entry -1.25; csr_vi with
-    values from a handful (and 0.0, -0.0 among them); with short columns for a ``shift``."""
+    256 values (and 0.0, -0.0 among them); with short columns for a ``shift``."""
     short = {"short_columns": bool(shift)}
     if mode == ONE_VALUE:
         return formats.get("csr_pattern").from_csr(csr.with_values(np.full(csr.nnz, -1.25, dtype=csr.dtype)),
                                                    **short)
-    if mode == CODED_VALUES:
-        table = np.array([-3.5, -1.0, -0.0, 0.0, 0.5, 2.0, 7.25], dtype=csr.dtype)
+    if mode == CODED_VALUES:  # a full table: codes past 127 too
+        table = np.r_[np.linspace(-8.0, 8.0, 254), -0.0, 0.0].astype(csr.dtype)
         return formats.get("csr_vi").from_csr(csr.with_values(table[rng.integers(0, table.size, csr.nnz)]),
                                               **short)
     return csr

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from cocktail import formats, kernels
-from cocktail.kernels.spec import KernelSpec
+from cocktail.kernels.spec import CSR_FORMATS, KernelSpec
 from cocktail.tuning import kernel_rules, launch_rules
 
 
@@ -27,7 +27,7 @@ def test_every_format_but_the_csr_ones_has_exactly_one_default_kernel():
     fmts = [fmt for fmt, _ in claimed]
     assert len(fmts) == len(set(fmts)), f"a format claimed by two kernels: {claimed}"
     # the CSR formats' kernel comes from a rule over their row lengths; a Cocktail's parts each have their own
-    assert set(fmts) == set(formats.names()) - {"csr", "csr_pattern", "csr_vi", "cocktail"}
+    assert set(fmts) == set(formats.names()) - {*CSR_FORMATS, "cocktail"}
     assert kernel_rules.format_kernels()["coo"] == "coo_atomic"
 
 

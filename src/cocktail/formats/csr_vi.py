@@ -3,7 +3,8 @@
 Kourtis, Goumas & Koziris's CSR-VI (CF 2008), the CSR form of :mod:`.dia_vi`.  A matrix holding
 few distinct values (a graph Laplacian's -1 and its degrees, a stencil's weights, a weighted
 adjacency of small integer weights) is multiplied reading one byte per entry in place of its
-value's four or eight: float64 with int32 indices moves 12 bytes an entry as CSR, 5 as CSR-VI.
+value's four or eight: float64 with int32 indices stores 12 bytes an entry as CSR, 5 as CSR-VI (a
+product moves 20 and 13, counting its read of ``x``).
 Layout, for an ``m x n`` matrix with ``nnz`` entries:
 
 * ``indptr`` (m + 1,), ``indices`` (nnz,), index dtype: CSR's, canonical; with ``short_columns``
@@ -44,7 +45,7 @@ class CodedCSR(CSRFamily):
         """Keep ``csr``'s index arrays (short columns where ``short_columns`` says) and code its values;
         :class:`~cocktail.errors.FormatValuesError` when they hold more than 256 distinct values."""
         params = cls.resolve_params(params)
-        table, codes, _ = value_table(cls.name, csr, csr.nnz)
+        table, codes, _ = value_table(cls.name, csr, csr.nnz, instead="csr")
         return cls(csr.shape, csr.dtype, csr.index_dtype, csr.nnz, params, codes=codes, table=table,
                    **cls.index_arrays(csr, params))
 

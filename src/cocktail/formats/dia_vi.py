@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..arrays import bit_keys
+from ..precision import compute_dtype
 from ..errors import FormatValuesError
 from . import padding
 from .base import SparseFormat
@@ -27,14 +28,14 @@ from .dia import DIA, diagonal_slots, diagonal_triplets, valid_slots
 MAX_VALUES = 256
 
 
-def value_table(name: str, csr, slots: int):
+def value_table(name: str, csr, slots: int, instead: str = "dia or bdia"):
     """``(table, entry_codes, zero_code)``: the distinct values of ``csr``'s entries (0 among them when
     ``slots`` exceed the entries) sorted by value, each entry's code (uint8) and the code of 0 (0 when
     0 is absent).
 
     Values are distinct by their bits (:func:`~cocktail.arrays.bit_keys`), so that ``-0.0`` and each
     NaN decode as they were stored.  More than :data:`MAX_VALUES` distinct values is a
-    :class:`~cocktail.errors.FormatValuesError`.
+    :class:`~cocktail.errors.FormatValuesError` that advises storing the matrix as ``instead``.
     """
     xp = csr.xp
     padded = slots > csr.nnz
@@ -45,10 +46,11 @@ def value_table(name: str, csr, slots: int):
         error = FormatValuesError(
             f"format {name!r} would need a table of {count:,} distinct values"
             f"{' (the padding zero included)' if padded else ''}, more than the {MAX_VALUES} its one-byte "
-            f"codes address; store the matrix as dia or bdia")
+            f"codes address; store the matrix as {instead}")
         error.distinct, error.limit = count, MAX_VALUES
         raise error
-    order = xp.argsort(values[first])  # by value: the rank of each bit pattern is its code
+    # by value (a half type widened exactly: CuPy sorts no bfloat16): the rank of each bit pattern is its code
+    order = xp.argsort(values[first].astype(compute_dtype(values.dtype)))
     rank = xp.empty_like(order)
     rank[order] = xp.arange(count, dtype=order.dtype)
     codes = rank[inverse.reshape(-1)].astype(xp.uint8)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from .device import grid_for
 from .launch import ALPHA, X, Y, Launch, beta_arg
 from .config import row_kernel
-from .spec import CSR_VALUES, EVERY_PRECISION, Sampled, csr_values, own_kernel, type_names
+from .spec import CSR_FORMATS, CSR_VALUES, EVERY_PRECISION, Sampled, csr_values, own_kernel, type_names
 
 
 def _expressions(v: str, i: str) -> list[str]:
@@ -27,7 +27,7 @@ def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
     return [Launch(fn, grid_for(m, block, props), block, args, fmt.dtype)]
 
 
-SPEC = own_kernel("csr_scalar", ("csr", "csr_pattern", "csr_vi"),
+SPEC = own_kernel("csr_scalar", CSR_FORMATS,
                   "one thread per row",
                   _expressions, bind, row_kernel, profile=(Sampled("csr_scalar", "rows"),),
                   precisions=EVERY_PRECISION)

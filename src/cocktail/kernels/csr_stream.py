@@ -17,8 +17,8 @@ from .device import WARP_SIZE, capped_grid
 from .launch import ALPHA, X, Y, Launch, beta_arg
 from .config import flag, row_kernel
 from ..formats.csr_family import CHUNK_SHIFT
-from .spec import (CSR_VALUES, EVERY_PRECISION, STORED_VALUES, Sampled, cpp_bool, csr_columns, csr_values,
-                   own_kernel, type_names)
+from .spec import (CSR_FORMATS, CSR_VALUES, EVERY_PRECISION, STORED_VALUES, Sampled, cpp_bool, csr_columns,
+                   csr_values, own_kernel, type_names)
 
 #: Nonzeros per lane of an item that the source is instantiated for.
 ITEMS_PER_LANE = (4, 8, 16)
@@ -123,7 +123,7 @@ def configure(spec, fmt, p, props, rules) -> dict:
     return {**config, "own_row": own_row, "rows_per_item": rows_per_item}
 
 
-SPEC = own_kernel("csr_stream", ("csr", "csr_pattern", "csr_vi"),
+SPEC = own_kernel("csr_stream", CSR_FORMATS,
                   "balanced warp items of up to 32*items_per_lane nonzeros, products staged in shared memory",
                   _expressions, bind, configure, params={"items_per_lane": None, "stream": True},
                   profile=tuple(Sampled(f"csr_stream(k={k})", "rows", kernel_params={"items_per_lane": k},

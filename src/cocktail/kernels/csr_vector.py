@@ -5,7 +5,8 @@ from __future__ import annotations
 from .device import grid_for
 from .launch import ALPHA, X, Y, Launch, beta_arg
 from .config import flag, row_kernel
-from .spec import CSR_VALUES, EVERY_PRECISION, STORED_VALUES, Sampled, cpp_bool, csr_values, own_kernel, type_names
+from .spec import (CSR_FORMATS, CSR_VALUES, EVERY_PRECISION, STORED_VALUES, Sampled, cpp_bool, csr_values,
+                   own_kernel, type_names)
 
 #: Threads per row the source is instantiated for.
 THREADS_PER_ROW = (2, 4, 8, 16, 32)
@@ -43,7 +44,7 @@ def configure(spec, fmt, p, props, rules) -> dict:
             "aligned": flag(spec.name, "aligned", p["aligned"])}
 
 
-SPEC = own_kernel("csr_vector", ("csr", "csr_pattern", "csr_vi"),
+SPEC = own_kernel("csr_vector", CSR_FORMATS,
                   "a group of 2-32 threads per row, shuffle reduction, optionally aligned to the group width",
                   _expressions, bind, configure, params={"threads_per_row": None, "aligned": True},
                   profile=tuple(Sampled(f"csr_vector(t={t})", "rows", kernel_params={"threads_per_row": t},

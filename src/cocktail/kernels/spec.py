@@ -70,6 +70,8 @@ def type_names(fmt) -> tuple[str, str]:
 STORED_VALUES, ONE_VALUE, CODED_VALUES = 0, 1, 2
 #: Every ``VALUES`` a CSR kernel of all three formats is instantiated for.
 CSR_VALUES = (STORED_VALUES, ONE_VALUE, CODED_VALUES)
+#: The formats the CSR kernels that take every ``VALUES`` (csr_scalar, csr_vector, csr_stream) multiply.
+CSR_FORMATS = ("csr", "csr_pattern", "csr_vi")
 
 
 def csr_values(fmt) -> tuple:

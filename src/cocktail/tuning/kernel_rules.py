@@ -10,6 +10,7 @@ import math
 from .. import kernels
 from ..kernels.block_operands import VECTOR_BYTES
 from ..kernels.device import WARP_SIZE
+from ..kernels.spec import CSR_FORMATS
 
 #: Threads per block of every kernel unless the user names one (see ``tuning.launch_rules.block_threads``).
 BLOCK_THREADS = 256
@@ -222,10 +223,6 @@ def dia_vi_rows_per_thread(aligned) -> int:
     return DIA_VI_ROWS_PER_THREAD if aligned(DIA_VI_ROWS_PER_THREAD) else 1
 
 
-#: The formats whose kernel :func:`csr_kernel` chooses from their row lengths.
-CSR_RULE_FORMATS = ("csr", "csr_pattern", "csr_vi")
-
-
 def csr_kernel(row_lengths, merge: bool = True) -> str:
     """Which CSR kernel suits these row lengths: csr_merge, csr_vector or csr_scalar; without ``merge`` (a
     csr_pattern or csr_vi matrix, which csr_merge does not read) csr_stream in csr_merge's place, the other
@@ -255,7 +252,7 @@ def choose_kernel(storage, deterministic: bool = False) -> str | None:
     ``deterministic``: when the usual kernel is not declared deterministic (coo: coo_atomic), the
     first registered kernel of the format that is (coo: coo_segmented), or None without one.
     """
-    if storage.name in CSR_RULE_FORMATS:
+    if storage.name in CSR_FORMATS:  # the CSR kernels' formats: a rule over the row lengths
         name = csr_kernel(storage.row_lengths(), storage.name in kernels.get("csr_merge").formats)
     else:
         name = format_kernels().get(storage.name)
