@@ -215,6 +215,29 @@ def test_short_columns_that_do_not_fit_are_refused_or_left_full(name):
     assert small.nnz % 256 and get(name).from_csr(small, short_columns=True).short
 
 
+@pytest.mark.parametrize("nnz", [0, 255, 256, 512, 700])
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
+def test_short_column_chunks_at_their_edges(nnz, index_dtype):
+    from cocktail.formats.csr_family import CHUNK, columns, short_columns
+
+    rng = np.random.default_rng(nnz)
+    base = 3 * 2**31 if index_dtype == np.int64 else 2**30  # past int32 where the index type allows
+    cols = (base + np.sort(rng.integers(0, 65_536, nnz))).astype(index_dtype)
+    if nnz:
+        cols[-1] = cols[-(nnz % CHUNK or CHUNK)] + 65_535  # the last chunk spans 65,536 columns exactly
+    offsets, lo = short_columns("t", cols, True, index_dtype)
+    assert offsets.dtype == np.uint16 and lo.shape == (-(-nnz // CHUNK),) and lo.dtype == index_dtype
+    back = columns(offsets, lo, index_dtype)
+    assert back.dtype == index_dtype and (back == cols).all()
+    assert short_columns("t", cols, None, index_dtype)[0].dtype == (np.uint16 if nnz else index_dtype)  # none: full
+    if nnz:
+        wider = cols.copy()
+        wider[-1] += 1  # 65,537 columns: refused, or left full
+        with pytest.raises(ValueError, match=f"chunk {(nnz - 1) // CHUNK} "):
+            short_columns("t", wider, True, index_dtype)
+        assert short_columns("t", wider, None, index_dtype)[0] is wider
+
+
 def test_only_csr_stream_reads_short_columns():
     from cocktail.kernels.spec import csr_columns
 

@@ -309,6 +309,9 @@ class SparseMatrix(OperatorProtocol):
                         self._executor.block_rival = WholeRival(self.storage, deterministic, vendor)
                 return
             format, self._auto_reason = decision.format, decision.reason
+        if spec is not None and "short_columns" in formats.get(format).defaults and params.get("short_columns") is None \
+                and "short_columns" not in spec.layouts:
+            params["short_columns"] = False  # "where it fits" is where the named kernel reads them too
         storage = formats.get(format).from_csr(csr, **format_params(format, csr.dtype, params))
         bound = executors.create(executor, storage, self.device, spec, kernel_params, deterministic=deterministic)
         self.storage, self._executor = storage, bound  # only now: a failed binding leaves self holding nothing

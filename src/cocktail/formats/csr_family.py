@@ -18,7 +18,7 @@ from ..arrays import get_xp, row_ids
 from .base import SparseFormat
 from .csr import CSR
 
-#: Entries of a chunk, as a shift: 256 entries share one base column (4 or 8 bytes: 1/64 byte an entry at most).
+#: Entries of a chunk, as a shift: 256 entries share one base column (4 or 8 bytes: 1/64 or 1/32 byte an entry).
 CHUNK_SHIFT = 8
 CHUNK = 1 << CHUNK_SHIFT
 #: The widest span of columns a chunk may cover: offsets 0 .. SHORT_SPAN.
@@ -40,29 +40,34 @@ def check_choice(name: str, choice) -> None:
 def short_columns(name: str, indices, choice, index_dtype):
     """``(indices, column_base)``: the column ``indices`` of a CSR-family matrix as 16-bit offsets (uint16) from
     each chunk's lowest column, or themselves and an empty ``column_base`` where ``choice`` is False, or None
-    and some chunk spans more than ``SHORT_SPAN + 1`` columns (``True`` then is a ``ValueError`` naming it)."""
+    and some chunk spans more than ``SHORT_SPAN + 1`` columns or there are no entries (``True`` then is a
+    ``ValueError`` naming the widest chunk)."""
     check_choice(name, choice)
     xp = get_xp(indices)
     none = xp.zeros(0, dtype=index_dtype)
-    if choice is False:
-        return indices, none
     nnz = int(indices.shape[0])
+    if choice is False or (choice is None and nnz == 0):
+        return indices, none
     chunks = -(-nnz // CHUNK)
-    wide = indices.astype(xp.int64)
-    tail = chunks * CHUNK - nnz  # the last chunk's missing entries: neither its lowest nor its highest column
-    lo = xp.concatenate([wide, xp.full(tail, np.iinfo(np.int64).max, dtype=xp.int64)]).reshape(chunks, CHUNK).min(1)
-    hi = xp.concatenate([wide, xp.full(tail, -1, dtype=xp.int64)]).reshape(chunks, CHUNK).max(1)
-    span = hi - lo
+    # the last chunk's missing entries repeat its first column: neither its lowest nor its highest
+    padded = xp.empty(chunks * CHUNK, dtype=xp.int64)
+    padded[:nnz] = indices
+    if chunks * CHUNK > nnz:
+        padded[nnz:] = padded[(chunks - 1) * CHUNK]
+    padded = padded.reshape(chunks, CHUNK)
+    lo = padded.min(1)
+    span = padded.max(1) - lo
     if chunks and int(span.max()) > SHORT_SPAN:
         if choice is True:
             c = int(xp.argmax(span))
             raise ValueError(f"{name}: short_columns=True needs every chunk of {CHUNK} entries within "
                              f"{SHORT_SPAN + 1:,} columns; chunk {c} (entries {c * CHUNK} to "
                              f"{min(nnz, (c + 1) * CHUNK) - 1}) spans {int(span[c]) + 1:,} (columns {int(lo[c])} to "
-                             f"{int(hi[c])}); pass short_columns=None to keep full columns where they do not fit")
+                             f"{int(lo[c] + span[c])}); pass short_columns=None to keep full columns where they do "
+                             "not fit")
         return indices, none
-    offsets = wide - xp.repeat(lo, CHUNK)[:nnz] if nnz else wide
-    return offsets.astype(xp.uint16), lo.astype(index_dtype)
+    padded -= lo[:, None]  # in place: the offsets, one int64 array in all
+    return padded.reshape(-1)[:nnz].astype(xp.uint16), lo.astype(index_dtype)
 
 
 def is_short(indices) -> bool:

@@ -15,8 +15,8 @@
 // VALUES: how an entry's value is found (common.cuh's entry_value): csr; csr_pattern, every entry holding
 // data[0] (read once, cached: no value per entry); csr_vi, a streamed one-byte code into the table data.
 // SHORT_SHIFT: 0 for full columns; else short columns (csr_family.py): indices holds 16-bit offsets from
-// column_base[j >> SHORT_SHIFT], the lowest column of entry j's chunk (read through the cache: a warp's 32
-// entries share one or two).
+// column_base[j >> SHORT_SHIFT], the lowest column of entry j's chunk (read as x is, through the read-only
+// cache with ldg: a warp's 32 entries share one or two).
 // Rows are stored through store_y, so beta is applied once per row and y is never read when beta == 0.
 #include "warp.cuh"
 
@@ -66,7 +66,8 @@ __device__ __forceinline__ long long stream_column(const I* __restrict__ indices
         return (long long)load_matrix<STREAM>(indices + j);
     } else {
         const unsigned short* offsets = reinterpret_cast<const unsigned short*>(indices);
-        return (long long)__ldg(column_base + (j >> SHORT_SHIFT)) + (long long)load_matrix<STREAM>(offsets + j);
+        return (long long)load_cached<(COCKTAIL_LDG != 0)>(column_base + (j >> SHORT_SHIFT)) +
+               (long long)load_matrix<STREAM>(offsets + j);
     }
 }
 
