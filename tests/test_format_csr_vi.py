@@ -196,6 +196,7 @@ def test_short_columns_round_trip_and_cut_two_bytes_an_entry(name, index_dtype):
     (entries,) = entries_of(short)
     assert (entries.cols == csr.indices).all()
     assert get(name).from_csr(csr, short_columns=None).short  # unset: where it fits, and it fits
+    assert short.describe()["short columns"].startswith("yes") and full.describe()["short columns"] == "no"
 
 
 @pytest.mark.parametrize("name", ["csr_pattern", "csr_vi"])

@@ -27,7 +27,8 @@ SHORT_SPAN = 0xFFFF
 #: The words of the ``short_columns`` parameter of the formats that take it.
 PARAMETER_WORDS = {"short_columns": "stores each column as a 16-bit offset from the lowest column of its chunk of "
                                     f"{CHUNK} entries where every chunk spans at most {SHORT_SPAN + 1:,} columns "
-                                    "(True: required; unset: where it fits; False: full columns)"}
+                                    "(csr_stream alone reads them; True: required; unset: where it fits; False: "
+                                    "full columns)"}
 UNSET_WORDS = {"short_columns": "where it fits"}
 
 
@@ -133,6 +134,11 @@ class CSRFamily(SparseFormat):
     @property
     def stored_slots(self) -> int:
         return self.nnz
+
+    def column_facts(self) -> dict:
+        """``describe()``'s fact of the column layout."""
+        return {"short columns": f"yes (16-bit offsets from a base column per chunk of {CHUNK} entries)"
+                if self.short else "no"}
 
     def index_bytes(self, idx: int) -> int:
         """Bytes of the row pointers and column indices a product reads (``idx`` an index): ``(m+1)*idx`` and

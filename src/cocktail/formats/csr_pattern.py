@@ -73,7 +73,7 @@ class PatternCSR(CSRFamily):
         return self.index_bytes(idx) + self.stored_size(val) + self.nnz * val + self.shape[0] * val
 
     def describe(self) -> dict:
-        return {"value": self.value[0].item(), **row_length_facts(self.row_lengths(), self.nnz)}
+        return {"value": self.value[0].item(), **row_length_facts(self.row_lengths(), self.nnz), **self.column_facts()}
 
 
 FORMAT = PatternCSR

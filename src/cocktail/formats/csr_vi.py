@@ -65,7 +65,8 @@ class CodedCSR(CSRFamily):
                 + self.nnz * val + self.shape[0] * val)
 
     def describe(self) -> dict:
-        return {"distinct values": int(self.table.shape[0]), **row_length_facts(self.row_lengths(), self.nnz)}
+        return {"distinct values": int(self.table.shape[0]), **row_length_facts(self.row_lengths(), self.nnz),
+                **self.column_facts()}
 
 
 FORMAT = CodedCSR
