@@ -20,7 +20,7 @@ import subprocess
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from test_kernel_blocks_emulated import CTYPES, SHIM
+from test_kernel_blocks_emulated import CTYPES, ENTRY, SHIM, compiled, write_arrays
 from test_kernel_blocks_emulated import _matrices as _random_matrices
 
 from cocktail.formats.bdia import BDIA
@@ -72,21 +72,7 @@ template <class T, class I, int LANES, int COLS, bool VEC, int ROWS> int run(cha
     std::fclose(o);
     return 0;
 }
-int main(int argc, char** argv) {
-    FILE* f = std::fopen(argv[1], "rb");
-    long long count;
-    while (std::fread(&count, 8, 1, f) == 1) {
-        std::vector<char> a(count);
-        if (count && std::fread(a.data(), 1, count, f) != (size_t)count) return 4;
-        arrays.push_back(std::move(a));
-    }
-    std::fclose(f);
-    switch (std::atoi(argv[3])) {
-        INSTANCES
-    }
-    return 5;
-}
-"""
+""" + ENTRY
 
 #: Instantiations run: (value dtype, index dtype, lanes, columns per lane, vector strips, rows a group); every
 #: columns per lane, lanes from 1 to 32, vector strips of one and of several 16-byte words, 1, 2 and 4 rows.
@@ -132,14 +118,7 @@ def binary(tmp_path_factory):
     cases = "".join(f"case {q}: return run<{CTYPES[v]}, {CTYPES[i]}, {t}, {c}, {'true' if vec else 'false'}, {r}>(argv);\n"
                     for q, (v, i, t, c, vec, r) in enumerate(INSTANCES))
     code = SHIM + SHIM_MORE + source.assemble("bdia_spmm") + MAIN.replace("INSTANCES", cases)
-    (d / "main.cpp").write_text(code)
-    cmd = ["g++", "-std=c++20", "-O1", "-fsanitize=address,undefined", "-fno-sanitize-recover=all",
-           "-Wno-unknown-pragmas", "-pthread", str(d / "main.cpp"), "-o", str(d / "emulate")]
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    if proc.returncode and "barrier" in proc.stderr and "No such file" in proc.stderr:
-        pytest.skip("g++ without C++20 <barrier>")
-    assert proc.returncode == 0, proc.stderr[-4000:]
-    return d / "emulate"
+    return compiled(d, code)
 
 
 def _operand(rows: int, k: int, order: str, fill: float, dtype, values=None):
@@ -166,10 +145,7 @@ def _emulate(exe, tmp, q, fmt, X, Y0, order, launch, alpha, beta):
     k = X.shape[1]
     xb, x0, xr, xc = _operand(n, k, order, np.nan, fmt.dtype, X)
     yb, y0, yr, yc = _operand(m, k, order, GUARD, fmt.dtype, Y0)
-    with open(tmp / "in.bin", "wb") as f:
-        for a in (fmt.offsets, prepare(fmt), fmt.data, xb, yb):
-            b = np.ascontiguousarray(a).tobytes()
-            f.write(np.int64(len(b)).tobytes() + b)
+    write_arrays(tmp / "in.bin", (fmt.offsets, prepare(fmt), fmt.data, xb, yb))
     grid, block = launch
     args = [exe, tmp / "in.bin", tmp / "out.bin", q, grid, block, m, n, fmt.offsets.shape[0], fmt.stride,
             repr(alpha), repr(beta), k, xr, xc, yr, yc, x0, y0]

@@ -83,6 +83,25 @@ template <class F> void launch(unsigned grid, unsigned block, F kernel) {
 }
 """
 
+#: The emulation's entry point, shared by every emulated kernel test: reads the input file (each array a length in
+#: bytes, then its bytes) into ``arrays``, then runs instance ``argv[3]`` of the switch (INSTANCES: its cases).
+ENTRY = r"""
+int main(int argc, char** argv) {
+    FILE* f = std::fopen(argv[1], "rb");
+    long long count;
+    while (std::fread(&count, 8, 1, f) == 1) {
+        std::vector<char> a(count);
+        if (count && std::fread(a.data(), 1, count, f) != (size_t)count) return 4;
+        arrays.push_back(std::move(a));
+    }
+    std::fclose(f);
+    switch (std::atoi(argv[3])) {
+        INSTANCES
+    }
+    return 5;
+}
+"""
+
 MAIN = r"""
 static std::vector<std::vector<char>> arrays;
 template <class U> U* exact(size_t k) {  // a heap copy of input array k, 16-byte aligned
@@ -112,21 +131,7 @@ template <class T, class I, int R, int C> int run(char** argv) {
     std::fclose(o);
     return 0;
 }
-int main(int argc, char** argv) {
-    FILE* f = std::fopen(argv[1], "rb");
-    long long count;
-    while (std::fread(&count, 8, 1, f) == 1) {
-        std::vector<char> a(count);
-        if (count && std::fread(a.data(), 1, count, f) != (size_t)count) return 4;
-        arrays.push_back(std::move(a));
-    }
-    std::fclose(f);
-    switch (std::atoi(argv[3])) {
-        INSTANCES
-    }
-    return 5;
-}
-"""
+""" + ENTRY
 
 CALLS = {
     "bcsr": "I* row_ptr = exact<I>(0); I* col = exact<I>(1); T* data = exact<T>(2);\n"
@@ -161,6 +166,27 @@ LAUNCHES = {
 CTYPES = {np.float32: "float", np.float64: "double", np.int32: "int", np.int64: "long long"}
 
 
+def compiled(d, code: str):
+    """The emulation ``code`` written to ``d`` and compiled by g++ (C++20, AddressSanitizer and UBSan, no
+    recovery): the executable's path.  Skips the test where g++ has no C++20 ``<barrier>``."""
+    (d / "main.cpp").write_text(code)
+    cmd = ["g++", "-std=c++20", "-O1", "-fsanitize=address,undefined", "-fno-sanitize-recover=all",
+           "-Wno-unknown-pragmas", "-pthread", str(d / "main.cpp"), "-o", str(d / "emulate")]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode and "barrier" in proc.stderr and "No such file" in proc.stderr:
+        pytest.skip("g++ without C++20 <barrier>")
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    return d / "emulate"
+
+
+def write_arrays(path, arrays) -> None:
+    """The input file ENTRY reads: each array a length in bytes (int64), then its bytes."""
+    with open(path, "wb") as f:
+        for a in arrays:
+            b = np.ascontiguousarray(a).tobytes()
+            f.write(np.int64(len(b)).tobytes() + b)
+
+
 def _matrices():
     rng = np.random.default_rng(3)
     m, n = 45, 403  # superrows of more than 32 blocks, empty rows, entries in the last columns
@@ -185,14 +211,7 @@ def binaries(tmp_path_factory):
                         for k, (v, i, (r, c)) in enumerate(instances))
         code = (SHIM + source.assemble(name) + MAIN.replace("KERNEL_CALL", CALLS[name])
                 .replace("INSTANCES", cases))
-        (d / "main.cpp").write_text(code)
-        cmd = ["g++", "-std=c++20", "-O1", "-fsanitize=address,undefined", "-fno-sanitize-recover=all",
-               "-Wno-unknown-pragmas", "-pthread", str(d / "main.cpp"), "-o", str(d / "emulate")]
-        proc = subprocess.run(cmd, capture_output=True, text=True)
-        if proc.returncode and "barrier" in proc.stderr and "No such file" in proc.stderr:
-            pytest.skip("g++ without C++20 <barrier>")
-        assert proc.returncode == 0, proc.stderr[-4000:]
-        out[name] = d / "emulate"
+        out[name] = compiled(d, code)
     return out
 
 
@@ -207,10 +226,7 @@ def _arrays(name, fmt):
 def _emulate(exe, tmp, k, name, fmt, x, y0, launch, alpha, beta):
     arrays, superrows, *params = _arrays(name, fmt)
     p1, p2 = (params + [launch.get("group", 0)])[:2]
-    with open(tmp / "in.bin", "wb") as f:
-        for a in arrays + [y0, x]:
-            b = np.ascontiguousarray(a).tobytes()
-            f.write(np.int64(len(b)).tobytes() + b)
+    write_arrays(tmp / "in.bin", arrays + [y0, x])
     m, n = fmt.shape
     args = [exe, tmp / "in.bin", tmp / "out.bin", k, launch["grid"], launch["block"], m, n, superrows, p1, p2,
             launch["vec"], repr(alpha), repr(beta)]

@@ -20,7 +20,7 @@ import subprocess
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from test_kernel_blocks_emulated import CTYPES, SHIM, _matrices
+from test_kernel_blocks_emulated import CTYPES, ENTRY, SHIM, _matrices, compiled, write_arrays
 
 from cocktail import formats
 from cocktail.formats.csr import CSR
@@ -64,21 +64,7 @@ template <class T, class I, int R, int C, int COLS> int run(char** argv) {
     std::fclose(o);
     return 0;
 }
-int main(int argc, char** argv) {
-    FILE* f = std::fopen(argv[1], "rb");
-    long long count;
-    while (std::fread(&count, 8, 1, f) == 1) {
-        std::vector<char> a(count);
-        if (count && std::fread(a.data(), 1, count, f) != (size_t)count) return 4;
-        arrays.push_back(std::move(a));
-    }
-    std::fclose(f);
-    switch (std::atoi(argv[3])) {
-        INSTANCES
-    }
-    return 5;
-}
-"""
+""" + ENTRY
 
 _HEAD = "(I)superrows, (I)m, k, xr, xc, yr, yc, lanes, (I)n"
 CALLS = {
@@ -128,14 +114,7 @@ def binaries(tmp_path_factory):
         cases = "".join(f"case {q}: return run<{CTYPES[v]}, {CTYPES[i]}, {r}, {c}, {cols}>(argv);\n"
                         for q, (v, i, (r, c), cols) in enumerate(instances))
         code = SHIM + SHIM_MORE + source.assemble(name) + MAIN.replace("KERNEL_CALL", CALLS[name]).replace("INSTANCES", cases)
-        (d / "main.cpp").write_text(code)
-        cmd = ["g++", "-std=c++20", "-O1", "-fsanitize=address,undefined", "-fno-sanitize-recover=all",
-               "-Wno-unknown-pragmas", "-pthread", str(d / "main.cpp"), "-o", str(d / "emulate")]
-        proc = subprocess.run(cmd, capture_output=True, text=True)
-        if proc.returncode and "barrier" in proc.stderr and "No such file" in proc.stderr:
-            pytest.skip("g++ without C++20 <barrier>")
-        assert proc.returncode == 0, proc.stderr[-4000:]
-        out[name] = d / "emulate"
+        out[name] = compiled(d, code)
     return out
 
 
@@ -172,10 +151,7 @@ def _emulate(exe, tmp, q, name, fmt, X, Y0, order, launch, alpha, beta):
     k = X.shape[1]
     xb, x0, xr, xc = _operand(n, k, order, np.nan, fmt.dtype, X)
     yb, y0, yr, yc = _operand(m, k, order, GUARD, fmt.dtype, Y0)
-    with open(tmp / "in.bin", "wb") as f:
-        for a in arrays + [xb, yb]:
-            b = np.ascontiguousarray(a).tobytes()
-            f.write(np.int64(len(b)).tobytes() + b)
+    write_arrays(tmp / "in.bin", arrays + [xb, yb])
     args = [exe, tmp / "in.bin", tmp / "out.bin", q, launch["grid"], launch["block"], m, n, fmt.superrows, p1, p2,
             launch["vec"], launch["lanes"], repr(alpha), repr(beta), k, xr, xc, yr, yc, x0, y0]
     proc = subprocess.run([str(a) for a in args], capture_output=True, text=True, timeout=120,

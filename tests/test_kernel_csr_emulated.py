@@ -19,7 +19,7 @@ import subprocess
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from test_kernel_blocks_emulated import CTYPES, SHIM
+from test_kernel_blocks_emulated import CTYPES, ENTRY, SHIM, compiled, write_arrays
 from test_kernel_blocks_emulated import _matrices as _random_matrices
 
 from cocktail import formats
@@ -80,21 +80,7 @@ template <class T, class I, class F> int run(char** argv, F call) {
     std::fclose(o);
     return 0;
 }
-int main(int argc, char** argv) {
-    FILE* f = std::fopen(argv[1], "rb");
-    long long count;
-    while (std::fread(&count, 8, 1, f) == 1) {
-        std::vector<char> a(count);
-        if (count && std::fread(a.data(), 1, count, f) != (size_t)count) return 4;
-        arrays.push_back(std::move(a));
-    }
-    std::fclose(f);
-    switch (std::atoi(argv[3])) {
-        INSTANCES
-    }
-    return 5;
-}
-"""
+""" + ENTRY
 
 #: The launch of each kernel's expression, given the arrays of MAIN's run.
 CALLS = {
@@ -149,14 +135,7 @@ def binary(tmp_path_factory):
     bodies = [re.sub(r'#include "[^"]+"', "", source.read(f"{name}.cu")) for name in ("csr_scalar", "csr_stream")]
     code = (SHIM + SHIM_MORE + source.assemble("csr_vector") + "".join(bodies)
             + MAIN.replace("INSTANCES", "".join(cases)))
-    (d / "main.cpp").write_text(code)
-    cmd = ["g++", "-std=c++20", "-O1", "-fsanitize=address,undefined", "-fno-sanitize-recover=all",
-           "-Wno-unknown-pragmas", "-pthread", str(d / "main.cpp"), "-o", str(d / "emulate")]
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    if proc.returncode and "barrier" in proc.stderr and "No such file" in proc.stderr:
-        pytest.skip("g++ without C++20 <barrier>")
-    assert proc.returncode == 0, proc.stderr[-4000:]
-    return d / "emulate"
+    return compiled(d, code)
 
 
 def _matrices():
@@ -189,10 +168,7 @@ def _emulate(exe, tmp, k, fmt, kernel, items, x, y0, grid, block, alpha, beta):
     item_row = item_nz = np.zeros(0, dtype=fmt.index_dtype)
     if kernel == "csr_stream":
         item_row, item_nz = csr_stream.partition(fmt.indptr, 32 * items, *csr_stream_shape(items))
-    with open(tmp / "in.bin", "wb") as f:
-        for a in [fmt.indptr, indices, values, codes, item_row, item_nz, column_base, y0, x]:
-            b = np.ascontiguousarray(a).tobytes()
-            f.write(np.int64(len(b)).tobytes() + b)
+    write_arrays(tmp / "in.bin", [fmt.indptr, indices, values, codes, item_row, item_nz, column_base, y0, x])
     m, n = fmt.shape
     args = [exe, tmp / "in.bin", tmp / "out.bin", k, grid, block, m, n, repr(alpha), repr(beta)]
     proc = subprocess.run([str(a) for a in args], capture_output=True, text=True, timeout=300,
