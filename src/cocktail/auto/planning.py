@@ -263,6 +263,7 @@ def choose(csr, tune: str = "model", deterministic: bool = False, vendor: bool =
     uniform = one_value(csr.data)
     if decisions.path() is not None:
         fingerprint = structure_fingerprint(csr)
+        # CODED_CUT first: the count of distinct values is a pass over them, wasted while the cut is off
         coded = planner.CODED_CUT and planner.takes_coded_cut(uniform, distinct_values(csr.data))
         keys = {t: decisions.key(fingerprint, profile.key_of(device), csr.dtype, csr.index_dtype, deterministic,
                                  vendor, t, prof.digest, uniform, csr.value_dtype, coded) for t in TUNE}

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..arrays import get_xp, row_ids
+from ..arrays import get_xp
 from .base import SparseFormat
 from .csr import CSR
 
@@ -123,13 +123,9 @@ class CSRFamily(SparseFormat):
         return CSR(self.shape, self.dtype, self.index_dtype, self.nnz, {}, data=self.data, indices=self.columns(),
                    indptr=self.indptr)
 
-    def row_lengths(self):
-        """Number of stored entries in each row."""
-        return get_xp(self.indptr).diff(self.indptr)
-
-    def row_ids(self):
-        """Row index of every stored entry."""
-        return row_ids(self.indptr, self.nnz)
+    # CSR's own: they read indptr and nnz alone, which these formats keep as CSR does
+    row_lengths = CSR.row_lengths
+    row_ids = CSR.row_ids
 
     @property
     def stored_slots(self) -> int:
