@@ -467,6 +467,18 @@ def test_own_rivals_are_the_fastest_close_plans_of_other_families_and_kinds():
     assert planning.own_rivals(bdia, reference_us=11.0) == [led, vector, bcsr]  # one per family: not bdia2 too
 
 
+def test_a_plan_the_coded_cut_stored_races_itself_with_its_values():
+    stream = planner.Part("csr_stream(k=8)", ("rest",), 90, 90, 6.0, coded=True)
+    ell = planner.Part("ell", ("row_prefix", 2), 10, 10, 1.0)
+    coded = planner.Plan((ell, stream), 7.0)
+    planning = planner.Planning(None, [coded], "model")
+    [uncut] = planning.uncut_rival(coded)
+    assert [p.coded for p in uncut.parts] == [False, False] and uncut.parts[0] is ell
+    assert [p.format for p in uncut.parts] == ["ell", "csr"] and coded.parts[1].format == "csr_vi"
+    assert uncut.detail() != coded.detail()  # the race records both times under their own names
+    assert planning.uncut_rival(uncut) == []
+
+
 def test_calibration_check_points_lie_off_the_grid():
     from cocktail.auto import calibration as calibrate
 

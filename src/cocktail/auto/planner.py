@@ -286,6 +286,14 @@ class Planning:
                 out.append(p)
         return out
 
+    def uncut_rival(self, chosen: Plan) -> list:
+        """``[chosen with its values stored again]`` when the coded cut stored a part of it, else ``[]``: the
+        cut's share is a count of bytes, but its kernels make one more dependent load per entry (the table),
+        which a gather kernel waiting on L2 pays for, so ``tune="model"`` times the plan both ways."""
+        if not any(p.coded for p in chosen.parts):
+            return []
+        return [Plan(tuple(replace(p, coded=False) if p.coded else p for p in chosen.parts), chosen.predicted_us)]
+
     def to_measure(self) -> list:
         """The candidates ``tune="measure"`` times: the MEASURE_TOP fastest predicted, and the fastest
         predicted of each kind (each single format, and Cocktails) besides, since the profile knows
