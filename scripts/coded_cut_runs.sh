@@ -46,6 +46,6 @@ bench auto_pattern_short "$SHORT" "${SUITE_ARGS[@]}" --values pattern --methods 
 if [[ ${UNSEEN:-1} != 0 ]] && want unseen; then
   python3 scripts/small_world.py /tmp/small_world.npz | tee -a "$R/steps.txt"
   STEPS=all bench unseen_few "$OFF" /tmp/small_world.npz --values few --formats csr,csr_vi --methods ours,cocktail-auto,cusparse --dtype "$DT"
-  STEPS=all bench unseen_few_coded "$CODED; $SHORT" /tmp/small_world.npz --values few --methods cocktail-auto,cusparse --dtype "$DT"
+  STEPS=all bench unseen_few_coded "$CODED" /tmp/small_world.npz --values few --methods cocktail-auto,cusparse --dtype "$DT"
 fi
 cat "$R/steps.txt"

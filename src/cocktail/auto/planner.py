@@ -245,6 +245,9 @@ class Planning:
     candidates: list
     profile_source: str
     notice: str = ""
+    #: The candidates as they were before the coded cut stored any part coded, fastest predicted first; empty
+    #: when the cut was not made.
+    uncut: list = field(default_factory=list)
 
     @property
     def chosen(self) -> Plan:
@@ -287,12 +290,16 @@ class Planning:
         return out
 
     def uncut_rival(self, chosen: Plan) -> list:
-        """``[chosen with its values stored again]`` when the coded cut stored a part of it, else ``[]``: the
-        cut's share is a count of bytes, but its kernels make one more dependent load per entry (the table),
-        which a gather kernel waiting on L2 pays for, so ``tune="model"`` times the plan both ways."""
+        """When the coded cut stored a part of ``chosen``: ``chosen`` with its values stored again, and the plan
+        chosen without the cut (:attr:`uncut`) where that is another; else ``[]``.  The cut's share is a count
+        of bytes, but its kernels make one more dependent load per entry (the table), which a gather kernel
+        waiting on L2 pays for, and a share too low can put a coded plan ahead of another family's best; so
+        ``tune="model"`` times the plan both ways, and the cut against the plan made without it."""
         if not any(p.coded for p in chosen.parts):
             return []
-        return [Plan(tuple(replace(p, coded=False) if p.coded else p for p in chosen.parts), chosen.predicted_us)]
+        own = Plan(tuple(replace(p, coded=False) if p.coded else p for p in chosen.parts), chosen.predicted_us)
+        before = self.uncut[:1] if self.uncut and self.uncut[0].detail() != own.detail() else []
+        return [own] + before
 
     def to_measure(self) -> list:
         """The candidates ``tune="measure"`` times: the MEASURE_TOP fastest predicted, and the fastest
@@ -700,11 +707,13 @@ def plan(csr, features: Features, profile, dtype, deterministic: bool = False, v
                 plans.append(Plan(parts, sum(p.predicted_us for p in parts)))
     share = entry_share(dtype, csr.index_dtype, value_dtype)  # a half matrix, or values stored narrower
     plans = [scaled(p, share) for p in plans]
+    uncut = []
     if features.one_value:
         share = pattern_share(dtype, csr.index_dtype, value_dtype)
         plans = [value_cut(p, share, "pattern") for p in plans]
     elif takes_coded_cut(features.one_value, features.distinct_values):
+        uncut = sorted(plans, key=lambda p: p.predicted_us)
         share = coded_share(dtype, csr.index_dtype, value_dtype)
         plans = [value_cut(p, share, "coded") for p in plans]
     plans.sort(key=lambda p: p.predicted_us)
-    return Planning(features, plans, profile.source, profile.notice)
+    return Planning(features, plans, profile.source, profile.notice, uncut)
