@@ -472,11 +472,17 @@ def test_a_plan_the_coded_cut_stored_races_itself_with_its_values():
     stream = planner.Part("csr_stream(k=8)", ("rest",), 90, 90, 6.0, coded=True)
     ell = planner.Part("ell", ("row_prefix", 2), 10, 10, 1.0)
     coded = planner.Plan((ell, stream), 7.0)
-    dia = planner.Plan((planner.Part("dia", ("diagonals", (0,)), 100, 100, 8.0, {"max_fill": None}),), 8.0)
-    planning = planner.Planning(None, [coded, dia], "model", uncut=[dia])
-    [uncut, before] = planning.uncut_rival(coded)
-    assert before is dia  # the plan chosen without the cut, which the cut's share put behind
-    assert planner.Planning(None, [coded], "model", uncut=[uncut]).uncut_rival(coded) == [uncut]
+    def single(variant, us):
+        return planner.Plan((planner.Part(variant, ("rest",), 100, 100, us),), us)
+
+    bdia, dia, bcsr = single("bdia_direct", 8.0), single("dia", 9.0), single("bcsr(3x3)", 9.5)
+    vector = planner.Plan((planner.Part("csr_vector(t=8)", ("rest",), 100, 100, 10.0),), 10.0)
+    planning = planner.Planning(None, [coded, bdia], "model", uncut=[bdia, dia, bcsr, vector])
+    # the race without the cut: its chosen plan (which the cut's share put behind) and that plan's own rivals
+    [uncut, *before] = planning.uncut_rival(coded)
+    assert before == [bdia, dia, bcsr, vector]
+    again = planner.Planning(None, [coded], "model", uncut=[planner.Plan(uncut.parts, 7.0)])
+    assert again.uncut_rival(coded) == [uncut]  # each plan once
     assert [p.coded for p in uncut.parts] == [False, False] and uncut.parts[0] is ell
     assert [p.format for p in uncut.parts] == ["ell", "csr"] and coded.parts[1].format == "csr_vi"
     assert uncut.detail() != coded.detail()  # the race records both times under their own names

@@ -290,16 +290,20 @@ class Planning:
         return out
 
     def uncut_rival(self, chosen: Plan) -> list:
-        """When the coded cut stored a part of ``chosen``: ``chosen`` with its values stored again, and the plan
-        chosen without the cut (:attr:`uncut`) where that is another; else ``[]``.  The cut's share is a count
-        of bytes, but its kernels make one more dependent load per entry (the table), which a gather kernel
-        waiting on L2 pays for, and a share too low can put a coded plan ahead of another family's best; so
-        ``tune="model"`` times the plan both ways, and the cut against the plan made without it."""
+        """When the coded cut stored a part of ``chosen``: ``chosen`` with its values stored again, then the plan
+        chosen without the cut (:attr:`uncut`) and its own rivals (:meth:`own_rivals`), each once; else ``[]``.
+        The cut's share is a count of bytes, but its kernels make one more dependent load per entry (the
+        table), which a gather kernel waiting on L2 pays for, and a share too low puts a coded plan ahead of
+        the race the matrix would have run without the cut; so ``tune="model"`` runs that race too."""
         if not any(p.coded for p in chosen.parts):
             return []
-        own = Plan(tuple(replace(p, coded=False) if p.coded else p for p in chosen.parts), chosen.predicted_us)
-        before = self.uncut[:1] if self.uncut and self.uncut[0].detail() != own.detail() else []
-        return [own] + before
+        out = [Plan(tuple(replace(p, coded=False) if p.coded else p for p in chosen.parts), chosen.predicted_us)]
+        if self.uncut:
+            before = Planning(self.features, self.uncut, self.profile_source)
+            for p in [self.uncut[0]] + before.own_rivals(self.uncut[0]):
+                if all(p.detail() != q.detail() for q in out):
+                    out.append(p)
+        return out
 
     def to_measure(self) -> list:
         """The candidates ``tune="measure"`` times: the MEASURE_TOP fastest predicted, and the fastest
