@@ -109,7 +109,8 @@ def test_features_say_whether_one_value_holds():
     assert compute(csr_of(graph()), one_value=False).one_value is False  # the caller's answer is taken
 
 
-def test_the_pattern_cut_stores_every_csr_part_without_values():
+def test_the_pattern_cut_stores_every_csr_part_without_values(monkeypatch):
+    monkeypatch.setattr(planner, "CODED_CUT", False)  # the twin of two values plans with its values
     S = graph(20_000)
     planning = plan_of(S)
     share = planner.pattern_share(np.float64, np.int32)

@@ -103,22 +103,28 @@ def test_matrix_of_codes_on_the_cpu_explains_its_table():
 
 # --- the planner's coded cut -----------------------------------------------------------------------
 
-def test_the_coded_cut_is_off_until_measured():
-    assert planner.CODED_CUT is False
-    assert not planner.takes_coded_cut(False, 3)
-    S = coded(graph(20_000), np.array([-1.0, 0.5, 4.0]))
-    assert not any(part.coded for p in plan_of(S).candidates for part in p.parts)
-
-
-def test_the_coded_cut_stores_every_csr_part_coded(monkeypatch):
-    monkeypatch.setattr(planner, "CODED_CUT", True)
-    assert planner.coded_limit() == 256
-    assert planner.takes_coded_cut(False, 256) and not planner.takes_coded_cut(False, 257)
-    assert not planner.takes_coded_cut(True, 1)  # one value: the pattern cut's
+def test_the_coded_cut_switched_off_plans_with_the_values(monkeypatch):
+    assert planner.CODED_CUT is True  # measured: docs/benchmarks.md, "Fewer bytes: a one-byte code"
+    monkeypatch.setattr(planner, "CODED_CUT", False)
+    assert not planner.takes_coded_cut(False, 3, np.float64)
     S = coded(graph(20_000), np.array([-1.0, 0.5, 4.0]))
     planning = plan_of(S)
-    share = planner.coded_share(np.float64, np.int32)
-    assert share == pytest.approx(13 / 20)
+    assert not any(part.coded for p in planning.candidates for part in p.parts) and not planning.uncut
+
+
+def test_the_coded_cut_stores_every_csr_part_coded():
+    assert planner.coded_limit() == 256
+    assert planner.takes_coded_cut(False, 256, np.float64) and not planner.takes_coded_cut(False, 257, np.float64)
+    assert not planner.takes_coded_cut(True, 1, np.float64)  # one value: the pattern cut's
+    # measured in float32 and float64 only; values stored narrower are another measurement too
+    assert planner.takes_coded_cut(False, 3, np.float32) and not planner.takes_coded_cut(False, 3, np.complex128)
+    assert not planner.takes_coded_cut(False, 3, np.float64, np.float32)
+    S = coded(graph(20_000), np.array([-1.0, 0.5, 4.0]))
+    planning = plan_of(S)
+    assert planning.uncut and not any(part.coded for p in planning.uncut for part in p.parts)
+    share = planner.coded_share(np.float64)
+    assert share == planner.CODED_TIME_SHARE["float64"] and 13 / 20 < share < 1  # the bytes' 0.65, measured more
+    assert planner.coded_share(np.float64, np.float64) == share and planner.coded_share(np.float16) is None
     cut = [part for p in planning.candidates for part in p.parts if part.coded]
     assert cut and all(part.format == "csr_vi" and not part.pattern for part in cut)
     for p in planning.candidates:

@@ -42,9 +42,11 @@ The policies (all thresholds of the planner are here):
 - **The pattern cut** (a matrix whose entries all hold one value): every part whose format has a
   pattern form its kernel multiplies (CSR's csr_pattern) is stored that way, lossless, and its
   prediction scaled by :func:`pattern_share` of the bytes.
-- **The coded cut** (a matrix of at most 256 distinct values, where :data:`CODED_CUT` is on): likewise
-  every part whose format has a coded form its kernel multiplies (CSR's csr_vi, a one-byte code per
-  entry), its prediction scaled by :func:`coded_share`.
+- **The coded cut** (a matrix of more than one and at most 256 distinct values, while :data:`CODED_CUT`
+  is on): likewise every part whose format has a coded form its kernel multiplies (CSR's csr_vi, a
+  one-byte code per entry), its prediction scaled by :func:`coded_share` (measured, float32 and float64
+  only); a coded plan also races the
+  plans the matrix would have raced without the cut.
 
 The block formats (BCSR, BELL, SBELL) are costed as singles, with the block counts of the
 features; they do not enter a Cocktail as a part.
@@ -88,13 +90,13 @@ OWN_RACE_WITHIN = 1.5
 CSR_VARIANTS = _variants.of_format("csr")
 COO_VARIANTS = _variants.of_format("coo")
 DIAGONAL_VARIANTS = _variants.on_pattern("band")
-#: Whether the planner applies the coded cut (module docstring).  Off until measured against plain CSR on a
-#: GPU: the byte model alone predicts csr_vi at 0.65 of CSR's time in float64 (int32 indices), but its
-#: table lookup is one more dependent load per entry, in a gather kernel that already waits on L2.
-CODED_CUT = False
+#: Whether the planner applies the coded cut (module docstring), predicted by :data:`CODED_TIME_SHARE` and raced
+#: against the race run without the cut (:meth:`Planning.uncut_rival`); docs/benchmarks.md, "Fewer bytes: a
+#: one-byte code per entry", has the measurement against the planner without it.
+CODED_CUT = True
 #: The formats whose parts the planner stores with 16-bit columns where they fit (``short_columns`` unset), when
 #: the part's kernel reads them: SELL's (measured on an H100: 1.00-1.03x).  csr_pattern and csr_vi take them
-#: too (csr_stream reads them), off until measured.
+#: too (csr_stream reads them), left out: no gain measured (H200, 083f81f: 1.000x with the coded cut).
 SHORT_COLUMNS_CUT = ("sell",)
 #: Formats with a rows-prefix selector part.
 PREFIX_FORMATS = ("ell", "sell")
@@ -478,10 +480,21 @@ def scaled(plan: Plan, share: float) -> Plan:
     return Plan(parts, sum(p.predicted_us for p in parts))
 
 
-def coded_share(dtype, index_dtype, value_dtype=None) -> float:
-    """The share of its bytes a flat part still moves stored with a one-byte code per entry rather than its
-    values (:func:`entry_share`; float64 with int32 indices: 0.65)."""
-    return entry_share(dtype, index_dtype, coded=True) / entry_share(dtype, index_dtype, value_dtype)
+#: csr_vi's kernel time over csr's, per dtype: the geometric mean over csr_scalar, csr_vector and csr_stream on
+#: the williams and cocktail suites with 16 distinct values (scripts/coded_share_fit.py over
+#: docs/benchmarks/2026-11-27-h200-coded/kernels_few_dac09f1.json; H200).  The byte model (:func:`entry_share`
+#: with a one-byte code) predicts 0.65 in float64 and 0.75 in float32 with int32 indices; the table lookup, one
+#: more dependent load per entry, takes most of that back.  The coded cut is made in these dtypes only.
+CODED_TIME_SHARE = {"float64": 0.86, "float32": 0.99}
+
+
+def coded_share(dtype, value_dtype=None) -> float | None:
+    """The share of its time a flat part still takes stored with a one-byte code per entry rather than its
+    values (:data:`CODED_TIME_SHARE`), or None where that was not measured: another dtype, or values stored
+    narrower than ``dtype`` (``value_dtype``)."""
+    if value_dtype is not None and np.dtype(value_dtype) != np.dtype(dtype):
+        return None
+    return CODED_TIME_SHARE.get(np.dtype(dtype).name)
 
 
 #: The cuts :func:`value_cut` makes: the format class's attribute naming the form, and the ``Part`` flag.
@@ -514,10 +527,12 @@ def coded_limit() -> int:
     return min((formats.get(f).max_values for f in coded), default=0)
 
 
-def takes_coded_cut(one_value: bool, distinct_values: int) -> bool:
+def takes_coded_cut(one_value: bool, distinct_values: int, dtype, value_dtype=None) -> bool:
     """Whether the planner stores a matrix coded: :data:`CODED_CUT` is on, its entries hold more than one value
-    (else the pattern cut) and its ``distinct_values`` (zero counted) fit :func:`coded_limit`."""
-    return CODED_CUT and not one_value and distinct_values <= coded_limit()
+    (else the pattern cut), its ``distinct_values`` (zero counted) fit :func:`coded_limit` and the cut's time
+    was measured in its dtype (:func:`coded_share`)."""
+    return (CODED_CUT and not one_value and distinct_values <= coded_limit()
+            and coded_share(dtype, value_dtype) is not None)
 
 
 def allowed(v, deterministic: bool = False, vendor: bool = True, precision: str | None = None) -> bool:
@@ -715,9 +730,9 @@ def plan(csr, features: Features, profile, dtype, deterministic: bool = False, v
     if features.one_value:
         share = pattern_share(dtype, csr.index_dtype, value_dtype)
         plans = [value_cut(p, share, "pattern") for p in plans]
-    elif takes_coded_cut(features.one_value, features.distinct_values):
+    elif takes_coded_cut(features.one_value, features.distinct_values, dtype, value_dtype):
         uncut = sorted(plans, key=lambda p: p.predicted_us)
-        share = coded_share(dtype, csr.index_dtype, value_dtype)
+        share = coded_share(dtype, value_dtype)
         plans = [value_cut(p, share, "coded") for p in plans]
     plans.sort(key=lambda p: p.predicted_us)
     return Planning(features, plans, profile.source, profile.notice, uncut)

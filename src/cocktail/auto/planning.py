@@ -268,7 +268,8 @@ def choose(csr, tune: str = "model", deterministic: bool = False, vendor: bool =
     if decisions.path() is not None:
         fingerprint = structure_fingerprint(csr)
         # CODED_CUT first: the count of distinct values is a pass over them, wasted while the cut is off
-        coded = planner.CODED_CUT and planner.takes_coded_cut(uniform, distinct_values(csr.data))
+        coded = planner.CODED_CUT and planner.takes_coded_cut(uniform, distinct_values(csr.data), csr.dtype,
+                                                              csr.value_dtype)
         keys = {t: decisions.key(fingerprint, profile.key_of(device), csr.dtype, csr.index_dtype, deterministic,
                                  vendor, t, prof.digest, uniform, csr.value_dtype, coded) for t in TUNE}
         hit = _cached(csr, [keys["measure"]] + ([keys["model"]] if tune == "model" else []))
