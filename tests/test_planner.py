@@ -468,25 +468,30 @@ def test_own_rivals_are_the_fastest_close_plans_of_other_families_and_kinds():
     assert planning.own_rivals(bdia, reference_us=11.0) == [led, vector, bcsr]  # one per family: not bdia2 too
 
 
-def test_a_plan_the_coded_cut_stored_races_itself_with_its_values():
+def test_where_the_coded_cut_was_made_the_race_without_it_runs_too():
+    def single(variant, us, coded=False):
+        return planner.Plan((planner.Part(variant, ("rest",), 100, 100, us, coded=coded),), us)
+
     stream = planner.Part("csr_stream(k=8)", ("rest",), 90, 90, 6.0, coded=True)
     ell = planner.Part("ell", ("row_prefix", 2), 10, 10, 1.0)
     coded = planner.Plan((ell, stream), 7.0)
-    def single(variant, us):
-        return planner.Plan((planner.Part(variant, ("rest",), 100, 100, us),), us)
-
-    bdia, dia, bcsr = single("bdia_direct", 8.0), single("dia", 9.0), single("bcsr(3x3)", 9.5)
-    vector = planner.Plan((planner.Part("csr_vector(t=8)", ("rest",), 100, 100, 10.0),), 10.0)
+    bdia, dia, bcsr, vector = (single("bdia_direct", 8.0), single("dia", 9.0), single("bcsr(3x3)", 9.5),
+                               single("csr_vector(t=8)", 10.0))
     planning = planner.Planning(None, [coded, bdia], "model", uncut=[bdia, dia, bcsr, vector])
-    # the race without the cut: its chosen plan (which the cut's share put behind) and that plan's own rivals
-    [uncut, *before] = planning.uncut_rival(coded)
-    assert before == [bdia, dia, bcsr, vector]
-    again = planner.Planning(None, [coded], "model", uncut=[planner.Plan(uncut.parts, 7.0)])
-    assert again.uncut_rival(coded) == [uncut]  # each plan once
+    # the plan with its values, then the race without the cut: its chosen plan and that plan's own rivals
+    [uncut, *before] = planning.uncut_rivals(coded)
     assert [p.coded for p in uncut.parts] == [False, False] and uncut.parts[0] is ell
     assert [p.format for p in uncut.parts] == ["ell", "csr"] and coded.parts[1].format == "csr_vi"
     assert uncut.detail() != coded.detail()  # the race records both times under their own names
-    assert planning.uncut_rival(uncut) == []
+    assert before == [bdia, dia, bcsr, vector]
+    # a chosen plan the cut did not store still races without the cut: a coded Cocktail can take DIA's place
+    led = planner.Plan((planner.Part("bdia_direct", ("diagonals", (0, 1)), 90, 90, 5.0),
+                        planner.Part("csr_stream(k=8)", ("rest",), 10, 10, 1.0, coded=True)), 6.0)
+    planning = planner.Planning(None, [bdia, led], "model", uncut=[bdia, dia, bcsr])
+    assert planning.own_rivals(bdia) == [led] and planning.uncut_rivals(bdia) == [dia, bcsr]
+    again = planner.Planning(None, [coded], "model", uncut=[planner.Plan(uncut.parts, 7.0)])
+    assert again.uncut_rivals(coded) == [uncut]  # each plan once
+    assert planner.Planning(None, [bdia], "model").uncut_rivals(bdia) == []  # no cut made
 
 
 def test_calibration_check_points_lie_off_the_grid():

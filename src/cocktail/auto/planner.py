@@ -91,7 +91,7 @@ CSR_VARIANTS = _variants.of_format("csr")
 COO_VARIANTS = _variants.of_format("coo")
 DIAGONAL_VARIANTS = _variants.on_pattern("band")
 #: Whether the planner applies the coded cut (module docstring), predicted by :data:`CODED_TIME_SHARE` and raced
-#: against the race run without the cut (:meth:`Planning.uncut_rival`); docs/benchmarks.md, "Fewer bytes: a
+#: against the race run without the cut (:meth:`Planning.uncut_rivals`); docs/benchmarks.md, "Fewer bytes: a
 #: one-byte code per entry", has the measurement against the planner without it.
 CODED_CUT = True
 #: The formats whose parts the planner stores with 16-bit columns where they fit (``short_columns`` unset), when
@@ -291,20 +291,23 @@ class Planning:
                 out.append(p)
         return out
 
-    def uncut_rival(self, chosen: Plan) -> list:
-        """When the coded cut stored a part of ``chosen``: ``chosen`` with its values stored again, then the plan
-        chosen without the cut (:attr:`uncut`) and its own rivals (:meth:`own_rivals`), each once; else ``[]``.
-        The cut's share is a count of bytes, but its kernels make one more dependent load per entry (the
-        table), which a gather kernel waiting on L2 pays for, and a share too low puts a coded plan ahead of
-        the race the matrix would have run without the cut; so ``tune="model"`` runs that race too."""
-        if not any(p.coded for p in chosen.parts):
+    def uncut_rivals(self, chosen: Plan) -> list:
+        """When the coded cut was made (:attr:`uncut`): ``chosen`` with its values stored again (where the cut
+        stored a part of it), then the plan chosen without the cut and that plan's own rivals
+        (:meth:`own_rivals`), each once; else ``[]``.  The cut's share is measured over whole suites, and a
+        coded plan predicted faster takes another plan's place among the rivals (a coded Cocktail in place
+        of DIA as the diagonal family's other kind), so ``tune="model"`` also runs the race the matrix
+        would have run without the cut."""
+        if not self.uncut:
             return []
-        out = [Plan(tuple(replace(p, coded=False) if p.coded else p for p in chosen.parts), chosen.predicted_us)]
-        if self.uncut:
-            before = Planning(self.features, self.uncut, self.profile_source)
-            for p in [self.uncut[0]] + before.own_rivals(self.uncut[0]):
-                if all(p.detail() != q.detail() for q in out):
-                    out.append(p)
+        out = []
+        if any(p.coded for p in chosen.parts):
+            out.append(Plan(tuple(replace(p, coded=False) if p.coded else p for p in chosen.parts),
+                            chosen.predicted_us))
+        before = Planning(self.features, self.uncut, self.profile_source)
+        for p in [self.uncut[0]] + before.own_rivals(self.uncut[0]):
+            if all(p.detail() != q.detail() for q in out + [chosen]):
+                out.append(p)
         return out
 
     def to_measure(self) -> list:

@@ -192,8 +192,8 @@ def _beats(rival, plan) -> bool:
 def _race(planning, plan, built, csr, report):
     """``(plan, built, crowded)``: the fastest on this matrix of ``plan`` (built) and its rivals, each
     timed from RACE_CALLS products in a CUDA graph.  The plan is timed first; its rivals (the vendor's
-    kernels, plans of ours of other families: ``planning.vendor_rivals`` and ``own_rivals``; a plan the
-    coded cut stored, with its values: ``uncut_rival``) are those
+    kernels, plans of ours of other families: ``planning.vendor_rivals`` and ``own_rivals``; where the
+    coded cut was made, the race without it: ``uncut_rivals``) are those
     predicted close to the plan's time, its prediction or, when it measured slower, its measured
     time: a plan the profile mispredicted widens the race by as much.  Rivals are built and timed
     one at a time, each kept only while it leads (between a vendor single and a plan of ours a tie
@@ -205,7 +205,7 @@ def _race(planning, plan, built, csr, report):
     plan.measured_us = _time_us(built[1], csr.shape, csr.dtype, RACE_CALLS, RACE_REPLAYS)
     report.measured[plan.detail()] = plan.measured_us
     reference = max(plan.predicted_us, plan.measured_us)
-    rivals = (planning.uncut_rival(plan) + planning.vendor_rivals(plan, reference)
+    rivals = (planning.uncut_rivals(plan) + planning.vendor_rivals(plan, reference)
               + planning.own_rivals(plan, reference))
     crowded = False
     for rival in rivals:
