@@ -4,8 +4,8 @@ Usage: python scripts/byte_cut_table.py [--summary] RUN.json [RUN.json ...]   (-
 
 Per dtype (with ``--value-dtype``, the dtype our values were stored in: ``float64 (float32 values)``) and family:
 ``cocktail-auto`` over ``cusparse-best`` in kernel time, geometric mean, the slowest, and how many plans store a part
-pattern-only (``@csr_pattern`` or ``CSR_PATTERN``, on ``--values pattern`` runs) or delegate to cuSPARSE; then every
-matrix.  A speedup above 1 means Cocktail is faster.
+pattern-only (``@csr_pattern`` or ``CSR_PATTERN``, on ``--values pattern`` runs) or coded (``@csr_vi`` or ``CSR_VI``,
+on ``--values few`` runs) or delegate to cuSPARSE; then every matrix.  A speedup above 1 means Cocktail is faster.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ def rows(records) -> list[dict]:
         stored = a["params"].get("value_dtype")
         out.append({"dtype": f"{dtype} ({stored} values)" if stored else dtype, "suite": suite, "matrix": matrix, "family": a.get("family") or "",
                     "auto_us": a["kernel_us"], "vendor_us": c["kernel_us"], "speedup": c["kernel_us"] / a["kernel_us"],
-                    "plan": plan, "cut": "pattern" in plan.lower(), "delegates": "cusparse" in plan.lower()})
+                    "plan": plan, "cut": "pattern" in plan.lower() or "csr_vi" in plan.lower(), "delegates": "cusparse" in plan.lower()})
     return out
 
 

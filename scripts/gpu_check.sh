@@ -25,16 +25,19 @@ fi
 if [[ $what == shards ]]; then
   SHARDS=${SHARDS:-8}
   for i in $(seq 0 $((SHARDS - 1))); do
-    COCKTAIL_SHARD="$i/$SHARDS" timeout "${LIMIT:-540}" python3 -m pytest -m gpu -q -p no:cacheprovider \
+    COCKTAIL_SHARD="$i/$SHARDS" timeout "${LIMIT:-540}" python3 -m pytest -m gpu -q -rfE -p no:cacheprovider \
       --maxfail=30 > "$OUT/pytest_gpu_shard$i.log" 2>&1 &
   done
   wait
   for i in $(seq 0 $((SHARDS - 1))); do
     echo "shard $i/$SHARDS: $(tail -1 "$OUT/pytest_gpu_shard$i.log")"
   done | tee "$OUT/pytest_gpu.log"
+  # the failures by name in the output (a call brings back 8 files at most: the logs go packed, one file)
+  grep -hE "^(FAILED|ERROR) " "$OUT"/pytest_gpu_shard*.log | tee -a "$OUT/pytest_gpu.log"
   # the sum of the shards' counts: one summary line for the whole run
   tail -qn1 "$OUT"/pytest_gpu_shard*.log | grep -oE '[0-9]+ (passed|failed|skipped|errors?|deselected)' \
     | awk '{n[$2] += $1} END {for (k in n) printf "%d %s  ", n[k], k; print ""}' | tee -a "$OUT/pytest_gpu.log"
+  tar czf "$OUT/pytest_gpu_shards.tgz" -C "$OUT" $(cd "$OUT" && ls pytest_gpu_shard*.log) && rm -f "$OUT"/pytest_gpu_shard*.log
 fi
 if [[ $what == large || $what == all ]]; then
   COCKTAIL_LARGE_TESTS=1 python3 -m pytest -q -p no:cacheprovider -rs tests/test_gpu_large.py 2>&1 | tee "$OUT/large.log" | tail -15
