@@ -17,15 +17,15 @@ from collections import defaultdict
 KERNELS = ("csr_scalar", "csr_vector", "csr_stream")
 
 
-def ratios(records, suites) -> dict:
-    """``{(dtype, suite): [csr_vi time / csr time, ...]}`` over the matrices and kernels both formats timed."""
+def ratios(records, suites, kernels=KERNELS) -> dict:
+    """``{(dtype, suite): [csr_vi time / csr time, ...]}`` over the matrices and ``kernels`` both formats timed."""
     times = defaultdict(dict)
     for r in records:
         if r.get("kernel_us") and r.get("k", 1) == 1 and r.get("suite") in suites:
             times[(r["dtype"], r["suite"], r["matrix"])][r["method"]] = r["kernel_us"]
     out = defaultdict(list)
     for (dtype, suite, _), t in times.items():
-        out[(dtype, suite)] += [t[f"{k}@csr_vi"] / t[k] for k in KERNELS if k in t and f"{k}@csr_vi" in t]
+        out[(dtype, suite)] += [t[f"{k}@csr_vi"] / t[k] for k in kernels if k in t and f"{k}@csr_vi" in t]
     return out
 
 
@@ -37,11 +37,15 @@ def main(argv) -> None:
     """Print the share per dtype and per suite."""
     path = argv[0]
     suites = argv[argv.index("--suites") + 1].split(",") if "--suites" in argv else ["williams", "cocktail"]
-    got = ratios(json.load(open(path)), suites)
-    for dtype in sorted({d for d, _ in got}):
-        both = [v for (d, _), vs in got.items() if d == dtype for v in vs]
-        per = ", ".join(f"{s} {geomean(got[(dtype, s)]):.3f}" for s in suites if got.get((dtype, s)))
-        print(f"{dtype}: {geomean(both):.3f} over {len(both)} (matrix, kernel) pairs ({per})")
+    records = json.load(open(path))
+    for kernels in [KERNELS] + [(k,) for k in KERNELS]:
+        got = ratios(records, suites, kernels)
+        for dtype in sorted({d for d, _ in got}):
+            both = [v for (d, _), vs in got.items() if d == dtype for v in vs]
+            per = ", ".join(f"{s} {geomean(got[(dtype, s)]):.3f}" for s in suites if got.get((dtype, s)))
+            what = "every kernel" if len(kernels) > 1 else kernels[0]
+            print(f"{dtype}, {what}: {geomean(both):.3f} over {len(both)} (matrix, kernel) pairs, "
+                  f"lowest {min(both):.2f}, highest {max(both):.2f} ({per})")
 
 
 if __name__ == "__main__":

@@ -510,7 +510,8 @@ def x_scatter(csr) -> MappingProxyType:
     return MappingProxyType(out)
 
 
-def compute(csr, block_fill_limit: float | None = None, one_value: bool | None = None) -> Features:
+def compute(csr, block_fill_limit: float | None = None, one_value: bool | None = None,
+            distinct: int | None = None) -> Features:
     """Measure the structural features of a canonical CSR (NumPy or CuPy arrays).
 
     Row lengths and their histogram, nonzeros per diagonal, for every ``(r, c)`` of
@@ -522,7 +523,8 @@ def compute(csr, block_fill_limit: float | None = None, one_value: bool | None =
     ``q x c`` (``q`` divides ``r``: ``1 x c``, then ``2 x c``, ...) exceeds it: an ``r x c`` block
     covers at most ``r / q`` of the ``q x c`` ones, so its fill is at least theirs.  Those need a
     sort each; the ``1 x c`` counts do not.  ``one_value``: whether every entry holds one value, when the
-    caller knows it already (else one pass over the values finds out).
+    caller knows it already (else one pass over the values finds out); ``distinct``: likewise, the count of
+    :func:`distinct_values`.
     """
     xp = get_xp(csr.indptr)
     m, n = (int(d) for d in csr.shape)
@@ -555,7 +557,7 @@ def compute(csr, block_fill_limit: float | None = None, one_value: bool | None =
         diagonal_counts=diagonals,
         blocks=MappingProxyType(blocks),
         groups=row_groups(lengths, max_row) if m else MappingProxyType({}),
-        distinct_values=distinct_values(csr.data),
+        distinct_values=distinct_values(csr.data) if distinct is None else int(distinct),
         one_value=holds_one_value(csr.data) if one_value is None else bool(one_value),
         x_scatter=x_scatter(csr),
     )

@@ -264,12 +264,13 @@ def choose(csr, tune: str = "model", deterministic: bool = False, vendor: bool =
         return _fallback(csr, f"no device profile with {sampled.name} samples for {device['name']}: "
                               "format='auto' used its fixed rule; run `cocktail calibrate`", deterministic)
     keys, t0 = {}, time.perf_counter()
-    uniform = one_value(csr.data)
+    uniform, distinct = one_value(csr.data), None
     if decisions.path() is not None:
         fingerprint = structure_fingerprint(csr)
-        # CODED_CUT first: the count of distinct values is a pass over them, wasted while the cut is off
-        coded = planner.CODED_CUT and planner.takes_coded_cut(uniform, distinct_values(csr.data), csr.dtype,
-                                                              csr.value_dtype)
+        # the count of distinct values is a pass over them: made here only while the cut is on, and kept for the
+        # features
+        distinct = distinct_values(csr.data) if planner.CODED_CUT else None
+        coded = distinct is not None and planner.takes_coded_cut(uniform, distinct, csr.dtype, csr.value_dtype)
         keys = {t: decisions.key(fingerprint, profile.key_of(device), csr.dtype, csr.index_dtype, deterministic,
                                  vendor, t, prof.digest, uniform, csr.value_dtype, coded) for t in TUNE}
         hit = _cached(csr, [keys["measure"]] + ([keys["model"]] if tune == "model" else []))
@@ -279,7 +280,8 @@ def choose(csr, tune: str = "model", deterministic: bool = False, vendor: bool =
                                 convert_s=convert_s, notice=prof.notice)
             return storage, executor, report
     t1 = time.perf_counter()
-    feats = compute(csr, block_fill_limit=planner.block_fill_limit(csr.dtype, csr.index_dtype), one_value=uniform)
+    feats = compute(csr, block_fill_limit=planner.block_fill_limit(csr.dtype, csr.index_dtype), one_value=uniform,
+                    distinct=distinct)
     t2 = time.perf_counter()
     planning = planner.plan(csr, feats, prof, csr.dtype, deterministic, vendor)
     report = AutoReport(planning.chosen, tune, planning, analysis_s=time.perf_counter() - t0, features_s=t2 - t1,
