@@ -171,7 +171,8 @@ def test_a_tiny_matrix_keeps_one_launch():
     assert chosen.single
 
 
-def test_candidates_are_sorted_and_cover_every_entry():
+def test_candidates_are_sorted_and_cover_every_entry(monkeypatch):
+    monkeypatch.setattr(planner, "CODED_CUT", False)  # summed duplicates give a few values: one kind each to measure
     rng = np.random.default_rng(2)
     lengths = np.minimum(rng.zipf(1.6, 20_000), 2_000)
     rows = np.repeat(np.arange(20_000), lengths)
@@ -489,8 +490,14 @@ def test_where_the_coded_cut_was_made_the_race_without_it_runs_too():
                         planner.Part("csr_stream(k=8)", ("rest",), 10, 10, 1.0, coded=True)), 6.0)
     planning = planner.Planning(None, [bdia, led], "model", uncut=[bdia, dia, bcsr])
     assert planning.own_rivals(bdia) == [led] and planning.uncut_rivals(bdia) == [dia, bcsr]
-    again = planner.Planning(None, [coded], "model", uncut=[planner.Plan(uncut.parts, 7.0)])
-    assert again.uncut_rivals(coded) == [uncut]  # each plan once
+    # the plan with its values is the uncut plan it was made from (its prediction not scaled by the cut)
+    made_from = planner.Plan(uncut.parts, 8.1)
+    again = planner.Planning(None, [coded], "model", uncut=[made_from])
+    [values] = again.uncut_rivals(coded)  # each plan once
+    assert values is made_from and values.predicted_us == 8.1
+    # tune="measure" times the plans without the cut too, once each
+    measured = planner.Planning(None, [coded, bdia], "model", uncut=[bdia, dia, bcsr, vector]).to_measure()
+    assert [p.detail() for p in measured] == [p.detail() for p in [coded, bdia, uncut, dia, bcsr, vector]]
     assert planner.Planning(None, [bdia], "model").uncut_rivals(bdia) == []  # no cut made
 
 
@@ -562,3 +569,26 @@ def test_a_plan_measured_slower_than_predicted_widens_the_race(monkeypatch):
     times["bdia_direct"] = 24.0  # measured 2.4x its prediction: bcsr is within 1.5x of that, timed, and wins
     got, report = race()
     assert got is bcsr and report.raced and report.measured == {"bdia_direct": 24.0, "bcsr(3x3)": 17.0}
+
+
+def test_a_coded_plan_races_the_plans_without_the_cut_each_timed_once(monkeypatch):
+    from cocktail.auto import planning
+
+    def single(variant, us, coded=False):
+        return planner.Plan((planner.Part(variant, ("rest",), 10, 10, us, coded=coded),), us)
+
+    coded, bdia = single("csr_vector(t=8)", 6.0, coded=True), single("bdia_direct", 8.0)
+    dia, vendor = single("dia", 8.5), single("cusparse_csr(alg=1)", 9.0)
+    uncut = [bdia, dia, single("csr_vector(t=8)", 7.0), vendor]
+    timed = []
+    times = {"csr_vector(t=8)@csr_vi": 9.0, "csr_vector(t=8)": 8.8, "bdia_direct": 9.5, "dia": 7.5,
+             "cusparse_csr(alg=1)": 9.2}
+    monkeypatch.setattr(planning, "fitting_build", lambda p, csr, guard=False: (p, p.detail()))
+    monkeypatch.setattr(planning, "_time_us", lambda executor, *a: timed.append(executor) or times[executor])
+    report = planning.AutoReport(coded, "model")
+    csr = csr_of(sp.eye_array(4, format="csr"))
+    # the vendor single is both a rival of the coded plan and of the plan chosen without the cut
+    got, _, _ = planning._race(planner.Planning(None, [coded, bdia, vendor], "model", uncut=uncut), coded,
+                               (coded, coded.detail()), csr, report)
+    assert got is dia and report.raced  # DIA, which the cut's share put out of the race, wins it
+    assert sorted(timed) == sorted(set(timed)) and set(timed) == set(times)

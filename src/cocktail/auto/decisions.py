@@ -25,7 +25,7 @@ from .. import _cache
 from .planner import Plan
 
 #: Bumped whenever plans from an older planner must not be reused.
-PLANNER_VERSION = "planner-v3"
+PLANNER_VERSION = "planner-v4"
 FILE_NAME = "decisions.json"
 #: The most decisions the file keeps (the latest saved): every ``format="auto"`` matrix of a new
 #: structure stores one, and each store rewrites the file.

@@ -42,11 +42,10 @@ The policies (all thresholds of the planner are here):
 - **The pattern cut** (a matrix whose entries all hold one value): every part whose format has a
   pattern form its kernel multiplies (CSR's csr_pattern) is stored that way, lossless, and its
   prediction scaled by :func:`pattern_share` of the bytes.
-- **The coded cut** (a matrix of more than one and at most 256 distinct values, while :data:`CODED_CUT`
+- **The coded cut** (a matrix of more than one and at most 256 distinct values, zero counted, while :data:`CODED_CUT`
   is on): likewise every part whose format has a coded form its kernel multiplies (CSR's csr_vi, a
   one-byte code per entry), its prediction scaled by :func:`coded_share` (measured, float32 and float64
-  only); a coded plan also races the
-  plans the matrix would have raced without the cut.
+  only); once the cut is made, the plans the matrix would have raced without it race too.
 
 The block formats (BCSR, BELL, SBELL) are costed as singles, with the block counts of the
 features; they do not enter a Cocktail as a part.
@@ -293,19 +292,21 @@ class Planning:
 
     def uncut_rivals(self, chosen: Plan) -> list:
         """When the coded cut was made (:attr:`uncut`): ``chosen`` with its values stored again (where the cut
-        stored a part of it), then the plan chosen without the cut and that plan's own rivals
-        (:meth:`own_rivals`), each once; else ``[]``.  The cut's share is measured over whole suites, and a
-        coded plan predicted faster takes another plan's place among the rivals (a coded Cocktail in place
-        of DIA as the diagonal family's other kind), so ``tune="model"`` also runs the race the matrix
-        would have run without the cut."""
+        stored a part of it: the plan of :attr:`uncut` it was made from), then the plan chosen without the cut,
+        its vendor rivals and its own rivals (:meth:`vendor_rivals`, :meth:`own_rivals`), each once; else
+        ``[]``.  The cut's share is measured over whole suites, and a coded plan predicted faster takes another
+        plan's place among the rivals (a coded Cocktail in place of DIA as the diagonal family's other kind), so
+        ``tune="model"`` also races what the matrix would have raced without the cut, and ``tune="measure"``
+        times it (:meth:`to_measure`)."""
         if not self.uncut:
             return []
         out = []
         if any(p.coded for p in chosen.parts):
-            out.append(Plan(tuple(replace(p, coded=False) if p.coded else p for p in chosen.parts),
-                            chosen.predicted_us))
+            values = Plan(tuple(replace(p, coded=False) if p.coded else p for p in chosen.parts), chosen.predicted_us)
+            out.append(next((p for p in self.uncut if p.detail() == values.detail()), values))
         before = Planning(self.features, self.uncut, self.profile_source)
-        for p in [self.uncut[0]] + before.own_rivals(self.uncut[0]):
+        first = self.uncut[0]
+        for p in [first] + before.vendor_rivals(first) + before.own_rivals(first):
             if all(p.detail() != q.detail() for q in out + [chosen]):
                 out.append(p)
         return out
@@ -313,12 +314,16 @@ class Planning:
     def to_measure(self) -> list:
         """The candidates ``tune="measure"`` times: the MEASURE_TOP fastest predicted, and the fastest
         predicted of each kind (each single format, and Cocktails) besides, since the profile knows
-        the formats' synthetic patterns better than it knows one matrix."""
+        the formats' synthetic patterns better than it knows one matrix; where the coded cut was made, the
+        plans without it too (:meth:`uncut_rivals`)."""
         chosen = list(self.candidates[:MEASURE_TOP])
         seen = {_kind(p) for p in chosen}
         for p in self.candidates[MEASURE_TOP:]:
             if _kind(p) not in seen:
                 seen.add(_kind(p))
+                chosen.append(p)
+        for p in self.uncut_rivals(self.candidates[0]) if self.candidates else []:  # the coded cut: without it too
+            if all(p.detail() != q.detail() for q in chosen):
                 chosen.append(p)
         return chosen
 
@@ -487,7 +492,8 @@ def scaled(plan: Plan, share: float) -> Plan:
 #: the williams and cocktail suites with 16 distinct values (scripts/coded_share_fit.py over
 #: docs/benchmarks/2026-11-27-h200-coded/kernels_few_dac09f1.json; H200).  The byte model (:func:`entry_share`
 #: with a one-byte code) predicts 0.65 in float64 and 0.75 in float32 with int32 indices; the table lookup, one
-#: more dependent load per entry, takes most of that back.  The coded cut is made in these dtypes only.
+#: more dependent load per entry, takes most of that back.  The coded cut is made in these dtypes only.  A change
+#: here changes decisions: bump ``decisions.PLANNER_VERSION`` with it.
 CODED_TIME_SHARE = {"float64": 0.86, "float32": 0.99}
 
 

@@ -207,10 +207,10 @@ def _race(planning, plan, built, csr, report):
     reference = max(plan.predicted_us, plan.measured_us)
     rivals = (planning.uncut_rivals(plan) + planning.vendor_rivals(plan, reference)
               + planning.own_rivals(plan, reference))
+    rivals = [r for i, r in enumerate(rivals)  # each once: the race without the coded cut names some twice
+              if r.detail() != plan.detail() and all(r.detail() != q.detail() for q in rivals[:i])]
     crowded = False
     for rival in rivals:
-        if rival.detail() in report.measured:  # named twice (the plan chosen without the cut is also a vendor's)
-            continue
         try:
             rival_built = fitting_build(rival, csr)
             rival.measured_us = _time_us(rival_built[1], csr.shape, csr.dtype, RACE_CALLS, RACE_REPLAYS)
