@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 
@@ -10,6 +12,12 @@ from cocktail.kernels import check, source
 
 COMPILER = check.backend_available()
 needs_compiler = pytest.mark.skipif(COMPILER is None, reason="no NVRTC (cocktail[nvrtc]) and no nvcc")
+
+
+def test_the_compile_check_runs_where_it_is_required():
+    """CI sets COCKTAIL_REQUIRE_COMPILER: there the compile check must run, never skip."""
+    if os.environ.get("COCKTAIL_REQUIRE_COMPILER"):
+        assert COMPILER is not None, "COCKTAIL_REQUIRE_COMPILER is set but neither NVRTC nor nvcc loads"
 
 
 def test_registry_names_match_files_and_functions():
