@@ -10,9 +10,10 @@ suites: the holdout suite judges the planner and sets nothing).  Prints one line
 from __future__ import annotations
 
 import json
-import math
 import sys
 from collections import defaultdict
+
+from cocktail.bench.records.metrics import geomean
 
 KERNELS = ("csr_scalar", "csr_vector", "csr_stream")
 
@@ -27,10 +28,6 @@ def ratios(records, suites, kernels=KERNELS) -> dict:
     for (dtype, suite, _), t in times.items():
         out[(dtype, suite)] += [t[f"{k}@csr_vi"] / t[k] for k in kernels if k in t and f"{k}@csr_vi" in t]
     return out
-
-
-def geomean(values) -> float:
-    return math.exp(sum(math.log(v) for v in values) / len(values))
 
 
 def main(argv) -> None:

@@ -429,10 +429,12 @@ def test_variant_lists_keep_the_commas_of_their_keys():
         variants.parse("sell(C=3)")
 
 
-def test_vendor_rivals_are_the_close_vendor_singles_one_per_variant():
-    def single(variant, us):
-        return planner.Plan((planner.Part(variant, ("rest",), 10, 10, us),), us)
+def single(variant, us, coded=False, nnz=10):
+    """A plan of one part holding every entry, predicted at ``us``."""
+    return planner.Plan((planner.Part(variant, ("rest",), nnz, nnz, us, coded=coded),), us)
 
+
+def test_vendor_rivals_are_the_close_vendor_singles_one_per_variant():
     ours, csr1, csr2, coo1 = (single("csr_stream(k=8)", 10.0), single("cusparse_csr(alg=1)", 12.0),
                               single("cusparse_csr(alg=2)", 13.0), single("cusparse_coo(alg=1)", 16.0))
     planning = planner.Planning(None, [ours, csr1, csr2, coo1], "model")
@@ -444,9 +446,6 @@ def test_vendor_rivals_are_the_close_vendor_singles_one_per_variant():
 
 
 def test_own_rivals_are_the_fastest_close_plans_of_other_families_and_kinds():
-    def single(variant, us):
-        return planner.Plan((planner.Part(variant, ("rest",), 10, 10, us),), us)
-
     bdia, bdia2, csr1 = single("bdia_direct", 10.0), single("bdia", 11.0), single("cusparse_csr(alg=1)", 11.5)
     bcsr, bcsr2 = single("bcsr(3x3)", 14.0), single("bcsr(2x2)", 14.2)
     vector, coo = single("csr_vector(t=8)", 14.5), single("coo_atomic", 14.8)
@@ -470,14 +469,11 @@ def test_own_rivals_are_the_fastest_close_plans_of_other_families_and_kinds():
 
 
 def test_where_the_coded_cut_was_made_the_race_without_it_runs_too():
-    def single(variant, us, coded=False):
-        return planner.Plan((planner.Part(variant, ("rest",), 100, 100, us, coded=coded),), us)
-
     stream = planner.Part("csr_stream(k=8)", ("rest",), 90, 90, 6.0, coded=True)
     ell = planner.Part("ell", ("row_prefix", 2), 10, 10, 1.0)
     coded = planner.Plan((ell, stream), 7.0)
-    bdia, dia, bcsr, vector = (single("bdia_direct", 8.0), single("dia", 9.0), single("bcsr(3x3)", 9.5),
-                               single("csr_vector(t=8)", 10.0))
+    bdia, dia, bcsr, vector = (single("bdia_direct", 8.0, nnz=100), single("dia", 9.0, nnz=100),
+                               single("bcsr(3x3)", 9.5, nnz=100), single("csr_vector(t=8)", 10.0, nnz=100))
     planning = planner.Planning(None, [coded, bdia], "model", uncut=[bdia, dia, bcsr, vector])
     # the plan with its values, then the race without the cut: its chosen plan and that plan's own rivals
     [uncut, *before] = planning.uncut_rivals(coded)
@@ -517,9 +513,6 @@ def test_calibration_check_points_lie_off_the_grid():
 def test_the_race_keeps_the_fastest_and_gives_ties_to_the_vendor(monkeypatch):
     from cocktail.auto import planning
 
-    def single(variant, us):
-        return planner.Plan((planner.Part(variant, ("rest",), 10, 10, us),), us)
-
     def race(times, *plans):
         monkeypatch.setattr(planning, "fitting_build", lambda p, csr, guard=False: (p, p.parts[0].variant))
         monkeypatch.setattr(planning, "_time_us", lambda executor, *a: times[executor])
@@ -549,9 +542,6 @@ def test_the_race_keeps_the_fastest_and_gives_ties_to_the_vendor(monkeypatch):
 def test_a_plan_measured_slower_than_predicted_widens_the_race(monkeypatch):
     from cocktail.auto import planning
 
-    def single(variant, us):
-        return planner.Plan((planner.Part(variant, ("rest",), 10, 10, us),), us)
-
     bdia, bcsr = single("bdia_direct", 10.0), single("bcsr(3x3)", 18.0)  # bcsr predicted past 1.5x
     times = {"bdia_direct": 10.5, "bcsr(3x3)": 17.0}
     monkeypatch.setattr(planning, "fitting_build", lambda p, csr, guard=False: (p, p.parts[0].variant))
@@ -573,9 +563,6 @@ def test_a_plan_measured_slower_than_predicted_widens_the_race(monkeypatch):
 
 def test_a_coded_plan_races_the_plans_without_the_cut_each_timed_once(monkeypatch):
     from cocktail.auto import planning
-
-    def single(variant, us, coded=False):
-        return planner.Plan((planner.Part(variant, ("rest",), 10, 10, us, coded=coded),), us)
 
     coded, bdia = single("csr_vector(t=8)", 6.0, coded=True), single("bdia_direct", 8.0)
     dia, vendor = single("dia", 8.5), single("cusparse_csr(alg=1)", 9.0)

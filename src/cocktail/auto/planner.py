@@ -306,10 +306,7 @@ class Planning:
             out.append(next((p for p in self.uncut if p.detail() == values.detail()), values))
         before = Planning(self.features, self.uncut, self.profile_source)
         first = self.uncut[0]
-        for p in [first] + before.vendor_rivals(first) + before.own_rivals(first):
-            if all(p.detail() != q.detail() for q in out + [chosen]):
-                out.append(p)
-        return out
+        return distinct_plans(out + [first] + before.vendor_rivals(first) + before.own_rivals(first), [chosen])
 
     def to_measure(self) -> list:
         """The candidates ``tune="measure"`` times: the MEASURE_TOP fastest predicted, and the fastest
@@ -322,10 +319,19 @@ class Planning:
             if _kind(p) not in seen:
                 seen.add(_kind(p))
                 chosen.append(p)
-        for p in self.uncut_rivals(self.candidates[0]) if self.candidates else []:  # the coded cut: without it too
-            if all(p.detail() != q.detail() for q in chosen):
-                chosen.append(p)
-        return chosen
+        without = self.uncut_rivals(self.candidates[0]) if self.candidates else []  # the coded cut: without it too
+        return chosen + distinct_plans(without, chosen)
+
+
+def distinct_plans(plans, taken=()) -> list:
+    """``plans`` in order, each :meth:`Plan.detail` once and none of ``taken``'s: the rivals a race times
+    once each, where the race without the coded cut names some plans twice."""
+    out, seen = [], {p.detail() for p in taken}
+    for p in plans:
+        if p.detail() not in seen:
+            seen.add(p.detail())
+            out.append(p)
+    return out
 
 
 def _family(plan: Plan) -> str:

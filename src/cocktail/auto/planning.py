@@ -200,15 +200,14 @@ def _race(planning, plan, built, csr, report):
     goes to the vendor: :func:`_beats`).  A rival that does not fit in GPU memory (``crowded``: the
     outcome depends on free memory), or that the library refuses, loses."""
     from ..kernels.cusparse import CusparseError
+    from .planner import distinct_plans
 
     t0 = time.perf_counter()
     plan.measured_us = _time_us(built[1], csr.shape, csr.dtype, RACE_CALLS, RACE_REPLAYS)
     report.measured[plan.detail()] = plan.measured_us
     reference = max(plan.predicted_us, plan.measured_us)
-    rivals = (planning.uncut_rivals(plan) + planning.vendor_rivals(plan, reference)
-              + planning.own_rivals(plan, reference))
-    rivals = [r for i, r in enumerate(rivals)  # each once: the race without the coded cut names some twice
-              if r.detail() != plan.detail() and all(r.detail() != q.detail() for q in rivals[:i])]
+    rivals = distinct_plans(planning.uncut_rivals(plan) + planning.vendor_rivals(plan, reference)
+                            + planning.own_rivals(plan, reference), [plan])
     crowded = False
     for rival in rivals:
         try:
