@@ -27,7 +27,7 @@ from cocktail.cli import main; sys.exit(main(sys.argv[1:]))" bench "$@" --json "
 }
 SUITE_ARGS=(); for s in ${SUITES:-williams cocktail holdout}; do SUITE_ARGS+=(--suite "$s"); done
 DT=$(echo ${DTYPES:-float64 float32} | tr ' ' ,)
-OFF="pass"
+OFF="planner.CODED_CUT = False"
 CODED="planner.CODED_CUT = True"
 SHORT="planner.SHORT_COLUMNS_CUT = ('sell', 'csr_pattern', 'csr_vi')"
 
@@ -37,7 +37,7 @@ want pytest && echo "pytest tests/test_gpu_csr_vi.py: $(tail -1 "$R/pytest_gpu_c
 pack
 # the kernels: csr and csr_vi, every kernel, on matrices of 16 distinct values
 bench kernels_few "$OFF" "${SUITE_ARGS[@]}" --values few --all-kernels --formats csr,csr_vi --methods ours,cusparse --dtype "$DT"
-# the planner: off (as shipped), the coded cut, the coded cut with short columns; and short columns on pattern matrices
+# the planner: the coded cut off, on (as shipped), the coded cut with short columns; and short columns on pattern matrices
 bench auto_few_off "$OFF" "${SUITE_ARGS[@]}" --values few --methods cocktail-auto,cusparse --dtype "$DT"
 bench auto_few_coded "$CODED" "${SUITE_ARGS[@]}" --values few --methods cocktail-auto,cusparse --dtype "$DT"
 bench auto_few_coded_short "$CODED; $SHORT" "${SUITE_ARGS[@]}" --values few --methods cocktail-auto,cusparse --dtype "$DT"
