@@ -13,12 +13,15 @@ import sys
 import cupy
 import numpy as np
 import scipy.sparse as sp
+from cupy.cuda import driver
 
 from cocktail import SparseMatrix, kernels
 from cocktail.bench.problems import suites
 from cocktail.kernels.device import blocks_per_sm, props
+from cocktail.kernels.launch import function_pointer
 from cocktail.timing import replay_us, side_stream
 
+NUM_REGS = 4  # CU_FUNC_ATTRIBUTE_NUM_REGS
 GRAPH_FORMATS = ("csr", "csr_vi", "csr_pattern", "coo", "sell", "hyb")
 MESH_FORMATS = GRAPH_FORMATS + ("ell", "dia", "bdia", "dia_vi", "bcsr", "bell", "sbell", "pkt")
 MATRICES = {"laplace27_100": MESH_FORMATS, "holdout_mesh3d_b3": MESH_FORMATS, "protein": MESH_FORMATS,
@@ -66,12 +69,16 @@ def main():
                             S.data[:] = (np.arange(S.nnz) % 7 + 1).astype(dtype)
                     launches = getattr(A._executor, "launches", ())
                     for i, launch in enumerate(launches):
-                        fn = launch.function
-                        regs = getattr(getattr(fn, "kernel", fn), "num_regs", -1)
+                        fn = getattr(launch, "function", None)
+                        if fn is None:  # a vendor's launch
+                            continue
+                        regs = driver.funcGetAttribute(NUM_REGS, function_pointer(fn))
                         occ = blocks_per_sm(fn, launch.block, launch.shared_mem)
                         one_wave = dev.sm_count * occ
+                        # grid_for's cap: a grid-stride loop over more blocks than 8 an SM (only those may shrink)
+                        capped = launch.grid == dev.sm_count * max(1, dev.max_threads_per_sm // launch.block)
                         today = one_wave_us = float("nan")
-                        if launch.grid > one_wave:
+                        if capped and launch.grid > one_wave:
                             grid = launch.grid
                             with side_stream():
                                 a, b = [], []

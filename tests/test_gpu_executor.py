@@ -99,6 +99,25 @@ def test_empty_matrix_has_no_launches():
     assert (A @ cupy.ones(5)).shape == (0,)
 
 
+@pytest.mark.parametrize("fmt, kernel, dtype", [
+    ("csr", "csr_scalar", np.float64), ("csr", "csr_vector", np.float32), ("csr_vi", "csr_vector", np.float64),
+    ("ell", "ell", np.float64), ("bdia", "bdia", np.float32), ("bdia", "bdia_direct", np.float64)])
+def test_grid_stride_launches_are_one_wave_of_their_own_occupancy(fmt, kernel, dtype):
+    """More rows than one wave of 8 blocks an SM covers: the grid is the compiled kernel's own wave (fewer blocks
+    where its registers or shared memory fit fewer an SM), and the product still reaches every row."""
+    from cocktail.kernels.device import blocks_per_sm, current
+
+    m = 1 << 21
+    S = few_values(sp.diags([np.ones(m - 1), np.full(m, 2.0), np.ones(m - 1)], [-1, 0, 1], format="csr"), 7)
+    S = S.astype(dtype)
+    A = SparseMatrix(S, format=fmt, kernel=kernel)
+    (launch,) = A._executor.launches
+    props = current()
+    assert launch.grid == props.sm_count * blocks_per_sm(launch.function, launch.block, launch.shared_mem)
+    x = np.random.default_rng(1).standard_normal(m).astype(dtype)
+    assert_product_close(cupy.asnumpy(A @ cupy.asarray(x)), S.data, S.indices, S.indptr, S.shape, x)
+
+
 def test_bind_replays_on_its_stream():
     S = _matrix()
     A = SparseMatrix(S, device="cuda")

@@ -259,7 +259,7 @@ def test_bdia_direct_simulation_matches_reference(case, block, grid):
 def test_simulations_on_the_zoo_with_the_bound_launch_sizes(zm):
     fmt = SparseMatrix(sp.csr_array(zm.arrays, shape=zm.shape), format="bdia", device="cpu", max_fill=None).storage
     config = _config("bdia", fmt, {"block_threads": 32})
-    grid = grid_for(fmt.shape[0], 32, fake_props())
+    grid = grid_for(fmt.shape[0], 32, fake_props(), None)
     x = np.random.default_rng(3).standard_normal(fmt.shape[1])
     want = reference.spmv(fmt, x)
     np.testing.assert_allclose(simulate_bdia(fmt, x, 32, config["piece_width"], grid)[0], want, rtol=1e-12, atol=1e-12)

@@ -28,7 +28,7 @@ def tiny_grid_props(limit: int):
 @pytest.mark.parametrize("block", [32, 256, 1024])
 def test_grid_stride_grids_are_within_the_limit(items, block):
     for props in (fake_props(), tiny_grid_props(7)):
-        grid = grid_for(items, block, props)
+        grid = grid_for(items, block, props, None)
         assert 1 <= grid <= props.max_grid_x
         assert grid <= -(-items // block)  # never more blocks than there is work for
 

@@ -101,7 +101,7 @@ def length_histogram(csr) -> tuple:
     props = device.current()
     index = "int" if csr.indptr.dtype == np.int32 else "long long"
     fn = source.helper("length_buckets", f"length_buckets<{index}>", props.id)
-    fn((device.grid_for(m, _HISTOGRAM_BLOCK, props),), (_HISTOGRAM_BLOCK,), (csr.indptr, np.int64(m), counts))
+    fn((device.grid_for(m, _HISTOGRAM_BLOCK, props, fn),), (_HISTOGRAM_BLOCK,), (csr.indptr, np.int64(m), counts))
     host = to_numpy(counts)
     return tuple(int(v) for v in host[:int(np.nonzero(host)[0].max()) + 1])
 
@@ -391,9 +391,10 @@ def _count_into(xp, values, cap: int, group: int, out) -> None:
 
     props = device.current()
     fn = source.helper("clipped_histogram", "clipped_histogram", props.id)
-    grid = device.grid_for(-(-n // group), _HISTOGRAM_BLOCK, props)
+    shared = 4 * (cap + 2)
+    grid = device.grid_for(-(-n // group), _HISTOGRAM_BLOCK, props, fn, shared)
     fn((grid,), (_HISTOGRAM_BLOCK,), (xp.ascontiguousarray(values, dtype=xp.int64), np.int64(n), np.int64(group),
-                                      np.int32(cap), out, out[cap + 2:]), shared_mem=4 * (cap + 2))
+                                      np.int32(cap), out, out[cap + 2:]), shared_mem=shared)
 
 
 def row_groups(lengths, max_row: int | None = None) -> MappingProxyType:

@@ -26,7 +26,7 @@ def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
     I = fmt.index_dtype.type
     args = (I(superrows), I(m), I(n), np.int64(fmt.nblocks), np.int32(t), np.int32(blocks.vector_loads(fmt.data)),
             fmt.row_ptr, fmt.col, fmt.data, X, Y, ALPHA, beta_arg(fmt, accumulate))
-    return [Launch(fn, grid_for(superrows * t, block, props), block, args, fmt.dtype)]
+    return [Launch(fn, grid_for(superrows * t, block, props, fn), block, args, fmt.dtype)]
 
 
 def configure(spec, fmt, p, props, rules) -> dict:

@@ -51,9 +51,9 @@ def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
     block, piece = config["block_threads"], config["piece_width"]
     args = (*band_args(fmt), np.int32(piece), fmt.offsets, band_ptr64(fmt), fmt.data, X, Y, ALPHA,
             beta_arg(fmt, accumulate))
-    return [Launch(SPEC.compiled(_expressions(*type_names(fmt))[0], config["ldg"], props.id),
-                   grid_for(m, block, props), block, args, fmt.dtype,
-                   shared_mem=shared_bytes(block, piece, fmt.dtype.itemsize))]
+    fn = SPEC.compiled(_expressions(*type_names(fmt))[0], config["ldg"], props.id)
+    shared = shared_bytes(block, piece, fmt.dtype.itemsize)
+    return [Launch(fn, grid_for(m, block, props, fn, shared), block, args, fmt.dtype, shared_mem=shared)]
 
 
 def configure(spec, fmt, p, props, rules) -> dict:

@@ -18,8 +18,8 @@ def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
     m = fmt.shape[0]
     block = config["block_threads"]
     args = (*band_args(fmt), fmt.offsets, band_ptr64(fmt), fmt.data, X, Y, ALPHA, beta_arg(fmt, accumulate))
-    return [Launch(SPEC.compiled(_expressions(*type_names(fmt))[0], config["ldg"], props.id),
-                   grid_for(m, block, props), block, args, fmt.dtype)]
+    fn = SPEC.compiled(_expressions(*type_names(fmt))[0], config["ldg"], props.id)
+    return [Launch(fn, grid_for(m, block, props, fn), block, args, fmt.dtype)]
 
 
 SPEC = own_kernel("bdia_direct", ("bdia",),

@@ -36,7 +36,7 @@ def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
     band_ptr = config["prepared"] if config["prepared"] is not None else prepare(fmt)
     args = (m, *config["operands"].args(), n, nbands, stride, fmt.offsets, band_ptr, fmt.data, X, Y, ALPHA,
             beta_arg(fmt, accumulate))
-    return [Launch(fn, grid_for(-(-rows // group) * t, block, props), block, args, fmt.dtype)]
+    return [Launch(fn, grid_for(-(-rows // group) * t, block, props, fn), block, args, fmt.dtype)]
 
 
 def prepare(fmt, props=None, rules=None):

@@ -32,7 +32,7 @@ def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
     fn = blocks_spmm.compiled(BLOCK_SPEC, fmt, config["columns_per_lane"], config["ldg"], props.id)
     args = (*blocks_spmm.launch_head(fmt, config), fmt.index_dtype.type(fmt.width), np.int64(fmt.stride),
             blocks_spmm.vector_loads(fmt.data), fmt.col, fmt.data, X, Y, ALPHA, beta_arg(fmt, accumulate))
-    return [Launch(fn, grid_for(fmt.superrows * t, block, props), block, args, fmt.dtype)]
+    return [Launch(fn, grid_for(fmt.superrows * t, block, props, fn), block, args, fmt.dtype)]
 
 
 BLOCK_SPEC = own_kernel("bell_spmm", ("bell",),

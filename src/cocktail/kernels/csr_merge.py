@@ -41,7 +41,8 @@ def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
                   fmt.dtype, shared_mem=(block + 1) * fmt.index_dtype.itemsize)
     if blocks == 1:  # the last block's carry is always empty (row m)
         return [main]
-    fixup = Launch(SPEC.compiled(fixup_expr, config["ldg"], props.id), grid_for(blocks, block, props), block,
+    fixup_fn = SPEC.compiled(fixup_expr, config["ldg"], props.id)
+    fixup = Launch(fixup_fn, grid_for(blocks, block, props, fixup_fn), block,
                    (np.int64(blocks), I(m), carry_row, carry_val, Y, ALPHA), fmt.dtype)
     return [main, fixup]
 

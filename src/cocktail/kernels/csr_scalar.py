@@ -24,7 +24,7 @@ def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
     values, codes, mode = csr_values(fmt)
     fn = SPEC.compiled(expression(*type_names(fmt), mode), config["ldg"], props.id)
     args = (fmt.index_dtype.type(m), fmt.indptr, fmt.indices, values, codes, X, Y, ALPHA, beta_arg(fmt, accumulate))
-    return [Launch(fn, grid_for(m, block, props), block, args, fmt.dtype)]
+    return [Launch(fn, grid_for(m, block, props, fn), block, args, fmt.dtype)]
 
 
 SPEC = own_kernel("csr_scalar", CSR_FORMATS,

@@ -57,7 +57,7 @@ def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
                              props.id)
     args = (fmt.index_dtype.type(m), *config["operands"].args(), fmt.indptr, fmt.indices, values, X, Y, ALPHA,
             beta_arg(fmt, accumulate))
-    return [Launch(fn, grid_for(m * t, block, props), block, args, fmt.dtype)]
+    return [Launch(fn, grid_for(m * t, block, props, fn), block, args, fmt.dtype)]
 
 
 def block_shape(spec, p, rule, itemsize: int | None = None) -> dict:

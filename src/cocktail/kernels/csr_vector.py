@@ -29,7 +29,7 @@ def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
     values, codes, mode = csr_values(fmt)
     fn = SPEC.compiled(expression(*type_names(fmt), t, config["aligned"], mode), config["ldg"], props.id)
     args = (fmt.index_dtype.type(m), fmt.indptr, fmt.indices, values, codes, X, Y, ALPHA, beta_arg(fmt, accumulate))
-    return [Launch(fn, grid_for(m * t, block, props), block, args, fmt.dtype)]
+    return [Launch(fn, grid_for(m * t, block, props, fn), block, args, fmt.dtype)]
 
 
 def configure(spec, fmt, p, props, rules) -> dict:

@@ -55,10 +55,18 @@ def current() -> DeviceProps:
     return props(cupy.cuda.Device().id)
 
 
-def grid_for(items: int, block: int, props: DeviceProps, blocks_per_sm: int | None = None) -> int:
-    """Blocks for a grid-stride loop over ``items``: enough to fill every SM, no more than needed."""
-    resident = props.sm_count * (blocks_per_sm or max(1, props.max_threads_per_sm // block))
-    return capped_grid(min(-(-items // block), resident), props)
+def grid_for(items: int, block: int, props: DeviceProps, function, shared_mem: int = 0) -> int:
+    """Blocks for a grid-stride loop over ``items`` by compiled ``function``: one wave, as many blocks as every SM
+    holds at once, no more than there is work for.
+
+    The wave is the function's own occupancy (its registers and ``shared_mem`` bytes a block): a grid sized by
+    threads alone overran it where registers limit the blocks an SM holds (40 registers fit 6 blocks of 256, not
+    8), and the blocks past one wave ran as a second one, about 1.2-1.6x slower on the H200
+    (scripts/occupancy_probe.py).  ``function=None`` sizes by threads alone (host-side simulations).
+    """
+    per_sm = (max(1, props.max_threads_per_sm // block) if function is None
+              else blocks_per_sm(function, block, shared_mem))
+    return capped_grid(min(-(-items // block), props.sm_count * per_sm), props)
 
 
 def capped_grid(blocks: int, props: DeviceProps) -> int:

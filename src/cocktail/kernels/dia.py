@@ -21,8 +21,9 @@ def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
     I = fmt.index_dtype.type
     args = (I(m), I(n), I(fmt.offsets.shape[0]), np.int64(fmt.stride), fmt.offsets, fmt.data, X, Y, ALPHA,
             beta_arg(fmt, accumulate))
-    return [Launch(SPEC.compiled(_expressions(*type_names(fmt))[0], config["ldg"], props.id),
-                   grid_for(m, block, props), block, args, fmt.dtype, shared_mem=block * fmt.index_dtype.itemsize)]
+    fn = SPEC.compiled(_expressions(*type_names(fmt))[0], config["ldg"], props.id)
+    shared = block * fmt.index_dtype.itemsize
+    return [Launch(fn, grid_for(m, block, props, fn, shared), block, args, fmt.dtype, shared_mem=shared)]
 
 
 SPEC = own_kernel("dia", ("dia",),

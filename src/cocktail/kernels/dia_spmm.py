@@ -31,7 +31,7 @@ def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
                              config["ldg"], props.id)
     args = (I(m), *config["operands"].args(), I(n), I(fmt.offsets.shape[0]), np.int64(fmt.stride), fmt.offsets,
             fmt.data, X, Y, ALPHA, beta_arg(fmt, accumulate))
-    return [Launch(fn, grid_for(-(-m // rows) * t, block, props), block, args, fmt.dtype)]
+    return [Launch(fn, grid_for(-(-m // rows) * t, block, props, fn), block, args, fmt.dtype)]
 
 
 BLOCK_SPEC = own_kernel("dia_spmm", ("dia",),

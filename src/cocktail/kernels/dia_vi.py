@@ -44,9 +44,9 @@ def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
     v, i = type_names(fmt)
     args = (I(m), I(n), I(fmt.offsets.shape[0]), np.int64(fmt.stride), np.int32(fmt.table.shape[0]), fmt.offsets,
             fmt.codes, fmt.table, X, Y, ALPHA, beta_arg(fmt, accumulate))
-    return [Launch(SPEC.compiled(f"dia_vi<{v}, {i}, {rows}>", config["ldg"], props.id),
-                   grid_for(-(-m // rows), block, props), block, args, fmt.dtype,
-                   shared_mem=shared_bytes(fmt, block))]
+    fn = SPEC.compiled(f"dia_vi<{v}, {i}, {rows}>", config["ldg"], props.id)
+    shared = shared_bytes(fmt, block)
+    return [Launch(fn, grid_for(-(-m // rows), block, props, fn, shared), block, args, fmt.dtype, shared_mem=shared)]
 
 
 def configure(spec, fmt, p, props, rules) -> dict:

@@ -34,8 +34,8 @@ def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
                              config["ldg"], props.id)
     args = (I(m), *config["operands"].args(), I(n), I(fmt.offsets.shape[0]), np.int64(fmt.stride),
             np.int32(ntable), fmt.offsets, fmt.codes, fmt.table, X, Y, ALPHA, beta_arg(fmt, accumulate))
-    return [Launch(fn, grid_for(-(-m // rows) * t, block, props), block, args, fmt.dtype,
-                   shared_mem=ntable * fmt.dtype.itemsize)]
+    shared = ntable * fmt.dtype.itemsize
+    return [Launch(fn, grid_for(-(-m // rows) * t, block, props, fn, shared), block, args, fmt.dtype, shared_mem=shared)]
 
 
 BLOCK_SPEC = own_kernel("dia_vi_spmm", ("dia_vi",),

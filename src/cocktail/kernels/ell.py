@@ -20,8 +20,8 @@ def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
     block = config["block_threads"]
     I = fmt.index_dtype.type
     args = (I(m), I(fmt.width), np.int64(fmt.stride), fmt.col, fmt.data, X, Y, ALPHA, beta_arg(fmt, accumulate))
-    return [Launch(SPEC.compiled(_expressions(*type_names(fmt))[0], config["ldg"], props.id),
-                   grid_for(m, block, props), block, args, fmt.dtype)]
+    fn = SPEC.compiled(_expressions(*type_names(fmt))[0], config["ldg"], props.id)
+    return [Launch(fn, grid_for(m, block, props, fn), block, args, fmt.dtype)]
 
 
 SPEC = own_kernel("ell", ("ell",),

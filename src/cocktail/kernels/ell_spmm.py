@@ -28,7 +28,7 @@ def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
     fn = BLOCK_SPEC.compiled(expression("ell_spmm", *type_names(fmt), t, c), config["ldg"], props.id)
     args = (I(m), *config["operands"].args(), I(fmt.width), np.int64(fmt.stride), fmt.col, fmt.data, X, Y, ALPHA,
             beta_arg(fmt, accumulate))
-    return [Launch(fn, grid_for(m * t, block, props), block, args, fmt.dtype)]
+    return [Launch(fn, grid_for(m * t, block, props, fn), block, args, fmt.dtype)]
 
 
 BLOCK_SPEC = own_kernel("ell_spmm", ("ell",),

@@ -30,7 +30,7 @@ def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
     I = fmt.index_dtype.type
     args = (I(superrows), I(m), I(n), np.int64(fmt.slice_height), np.int32(blocks.vector_loads(fmt.data)),
             fmt.slice_ptr.astype(np.int64, copy=False), fmt.col, fmt.data, X, Y, ALPHA, beta_arg(fmt, accumulate))
-    return [Launch(fn, grid_for(superrows, block, props), block, args, fmt.dtype)]
+    return [Launch(fn, grid_for(superrows, block, props, fn), block, args, fmt.dtype)]
 
 
 SPEC = own_kernel("sbell", ("sbell",),

@@ -36,7 +36,7 @@ def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
     slice_ptr = config["prepared"] if config["prepared"] is not None else prepare(fmt)
     args = (*blocks_spmm.launch_head(fmt, config), np.int64(fmt.slice_height), blocks_spmm.vector_loads(fmt.data),
             slice_ptr, fmt.col, fmt.data, X, Y, ALPHA, beta_arg(fmt, accumulate))
-    return [Launch(fn, grid_for(fmt.superrows * t, block, props), block, args, fmt.dtype)]
+    return [Launch(fn, grid_for(fmt.superrows * t, block, props, fn), block, args, fmt.dtype)]
 
 
 def prepare(fmt, props=None, rules=None):

@@ -35,7 +35,7 @@ def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
     slice_ptr = config["prepared"] if config["prepared"] is not None else prepare(fmt)
     args = (fmt.index_dtype.type(m), *config["operands"].args(), np.int64(fmt.slice_height),
             np.int32(permuted(fmt)), slice_ptr, fmt.col, fmt.data, fmt.perm, X, Y, ALPHA, beta_arg(fmt, accumulate))
-    return [Launch(fn, grid_for(m * t, block, props), block, args, fmt.dtype)]
+    return [Launch(fn, grid_for(m * t, block, props, fn), block, args, fmt.dtype)]
 
 
 def prepare(fmt, props=None, rules=None):
