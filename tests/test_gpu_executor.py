@@ -103,8 +103,8 @@ def test_empty_matrix_has_no_launches():
     ("csr", "csr_scalar", np.float64), ("csr", "csr_vector", np.float32), ("csr_vi", "csr_vector", np.float64),
     ("ell", "ell", np.float64), ("bdia", "bdia", np.float32), ("bdia", "bdia_direct", np.float64)])
 def test_grid_stride_launches_are_one_wave_of_their_own_occupancy(fmt, kernel, dtype):
-    """More rows than one wave of 8 blocks an SM covers: the grid is the compiled kernel's own wave (fewer blocks
-    where its registers or shared memory fit fewer an SM), and the product still reaches every row."""
+    """More rows than 8 blocks an SM cover: the grid is one wave of the compiled kernel's own occupancy (fewer
+    blocks where its registers or shared memory fit fewer an SM), and the product still reaches every row."""
     from cocktail.kernels.device import blocks_per_sm, current
 
     m = 1 << 21
@@ -116,6 +116,15 @@ def test_grid_stride_launches_are_one_wave_of_their_own_occupancy(fmt, kernel, d
     assert launch.grid == props.sm_count * blocks_per_sm(launch.function, launch.block, launch.shared_mem)
     x = np.random.default_rng(1).standard_normal(m).astype(dtype)
     assert_product_close(cupy.asnumpy(A @ cupy.asarray(x)), S.data, S.indices, S.indptr, S.shape, x)
+
+
+@pytest.mark.parametrize("fmt, kernel", [("csr", "csr_scalar"), ("ell", "ell")])
+def test_grid_stride_launches_without_a_loop_are_a_block_per_chunk(fmt, kernel):
+    """Rows that fit the SMs by threads alone: a block per ``block`` rows, the hardware balancing the waves."""
+    m = 100_000
+    S = sp.diags([np.ones(m - 1), np.full(m, 2.0), np.ones(m - 1)], [-1, 0, 1], format="csr")
+    (launch,) = SparseMatrix(S, format=fmt, kernel=kernel)._executor.launches
+    assert launch.grid == -(-m // launch.block)
 
 
 def test_bind_replays_on_its_stream():

@@ -56,17 +56,20 @@ def current() -> DeviceProps:
 
 
 def grid_for(items: int, block: int, props: DeviceProps, function, shared_mem: int = 0) -> int:
-    """Blocks for a grid-stride loop over ``items`` by compiled ``function``: one wave, as many blocks as every SM
-    holds at once, no more than there is work for.
+    """Blocks for a grid-stride loop over ``items`` by compiled ``function``.
 
-    The wave is the function's own occupancy (its registers and ``shared_mem`` bytes a block): a grid sized by
-    threads alone overran it where registers limit the blocks an SM holds (40 registers fit 6 blocks of 256, not
-    8), and the blocks past one wave ran as a second one, about 1.2-1.6x slower on the H200
-    (scripts/occupancy_probe.py).  ``function=None`` sizes by threads alone (host-side simulations).
+    A grid that needs no loop (at most as many blocks as the SMs hold by threads alone) is one block per
+    ``block`` items: the hardware balances its waves.  A larger one is one wave of the function's own occupancy
+    (its registers and ``shared_mem`` bytes a block), so no block loops in a later wave: a grid sized by threads
+    alone (8 blocks of 256 an SM) overran it where registers fit fewer (40 registers fit 6), and its last blocks
+    looped alone, 1.2-1.6x slower on the H200 (scripts/occupancy_probe.py).  ``function=None`` sizes by threads
+    alone (host-side simulations).
     """
-    per_sm = (max(1, props.max_threads_per_sm // block) if function is None
-              else blocks_per_sm(function, block, shared_mem))
-    return capped_grid(min(-(-items // block), props.sm_count * per_sm), props)
+    blocks = -(-items // block)
+    by_threads = props.sm_count * max(1, props.max_threads_per_sm // block)
+    if function is None or blocks <= by_threads:
+        return capped_grid(min(blocks, by_threads), props)
+    return capped_grid(props.sm_count * blocks_per_sm(function, block, shared_mem), props)
 
 
 def capped_grid(blocks: int, props: DeviceProps) -> int:
