@@ -48,9 +48,15 @@ def scatter_add(out, index, values):
     """``out[index[i]] += values[i]`` with repeated indices accumulated.
 
     Accumulation order is the order of ``index`` on the host (``np.add.at``);
-    on the device CuPy uses atomics.
+    on the device CuPy uses atomics, which it has for real dtypes only: a complex ``out`` takes its real and
+    imaginary parts (views) in turn.
     """
     xp = get_xp(out)
+    if xp is not np and out.dtype.kind == "c":
+        values = xp.asarray(values)
+        scatter_add(out.real, index, values.real)
+        scatter_add(out.imag, index, values.imag)
+        return out
     if hasattr(xp.add, "at"):
         xp.add.at(out, index, values)
     else:  # CuPy before ufunc.at
