@@ -56,7 +56,8 @@ class StagedTransport(MpiTransport):
 
 class NcclTransport:
     """NCCL send/recv between the ranks' GPUs on a stream of its own, ordered after the send buffer's packing and
-    before the off-diagonal block by CUDA events: the diagonal block runs while the halo moves."""
+    before the off-diagonal block by CUDA events: the diagonal block runs while the halo moves. The stream has the
+    device's highest priority."""
 
     name = "nccl"
 
@@ -65,7 +66,10 @@ class NcclTransport:
 
         self.plan, self.nccl = plan, nccl_comm
         self._sources, self._destinations = plan.neighbours()
-        self.stream = cupy.cuda.Stream(non_blocking=True)
+        # the highest priority: the exchange's kernels go ahead of the diagonal block's, whose grid-stride grids fill
+        # every SM for the whole product (ready together after the packing, the halo would otherwise wait for it)
+        _, greatest = cupy.cuda.runtime.deviceGetStreamPriorityRange()
+        self.stream = cupy.cuda.Stream(non_blocking=True, priority=greatest)
         self._packed, self._arrived = cupy.cuda.Event(disable_timing=True), cupy.cuda.Event(disable_timing=True)
 
     def start(self, send, recv, width: int = 1):
