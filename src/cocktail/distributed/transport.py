@@ -54,14 +54,9 @@ class StagedTransport(MpiTransport):
         recv.set(host_recv)
 
 
-#: A stream priority below every device's range: CUDA clamps it to the device's greatest (lower numbers go first).
-_HIGHEST_PRIORITY = -1024
-
-
 class NcclTransport:
     """NCCL send/recv between the ranks' GPUs on a stream of its own, ordered after the send buffer's packing and
-    before the off-diagonal block by CUDA events: the diagonal block runs while the halo moves. The stream has the
-    device's highest priority."""
+    before the off-diagonal block by CUDA events: the diagonal block runs while the halo moves."""
 
     name = "nccl"
 
@@ -70,10 +65,7 @@ class NcclTransport:
 
         self.plan, self.nccl = plan, nccl_comm
         self._sources, self._destinations = plan.neighbours()
-        # the highest priority (CUDA clamps a number below the device's range to its greatest): the exchange's
-        # kernels go ahead of the diagonal block's, whose grid-stride grids fill every SM for the whole product
-        # (both ready after the packing, the halo would otherwise wait for it)
-        self.stream = cupy.cuda.Stream(non_blocking=True, priority=_HIGHEST_PRIORITY)
+        self.stream = cupy.cuda.Stream(non_blocking=True)
         self._packed, self._arrived = cupy.cuda.Event(disable_timing=True), cupy.cuda.Event(disable_timing=True)
 
     def start(self, send, recv, width: int = 1):
