@@ -1,10 +1,11 @@
 """cocktail-auto with a planner cut on against off: kernel time off / on per (suite, dtype), from two ``cocktail bench
 --json`` runs of the same command (issue 24: scripts/coded_cut_runs.sh's auto_few_off and auto_few_coded).
 
-    python scripts/cut_on_off.py OFF.json ON.json [--all]
+    python scripts/cut_on_off.py OFF.json ON.json [--all] [--names BEFORE,AFTER]
 
 Prints the geometric mean of off/on per suite and dtype (above 1: the cut made the plans faster) and every matrix
-whose plan differs (--all: every matrix), with both plans.
+whose plan differs (--all: every matrix), with both plans.  ``--names`` labels the two runs otherwise (any two runs
+of the same command: a change before and after).
 """
 
 from __future__ import annotations
@@ -25,15 +26,17 @@ def auto(path) -> dict:
 
 def main(argv) -> None:
     """Print the per-suite means and the matrices whose plan changed."""
-    off, on = auto(argv[0]), auto(argv[1])
+    files = [a for a in argv if a.endswith(".json")]
+    a, b = (argv[argv.index("--names") + 1].split(",") if "--names" in argv else ("off", "on"))
+    off, on = auto(files[0]), auto(files[1])
     groups = defaultdict(list)
-    print("| dtype | matrix | off µs | on µs | off / on | plan off | plan on |\n|---|---|---|---|---|---|---|")
+    print(f"| dtype | matrix | {a} µs | {b} µs | {a} / {b} | plan {a} | plan {b} |\n|---|---|---|---|---|---|---|")
     for key in sorted(off.keys() & on.keys(), key=lambda k: (k[2], k[0], k[1])):
         (t0, p0), (t1, p1) = off[key], on[key]
         groups[(key[0], key[2])].append(t0 / t1)
         if "--all" in argv or p0 != p1:
             print(f"| {key[2]} | {key[1]} | {t0:.1f} | {t1:.1f} | {t0 / t1:.3f} | {p0} | {p1} |")
-    print("\n| suite | dtype | matrices | off / on (geomean) | lowest |\n|---|---|---|---|---|")
+    print(f"\n| suite | dtype | matrices | {a} / {b} (geomean) | lowest |\n|---|---|---|---|---|")
     for (suite, dtype), v in sorted(groups.items()):
         print(f"| {suite} | {dtype} | {len(v)} | {geomean(v):.3f} | {min(v):.3f} |")
 

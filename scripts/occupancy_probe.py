@@ -6,20 +6,12 @@ alternated).  A probe (GPU), not the benchmark.
 
 Usage: PYTHONPATH=src python scripts/occupancy_probe.py [SMALL_WORLD.npz]
 (prints one line per launch: matrix dtype format kernel launch regs block grid occupancy_blocks today_us one_wave_us)
+       python scripts/occupancy_probe.py --table OUTPUT.txt   (Markdown: the launches timed, and each kernel's
+       registers and blocks an SM; no GPU)
 """
 
 import sys
 
-import cupy
-import numpy as np
-import scipy.sparse as sp
-from cupy.cuda import driver
-
-from cocktail import SparseMatrix, kernels
-from cocktail.bench.problems import suites
-from cocktail.kernels.device import blocks_per_sm, props
-from cocktail.kernels.launch import function_pointer
-from cocktail.timing import replay_us, side_stream
 
 NUM_REGS = 4  # CU_FUNC_ATTRIBUTE_NUM_REGS
 GRAPH_FORMATS = ("csr", "csr_vi", "csr_pattern", "coo", "sell", "hyb")
@@ -31,17 +23,48 @@ MATRICES = {"laplace27_100": MESH_FORMATS, "holdout_mesh3d_b3": MESH_FORMATS, "p
 
 def load(name):
     """A suite's matrix by name."""
+    from cocktail.bench.problems import suites
+
     return suites.load(next(m for s in ("structured", "williams", "cocktail", "holdout") for m in suites.get(s)
                             if m.name == name))
 
 
 def timed(A, x, y):
     """µs of one product: the best of 3 medians."""
+    from cocktail.timing import replay_us
+
     return min(replay_us(lambda: A.matvec(x, out=y), 10, 5) for _ in range(3))
+
+
+def table(path) -> None:
+    """Markdown from a probe's output: every launch timed both ways, then the registers and occupancy seen."""
+    rows = [line.split() for line in open(path) if len(line.split()) == 11 and line.split()[6] == "256"]
+    print("| matrix | dtype | format | kernel | registers | blocks an SM | grid | µs, that grid | µs, one wave | "
+          "speedup |\n|---|---|---|---|---:|---:|---:|---:|---:|---:|")
+    for name, dtype, fmt, kernel, _, regs, block, grid, occ, today, wave in rows:
+        if today != "nan":
+            print(f"| {name} | {dtype} | {fmt} | {kernel} | {regs} | {occ} | {grid} | "
+                  f"{today} | {wave} | {float(today) / float(wave):.2f}x |")
+    seen = {}
+    for r in rows:
+        seen.setdefault(r[3], set()).add((int(r[5]), int(r[8])))
+    print("\n| kernel | registers: blocks of 256 an SM holds (its registers and shared memory), per instantiation seen |\n|---|---|")
+    for kernel, pairs in sorted(seen.items()):
+        print(f"| {kernel} | {', '.join(f'{regs}: {occ}' for regs, occ in sorted(pairs))} |")
 
 
 def main():
     """Print one line per launch."""
+    import cupy
+    import numpy as np
+    import scipy.sparse as sp
+    from cupy.cuda import driver
+
+    from cocktail import SparseMatrix, kernels
+    from cocktail.kernels.device import blocks_per_sm, props
+    from cocktail.kernels.launch import function_pointer
+    from cocktail.timing import side_stream
+
     dev = props(cupy.cuda.Device().id)
     matrices = dict(MATRICES)
     extra = {}
@@ -96,4 +119,7 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:2] == ["--table"]:
+        table(sys.argv[2])
+    else:
+        main()
