@@ -13,7 +13,7 @@ export PYTHONPATH=$PWD/src${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1 NCCL_NV
 M=${MPIEXEC:-mpiexec}; PY=$(python3 -c 'import sys; print(sys.executable)')
 SIDE=${SIDE:-290}; WSIDE=${WSIDE:-180}; SCALE=${SCALE:-20}; R=${OUTDIR:-distributed_runs}; mkdir -p "$R"
 NG=$(nvidia-smi -L | wc -l)
-{ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv; git rev-parse --short HEAD; date -u;
+{ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv; echo "commit ${COCKTAIL_COMMIT:-$(git rev-parse --short HEAD)}"; date -u;
   $M -n 1 $PY -c "import mpi4py, cupy; from mpi4py import MPI; from cupy.cuda import nccl; print('mpi4py', mpi4py.__version__, MPI.Get_library_version()[:30], 'nccl', nccl.get_version(), 'cupy', cupy.__version__)"; } > "$R/gpu.txt" 2>&1
 cat "$R/gpu.txt"
 # each step's output and records packed into $OUT/distributed_runs.tgz as it ends (a call brings back 8 files)

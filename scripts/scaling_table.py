@@ -11,8 +11,9 @@ Two models predict a product at P from the measured single-GPU time t(1) and the
 - *overlap* (what the design aims at): a rank's own work is t(1)/P (rows balanced by entries), the exchange costs
   ``latency + h / bandwidth`` (a line fitted to the exchanges measured alone), and the product is the work plus
   whatever of the exchange it does not hide: ``t(1)/P + max(0, exchange - t(1)/P)``;
-- *fitted* (what was measured, extrapolated): ``t(1)/P + a + b h``, with ``a`` and ``b`` fitted to the measured
-  products' excess over t(1)/P (the exchange, the off-diagonal block, packing and waiting).
+- *fitted* (what was measured, extrapolated): ``t(1)/P + a + b h``, with ``a`` and ``b`` fitted to one series'
+  measured products' excess over t(1)/P (the exchange, the off-diagonal block, packing and waiting); for weak
+  scaling, t(1) in place of t(1)/P.
 
 Both are lines through the measured runs (with two runs of P > 1, exactly through them), so they extrapolate the
 measured P and neighbour counts; a matrix with no run of P > 1 gets no prediction.  The overlap model leaves out
@@ -37,16 +38,16 @@ def _key(r) -> tuple:
     return (r["matrix"], r.get("side", r.get("scale")), r["dtype"])
 
 
-def _excess(records, strong) -> tuple[float, float]:
-    """``(a_us, b_us_per_byte)``: the measured products' excess over t(1)/P against the halo bytes, least squares."""
-    points = []
-    for r in records:
-        one = strong.get(_key(r), {}).get(1)
-        if r["ranks"] > 1 and not r["weak"] and one:
-            points.append((r["halo_bytes_max"], r["product_us"] - one["product_us"] / r["ranks"]))
+def _excess(runs: dict, local) -> tuple[float, float] | None:
+    """``(a_us, b_us_per_byte)``: one series' measured products' excess over a rank's own work (``local(P)``)
+    against the halo bytes, least squares (a constant where the halos differ by less than 20%); None with fewer
+    than two runs of P > 1."""
+    points = [(r["halo_bytes_max"], r["product_us"] - local(P)) for P, r in runs.items() if P > 1]
     if len(points) < 2:
-        raise SystemExit("the fitted model needs at least two strong-scaling runs with P > 1")
+        return None
     x, y = np.array(points, dtype=float).T
+    if x.max() < 1.2 * x.min():  # halos of about one size: no slope to read, the excess as a constant
+        return float(y.mean()), 0.0
     b, a = np.polyfit(x, y, 1)
     return a, b
 
@@ -95,57 +96,68 @@ def halo_max_bytes(matrix: str, size: int, ranks: int, itemsize: int) -> int:
 _rmat_cache: dict = {}
 
 
-def main(paths) -> None:
-    records = [json.load(open(p)) for p in paths]
-    strong = defaultdict(dict)
-    weak = defaultdict(dict)
+def _series(records) -> list[tuple[str, tuple, dict]]:
+    """``(kind, key, {P: record})``: strong runs by matrix, size and dtype; weak runs by matrix and dtype, each
+    with the one-GPU run of a rank's share of rows (the closest P = 1 run of that matrix) as its base."""
+    strong, weak = defaultdict(dict), defaultdict(dict)
     for r in records:
-        (weak if r["weak"] else strong)[_key(r)][r["ranks"]] = r
-    for key, runs in list(strong.items()):  # a P = 1 run is also the base of the weak runs of its size
-        for wkey, wruns in weak.items():
-            if wkey[0] == key[0] and wkey[2] == key[2] and 1 in runs and 1 not in wruns:
-                base = runs[1]
-                if all(w["rows"] >= base["rows"] for w in wruns.values()):
-                    wruns.setdefault(1, base)
-    link = _fit(records)  # one machine's link: every matrix's measured exchanges
-    excess = _excess(records, strong)
+        if r["weak"]:
+            weak[(r["matrix"], r["dtype"])][r["ranks"]] = r
+        else:
+            strong[_key(r)][r["ranks"]] = r
+    for (matrix, dtype), runs in weak.items():
+        share = min(r["rows"] / r["ranks"] for r in runs.values())
+        bases = [s[1] for key, s in strong.items() if key[0] == matrix and key[2] == dtype and 1 in s]
+        if bases and 1 not in runs:
+            runs[1] = min(bases, key=lambda b: abs(b["rows"] - share))
+    return ([("strong", k, v) for k, v in sorted(strong.items(), key=lambda kv: str(kv[0]))]
+            + [("weak", k, v) for k, v in sorted(weak.items(), key=lambda kv: str(kv[0]))])
+
+
+def main(paths) -> None:
+    """Print the table, then the fits."""
+    records = [json.load(open(p)) for p in paths]
+    latency, rate = _fit(records)  # one machine's link: every matrix's measured exchanges
     print("| matrix | size | P | rows | nnz | product µs | diagonal µs | exchange µs | hidden | halo bytes (max rank) | "
           "efficiency | overlap model µs | fitted model µs (efficiency) |")
     print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-    for kind, table in (("strong", strong), ("weak", weak)):
-        for key, runs in sorted(table.items(), key=lambda kv: str(kv[0])):
-            if 1 not in runs:
-                continue
-            one = runs[1]
-            if len(runs) == 1:
-                continue  # only one GPU ran: nothing measured to scale, and no fit of its own
-            latency, rate = link
-            matrix, size, dtype = key
-            item = np.dtype(dtype).itemsize
-            for P in sorted(set(runs) | ({p for p in PREDICT} if kind == "strong" else set())):
-                r = runs.get(P)
-                halo = r["halo_bytes_max"] if r else halo_max_bytes(matrix, size, P, item)
-                local = one["product_us"] / P  # an even share of the entries (rows balanced by entries)
-                exchange = latency + halo / rate if P > 1 else 0.0
-                model = local + max(0.0, exchange - local)  # the exchange hidden behind the rank's own work
-                fitted = local + (excess[0] + excess[1] * halo if P > 1 else 0.0)
-                if r:
-                    eff = one["product_us"] / (P * r["product_us"]) if kind == "strong" else (
-                        one["product_us"] / r["product_us"])
-                    hidden = "" if r.get("serial_us") is None or r["hidden_share"] is None else (
-                        f"{r['hidden_share']:.0%}")
-                    print(f"| {matrix} ({kind}) | {size} | {P} | {r['rows']:,} | {r['nnz']:,} | "
-                          f"{r['product_us']:.1f} | {r['local_us']:.1f} | {r['exchange_us']:.1f} | {hidden} | "
-                          f"{r['halo_bytes_max']:,} | {eff:.0%} | {model:.1f} | {fitted:.1f} "
-                          f"({one['product_us'] / (P * fitted):.0%}) |")
-                else:
-                    print(f"| {matrix} ({kind}) | {size} | {P} | | | | | | | {halo:,} (structure) | | {model:.1f} "
-                          f"({one['product_us'] / (P * model):.0%}) | {fitted:.1f} ({one['product_us'] / (P * fitted):.0%}) |")
+    fits = []
+    for kind, key, runs in _series(records):
+        if 1 not in runs or len(runs) == 1:
+            continue  # only one GPU ran: nothing measured to scale, and no fit of its own
+        one = runs[1]
+        matrix, dtype = key[0], key[-1]
+        item = np.dtype(dtype).itemsize
+
+        def local(P):  # a rank's own work: an even share of the entries (strong), or the base's (weak)
+            return one["product_us"] / P if kind == "strong" else one["product_us"]
+
+        def efficiency(P, t):
+            return one["product_us"] / (P * t) if kind == "strong" else one["product_us"] / t
+
+        excess = _excess(runs, local)
+        if excess:
+            fits.append(f"{matrix} ({kind}) {excess[0]:.1f} µs plus {excess[1] * 1e3:.3f} µs per kB of halo")
+        for P in sorted(set(runs) | (set(PREDICT) if kind == "strong" else set())):
+            r = runs.get(P)
+            halo = r["halo_bytes_max"] if r else halo_max_bytes(matrix, key[1], P, item)
+            exchange = latency + halo / rate if P > 1 else 0.0
+            model = local(P) + max(0.0, exchange - local(P))  # the exchange hidden behind the rank's own work
+            fitted = local(P) + (excess[0] + excess[1] * halo if P > 1 else 0.0) if excess else None
+            fitted_cell = f"{fitted:.1f} ({efficiency(P, fitted):.0%})" if fitted else ""
+            if r:
+                hidden = "" if r.get("serial_us") is None or r["hidden_share"] is None else f"{r['hidden_share']:.0%}"
+                print(f"| {matrix} ({kind}) | {r.get('side', r.get('scale'))} | {P} | {r['rows']:,} | {r['nnz']:,} | "
+                      f"{r['product_us']:.1f} | {r['local_us']:.1f} | {r['exchange_us']:.1f} | {hidden} | "
+                      f"{r['halo_bytes_max']:,} | {efficiency(P, r['product_us']):.0%} | {model:.1f} | {fitted_cell} |")
+            elif fitted:
+                print(f"| {matrix} ({kind}) | {key[1]} | {P} | | | | | | | {halo:,} (structure) | | {model:.1f} "
+                      f"({efficiency(P, model):.0%}) | {fitted_cell} |")
         print()
-    points = sum(1 for r in records if r["ranks"] > 1 and not r["weak"])
-    print(f"Fits over the {points} runs of P > 1: the exchange alone, latency {link[0]:.1f} µs and "
-          f"{link[1] / 1e3:.0f} GB/s (the slowest rank's halo bytes against its exchange time); the products' excess "
-          f"over t(1)/P, {excess[0]:.1f} µs plus {excess[1] * 1e3:.3f} µs per kB of halo.")
+    points = sum(1 for r in records if r["ranks"] > 1)
+    print(f"Fits: the exchange alone over the {points} runs of P > 1, latency {latency:.1f} µs and {rate / 1e3:.0f} GB/s "
+          f"(the slowest rank's halo bytes against its exchange time); each series' products' excess over a rank's own "
+          f"work (strong: t(1)/P; weak: t(1)): " + ("; ".join(fits) or "none (a series needs two runs of P > 1)") + ".")
 
 
 if __name__ == "__main__":

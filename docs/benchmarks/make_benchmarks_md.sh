@@ -140,18 +140,38 @@ grep -q '^commit cc6931b$' $CITIZEN/gpu.txt
   echo "Met on 35 of 37 (float64) and 34 of 37 (float32); the transpose is faster in geometric mean. Missed on epidemiology (1.88x float64, 1.89x float32: A is ELL, every row 4 entries; its transpose has rows of varied length, and the plans the planner picks for it, a Cocktail of ELL and CSR in float64 and csr_stream in float32, measure 13.7 and 11.2 µs against A's 7.3 and 5.9), holdout_bipartite (1.15x, 1.25x: csr_stream both ways) and holdout_tall in float32 (1.12x; the full tables are in $CITIZEN/transpose_table.md): the transpose is another matrix, with other row lengths, and the misses are the planner's on it, not a cost of transposing."
 } >> docs/benchmarks.md
 
-# 0d. Several GPUs (issue 25): cocktail bench --distributed on 4 H200s at bae4ec0.
-DIST=docs/benchmarks/2026-11-26-h200x4-distributed
-grep -q '^commit bae4ec0$' $DIST/gpu.txt
+# 0d. Several GPUs (issue 25): cocktail bench --distributed on 4 H200s at e450b62 (bae4ec0's first runs before it).
+DIST=docs/benchmarks/2026-11-27-h200x4-distributed
+DIST0=docs/benchmarks/2026-11-26-h200x4-distributed
+grep -q '^commit bae4ec0$' $DIST0/gpu.txt
+for f in $DIST/laplace27_*.json $DIST/rmat_*.json; do grep -q '"commit": "e450b62"' $f; done
 {
   echo
-  echo "## Several GPUs: the row-partitioned product (4 H200s, bae4ec0)"
+  echo "## Several GPUs: the row-partitioned product (4 H200s, e450b62)"
   echo
-  echo "GPU: 4 NVIDIA H200 of one host ($DIST/gpu.txt: driver 580.159.04; CuPy 14.2.0 with NCCL 2.28.9; mpi4py 4.1.2 on the machine's Open MPI), 2026-11-26, commit bae4ec0. Command, per P: \`mpiexec -n P python -m cocktail bench --distributed --side 290 --repeat 20 --json laplace27_290_P<P>.json\` (the 27-point Laplacian on a cube of 290 points: 24.4M rows, 654M entries, 7.8 GB as CSR in float64, 2 GB a GPU at P = 4; each rank generates its own rows), and at P = 1 \`--side 180\` (the weak-scaling base) and \`--matrix rmat --scale 20\`. Each time is the slowest rank's median over 20 samples of back-to-back products, host clock around a stream synchronisation and a barrier. Tabled by scripts/scaling_table.py, which also computes the halo at P not run from the matrix's structure on the host, and two models: *overlap* (the exchange hidden behind each rank's t(1)/P of work: the design's aim) and *fitted* (t(1)/P plus the measured excess, linear in the halo, extrapolated):"
+  echo "GPU: 4 NVIDIA H200 of one host (driver 580.159.04; CuPy 14.2.0 with NCCL 2.28.9; mpi4py 4.1.2 on the machine's Open MPI v4.1.6: $DIST/gpu_e450b62.txt, whose \`git rev-parse\` line names the device copy's stale checkout; every record carries commit e450b62), 2026-11-27. All runs by \`scripts/distributed_runs.sh\` in one call, with \`MPIEXEC=\"/usr/bin/mpiexec -x PYTHONPATH -x NCCL_NVLS_ENABLE\"\`. Command, per P: \`mpiexec -n P python -m cocktail bench --distributed --side 290 --repeat 20 --json laplace27_290_P<P>.json\` (the 27-point Laplacian on a cube of 290 points: 24.4M rows, 654M entries, 7.8 GB as CSR in float64, 2 GB a GPU at P = 4; each rank generates its own rows); weak scaling \`--weak --side 180\` (a cube of 180 points a rank, 5.8M rows, the base the P = 1 run of \`--side 180\`); a power-law graph \`--matrix rmat --scale 20\` (1M rows, 16M entries). Each time is the slowest rank's median over 20 samples of back-to-back products, host clock around a stream synchronisation and a barrier; *hidden* is the share of the exchange the product saves over the same product with the exchange first. Tabled by scripts/scaling_table.py with two models: *overlap* (the exchange hidden behind each rank's own work: the design's aim) and *fitted* (a rank's own work plus the excess measured in that series, linear in the halo, extrapolated):"
   echo
-  PYTHONPATH=src "$PYTHON" scripts/scaling_table.py $DIST/laplace27_290_P1.json $DIST/laplace27_290_P2.json $DIST/laplace27_290_P4.json $DIST/rmat_20_P1.json
+  PYTHONPATH=src "$PYTHON" scripts/scaling_table.py $DIST/laplace27_290_P1.json $DIST/laplace27_290_P2.json $DIST/laplace27_290_P4.json $DIST/laplace27_180_P1.json $DIST/laplace27_weak_180_P2.json $DIST/laplace27_weak_180_P4.json $DIST/rmat_20_P1.json $DIST/rmat_20_P2.json $DIST/rmat_20_P4.json
   echo
-  echo "Targets. **Strong scaling at least 85% from 1 to 4 GPUs on the 27-point Laplacian with 2 GB a GPU**: missed, 68% (87% at 2 GPUs): 529 µs at P = 4 against 1,430 µs on one GPU. Its diagonal blocks alone scale (347 µs against t(1)/4 = 357) and its exchange alone is short (49.5 µs for 1.35 MB), but the product takes 132 µs more than both added. What that is was not measured at bae4ec0: its off-diagonal block ran over every local row (6.1M rows of y read and written for the 170k rows with halo entries; 0f2ed94 runs it over its compressed rows), and whether the exchange hides behind the diagonal block needs the same product with the exchange first (\`serial_us\`, timed from 0f2ed94 on), so the table's hidden column is blank. Neither later change has run on a GPU. The timing at bae4ec0 took one product per sample for calls past 1 ms and up to 40 for the shorter diagonal and exchange timings, after no warm-up; later commits warm up and take one count for all. The models are lines through these two runs of one matrix, with one and two neighbours: extrapolations, not measurements. **Weak scaling at least 90%**: not measured (the base, side 180 on one GPU, 332 µs, is in $DIST; the P = 2 and 4 runs of this session started their ranks with MPICH's mpiexec, carried as a wheel, against the machine's Open MPI build of mpi4py, so each rank ran alone and their records were discarded: on these machines \`mpiexec\` is /usr/bin/mpiexec, Open MPI's, with OMPI_ALLOW_RUN_AS_ROOT=1 and OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1). The power-law graph at P = 2 and 4: not measured, likewise, so it has no prediction. **Distributed CG agrees with single-GPU CG to rounding**: met on 4 GPUs (tests/mpi_distributed.py's CG check, mpiexec -n 4 --device cuda: ok, at 3d159f8, which changes only a test's tolerance). The device time of this session ran out after these runs."
+  echo "Targets. **Strong scaling at least 85% from 1 to 4 GPUs on the 27-point Laplacian with 2 GB a GPU**: met, 89% (393.3 µs at P = 4 against 1,407.3 on one GPU; 95% at P = 2). At bae4ec0 it was 68% (529.2 µs, $DIST0): the off-diagonal block then ran over every local row (6.1M rows of y read and written for the 170k with halo entries), and 0f2ed94 runs it over its compressed rows only. The diagonal blocks scale (348.0 µs against t(1)/4 = 351.8); the product's excess is the exchange, which hides little (11%). **Weak scaling at least 90% to the largest P**: missed, 81% at P = 4 (415.4 µs against 334.9) and 86% at P = 2: the diagonal block holds its time (332.1 µs), the exchange (40-50 µs for 1.3 MB) adds to it. The exchange-first product took 384.3 µs in the same run, so the overlapped product lost 31 µs to it there; in three later runs of that product at P = 4 (below; one with the NCCL stream at the highest priority) the two orders were within 1% in two and 7% apart in the third (413.7 overlapped, 385.8 exchange first), so the overlap default stays on. **The power-law graph at P > 1**: measured, 56% at P = 2 and 25% at P = 4 (129.1 and 142.0 µs against 143.8): its diagonal blocks shrink (38.5, 16.4 µs) but every rank receives 2.8 MB of halo, and the exchange and the off-diagonal block over most rows take the rest. **Distributed CG agrees with single-GPU CG to rounding**: met on 4 GPUs (tests/mpi_distributed.py's CG check, below)."
+  echo
+  echo "Later runs at P = 4, same kind of machine ($DIST, by commit; \`mpiexec -n 4 python -m cocktail bench --distributed --repeat 20\`, \`--side 290\` and \`--weak --side 180\`):"
+  echo
+  echo "| commit | change tried | matrix | product µs | diagonal µs | exchange first µs | hidden |"
+  echo "|---|---|---|---:|---:|---:|---:|"
+  for f in priority_base_strong_P4_a293a43 priority_prio_strong_P4_a293a43 priority_base_weak_P4_a293a43 priority_prio_weak_P4_a293a43 grids_head_strong_P4_ebb4877 grids_full_strong_P4_ebb4877 grids_head_weak_P4_ebb4877 grids_full_weak_P4_ebb4877; do
+    "$PYTHON" -c "
+import json, sys
+r = json.load(open('$DIST/$f.json'))
+what = {'priority_base': 'none (default stream priority)', 'priority_prio': 'NCCL stream at the highest priority',
+        'grids_head': 'none (grids of one wave)', 'grids_full': 'a block per chunk, no loop, in every grid'}['_'.join('$f'.split('_')[:2])]
+kind = 'laplace27 strong, 290' if 'strong' in '$f' else 'laplace27 weak, 180 a rank'
+print(f\"| {r['commit']} | {what} | {kind} | {r['product_us']:.1f} | {r['local_us']:.1f} | {r['serial_us']:.1f} | {r['hidden_share']:.0%} |\")"
+  done
+  echo
+  echo "Neither change hides the exchange: the NCCL stream at the highest priority made the strong product 1.8% slower (hidden 22% without, 10% with) and the weak one 7.6% faster (0% and 9%), one sample each (reverted at fbee156); grids of one block per chunk (a copy of src with \`grid_for\` never looping) made the diagonal block 4% faster (335.8 against 348.4 µs; weak 320.2 against 335.2), and weak scaling with them 89% (363.3 µs against their own one-GPU 323.3, $DIST/grids_full_weak_P1_ebb4877.json), but the hidden share stayed at 7-10%. What keeps NCCL's transfer from running beside the diagonal block is not measured (an Nsight Systems timeline of one product would show it)."
+  echo
+  echo "GPU tests on the 4 H200s: \`mpiexec -n 4 python tests/mpi_distributed.py --device cuda\` failed at e450b62 on complex128 (CuPy's add.at takes no complex values; the off-diagonal rows' scatter-add since 0f2ed94), fixed at ee7d7ac; at a293a43 it printed \`ok: 4 ranks, device cuda\`, \`-n 2\` \`ok: 2 ranks, device cuda\`, and \`pytest tests/test_gpu_distributed.py tests/test_gpu_precision.py -k 'scatter_add or distributed'\` 7 passed ($DIST/stdout_priority_test_*_a293a43.txt, stdout_priority_pytest_a293a43.txt)."
 } >> docs/benchmarks.md
 
 # 0e. Fewer bytes (issue 24): the pattern cut, cocktail bench --values pattern on the H100 at d5be88f.
@@ -228,6 +248,40 @@ grep -q '^commit 2e5270f$' $CODED/gpu_2e5270f.txt && grep -q '^NVIDIA H200' $COD
   echo "GPU tests at 2e5270f: \`pytest -m gpu\` in eight shards side by side (scripts/gpu_check.sh shards, $CODED/pytest_gpu_shards_2e5270f.log): 17,450 passed, **1 failed**, 14 skipped. The failing test was in shard 7, whose log did not come back (a device call returns 8 files; gpu_check.sh now prints the failures by name and packs the logs into one file), and it is not identified. Rerun at once on the same machine, every file of shard 7 passed: its share of test_gpu_kernels.py (892), test_gpu_spmm_formats.py (648), test_gpu_spmm_bdia.py (166), and test_gpu_spmm, block_calibration, hypothesis, grid_split and large (255 passed, 1 skipped), then in full the planner, block-plan and feature tests (220), determinism, csr_vi and csr_pattern (308), never-mutates and operator (582), precision, executor, formats and operand checks (624 passed, 1 skipped) ($CODED/rerun_*_2e5270f.log). tests/test_gpu_csr_vi.py alone at 083f81f: 81 passed."
   echo
   echo "Targets. **Where a lossless cut applies, cocktail-auto at least 1.3x cusparse-best over the power-law family**: missed on the H200 too: coded 1.006x (float32 and float64), pattern 1.000x and 1.047x; 13 of 14 power-law plans delegate to cuSPARSE, and none keeps a csr_vi part, because csr_stream on csr_vi is 0.90x (float64) to 1.13x (float32) its csr time while cuSPARSE's CSR takes 0.67-0.75x csr_stream's time on eu2005 and in2004 (kernels run). The limit is the gather kernel (L2- and issue-bound, see the pattern section's ncu readings), which the table lookup loads further. Where the cut is chosen it pays: protein:few float64 1.51x the plan without it, fem_spheres 1.33x, holdout_mesh3d_b3 1.31x, laplace3 1.26x."
+} >> docs/benchmarks.md
+
+# 0h. Grid-stride launches of one wave, and the coded cut at HEAD's planner, on the H200 (9e07592..47d9e23).
+GRIDS=docs/benchmarks/2026-11-27-h200-grids
+grep -q '^commit 9e07592$' $GRIDS/gpu_9e07592.txt && grep -q '^commit 6b3e04e$' $GRIDS/gpu_6b3e04e.txt
+{
+  echo
+  echo "## Launch grids of one wave (H200, 9e07592 and 6b3e04e)"
+  echo
+  echo "GPU: NVIDIA H200, driver 580.159.04, 143,771 MiB ($GRIDS/gpu_*.txt), 2026-11-27. \`grid_for\` sized every grid-stride launch for 8 blocks of 256 threads an SM, the threads' bound. Registers fit fewer for some instantiations (40 registers: 6 blocks), so such a grid overran one wave and its last quarter of blocks looped alone after the rest, each as long as the whole product. scripts/occupancy_probe.py (at 9e07592, $GRIDS/occupancy_probe_9e07592.txt) took every kernel and format on seven matrices in float32 and float64 (matrix values in 7 codes; the small-world graph of scripts/small_world.py), read each launch's registers and the driver's occupancy, and timed each grid capped past one wave against the same launch cut to one wave (best of 3 medians of 5 graph replays of 10 products, alternated):"
+  echo
+  "$PYTHON" scripts/occupancy_probe.py --table $GRIDS/occupancy_probe_9e07592.txt
+  echo
+  echo "Every launch timed runs faster in one wave: 1.13-1.59x. 32a6b92 cut every looping grid to one wave of the kernel's own occupancy (\`grid_for(items, block, props, function, shared_mem)\`: \`blocks_per_sm\` from the driver). That made dia_vi in float32 4-6% slower on the Laplacians, whose grids (5 blocks an SM at 47 registers) needed no loop: one block per chunk had let the hardware balance the waves. 6b3e04e keeps a grid that needs no loop as one block per chunk and cuts only a looping one. The H200 profile's flat and diagonal variants were recalibrated at each commit (\`cocktail calibrate --quick --variants flat\` and \`--variants dia,bdia,bdia_direct,dia_vi\`, with \`--merge-into src/cocktail/auto/profiles/h200.json\`; 71 s and 10 s; $GRIDS/calibrate_*_6b3e04e.log). After 6b3e04e no timed launch is capped past its wave ($GRIDS/occupancy_probe_6b3e04e.txt)."
+  echo
+  echo "The planner before and after, with the coded cut on: \`cocktail bench --suite structured --suite williams --suite cocktail --suite holdout --values few --methods cocktail-auto,cusparse --dtype float64,float32\` (decision cache off; scripts/coded_cut_runs.sh, step auto_few_coded) at 9e07592 and 6b3e04e. Kernel time before over after, geometric mean per suite (scripts/cut_on_off.py --names):"
+  echo
+  PYTHONPATH=src "$PYTHON" scripts/cut_on_off.py $GRIDS/auto_few_coded_9e07592.json $GRIDS/auto_few_coded_6b3e04e.json --names 9e07592,6b3e04e | awk '/^\| suite/{p=1} p'
+  echo
+  echo "Against cuSPARSE at 6b3e04e (scripts/byte_cut_table.py):"
+  echo
+  PYTHONPATH=src "$PYTHON" scripts/byte_cut_table.py --summary $GRIDS/auto_few_coded_6b3e04e.json
+  echo
+  echo "At 9e07592, the same summary (cocktail-auto against cusparse-best: float32 1.382, float64 1.393 over all 37 matrices) for comparison:"
+  echo
+  PYTHONPATH=src "$PYTHON" scripts/byte_cut_table.py --summary $GRIDS/auto_few_coded_9e07592.json
+  echo
+  echo "The williams suite gains 3.6% (float32) and 4.8% (float64), csr_vector plans the most (fem_ship float64 1.31x, holdout_mesh2d float32 1.27x); structured and cocktail are unchanged within 1%. Of the eleven matrices below 0.985, ten kept their plan, four of them cuSPARSE's own, whose kernels the change does not touch: the spread between two calls is 2-3%. One plan changed for the worse: laplace5_1000:few in float64, csr_scalar on csr_vi before and dia_vi after the recalibration, 12.9 and 13.6 µs (0.95)."
+  echo
+  echo "The coded cut, off and on, with HEAD's planner (the race also runs the plans without the cut; 9e07592, the same call, \`planner.CODED_CUT\` set for each run by scripts/coded_cut_runs.sh): kernel time off over on, geometric mean per suite. It confirms the 2e5270f table of the section above within 1-2%:"
+  echo
+  PYTHONPATH=src "$PYTHON" scripts/cut_on_off.py $GRIDS/auto_few_off_9e07592.json $GRIDS/auto_few_coded_9e07592.json | awk '/^\| suite/{p=1} p'
+  echo
+  echo "GPU tests at 47d9e23 (the grids, the recalibrated profile): \`pytest -m gpu\` in eight shards side by side (scripts/gpu_check.sh shards, $GRIDS/pytest_gpu_shards_47d9e23.log): **17,459 passed, 14 skipped, 0 failed**."
 } >> docs/benchmarks.md
 
 # 0a. The second never-slower run, every suite, both dtypes at commit 6bc3f63.
