@@ -27,7 +27,10 @@ def auto(path) -> dict:
 def main(argv) -> None:
     """Print the per-suite means and the matrices whose plan changed."""
     files = [a for a in argv if a.endswith(".json")]
-    a, b = (argv[argv.index("--names") + 1].split(",") if "--names" in argv else ("off", "on"))
+    names = argv[argv.index("--names") + 1:argv.index("--names") + 2] if "--names" in argv else ["off,on"]
+    if len(files) != 2 or not names or len(names[0].split(",")) != 2:
+        raise SystemExit("usage: cut_on_off.py OFF.json ON.json [--all] [--names BEFORE,AFTER]")
+    a, b = names[0].split(",")
     off, on = auto(files[0]), auto(files[1])
     groups = defaultdict(list)
     print(f"| dtype | matrix | {a} µs | {b} µs | {a} / {b} | plan {a} | plan {b} |\n|---|---|---|---|---|---|---|")

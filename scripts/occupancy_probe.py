@@ -2,7 +2,9 @@
 kernel and format on a few matrices (float32 and float64), each launch's registers, the blocks an SM holds
 (the driver's occupancy), and, where the grid was capped at more blocks than fit in one wave, µs of one product
 with today's grid and with the grid cut to one wave (best of 3 medians of 5 graph replays of 10 products,
-alternated).  A probe (GPU), not the benchmark.
+alternated).  "Capped" is the threads' bound that ``grid_for`` used before 32a6b92 (8 blocks of 256 an SM): from
+6b3e04e on a looping grid is one wave already and nothing is timed; the lines still show every launch's grid
+against its wave.  A probe (GPU), not the benchmark.
 
 Usage: PYTHONPATH=src python scripts/occupancy_probe.py [SMALL_WORLD.npz]
 (prints one line per launch: matrix dtype format kernel launch regs block grid occupancy_blocks today_us one_wave_us)

@@ -46,7 +46,7 @@ def _excess(runs: dict, local) -> tuple[float, float] | None:
     if len(points) < 2:
         return None
     x, y = np.array(points, dtype=float).T
-    if x.max() < 1.2 * x.min():  # halos of about one size: no slope to read, the excess as a constant
+    if x.max() <= 1.2 * x.min():  # halos of about one size: no slope to read, the excess as a constant
         return float(y.mean()), 0.0
     b, a = np.polyfit(x, y, 1)
     return a, b
@@ -97,19 +97,24 @@ _rmat_cache: dict = {}
 
 
 def _series(records) -> list[tuple[str, tuple, dict]]:
-    """``(kind, key, {P: record})``: strong runs by matrix, size and dtype; weak runs by matrix and dtype, each
-    with the one-GPU run of a rank's share of rows (the closest P = 1 run of that matrix) as its base."""
+    """``(kind, key, {P: record})``: strong runs by matrix, size and dtype; weak runs by matrix, dtype and a rank's
+    share of rows (to 2 significant digits), each with the one-GPU run of that share (within 10%) as its base.
+    Two runs of one series at one P are refused: pass each once."""
     strong, weak = defaultdict(dict), defaultdict(dict)
     for r in records:
-        if r["weak"]:
-            weak[(r["matrix"], r["dtype"])][r["ranks"]] = r
-        else:
-            strong[_key(r)][r["ranks"]] = r
-    for (matrix, dtype), runs in weak.items():
-        share = min(r["rows"] / r["ranks"] for r in runs.values())
-        bases = [s[1] for key, s in strong.items() if key[0] == matrix and key[2] == dtype and 1 in s]
+        share = float(f"{r['rows'] / r['ranks']:.2g}")
+        series, key = (weak, (r["matrix"], share, r["dtype"])) if r["weak"] else (strong, _key(r))
+        if r["ranks"] in series[key]:
+            raise SystemExit(f"two runs of {key} at P = {r['ranks']}: pass each series' runs once")
+        series[key][r["ranks"]] = r
+    for (matrix, share, dtype), runs in weak.items():
+        bases = [s[1] for key, s in strong.items() if key[0] == matrix and key[2] == dtype and 1 in s
+                 and abs(s[1]["rows"] - share) <= 0.1 * share]
         if bases and 1 not in runs:
             runs[1] = min(bases, key=lambda b: abs(b["rows"] - share))
+        elif 1 not in runs:
+            print(f"weak series {matrix} ({share:,.0f} rows a rank, {dtype}): no one-GPU run of that size, left out",
+                  file=sys.stderr)
     return ([("strong", k, v) for k, v in sorted(strong.items(), key=lambda kv: str(kv[0]))]
             + [("weak", k, v) for k, v in sorted(weak.items(), key=lambda kv: str(kv[0]))])
 
@@ -144,13 +149,13 @@ def main(paths) -> None:
             exchange = latency + halo / rate if P > 1 else 0.0
             model = local(P) + max(0.0, exchange - local(P))  # the exchange hidden behind the rank's own work
             fitted = local(P) + (excess[0] + excess[1] * halo if P > 1 else 0.0) if excess else None
-            fitted_cell = f"{fitted:.1f} ({efficiency(P, fitted):.0%})" if fitted else ""
+            fitted_cell = f"{fitted:.1f} ({efficiency(P, fitted):.0%})" if fitted is not None and fitted > 0 else ""
             if r:
-                hidden = "" if r.get("serial_us") is None or r["hidden_share"] is None else f"{r['hidden_share']:.0%}"
+                hidden = "" if r.get("hidden_share") is None else f"{r['hidden_share']:.0%}"
                 print(f"| {matrix} ({kind}) | {r.get('side', r.get('scale'))} | {P} | {r['rows']:,} | {r['nnz']:,} | "
                       f"{r['product_us']:.1f} | {r['local_us']:.1f} | {r['exchange_us']:.1f} | {hidden} | "
                       f"{r['halo_bytes_max']:,} | {efficiency(P, r['product_us']):.0%} | {model:.1f} | {fitted_cell} |")
-            elif fitted:
+            else:
                 print(f"| {matrix} ({kind}) | {key[1]} | {P} | | | | | | | {halo:,} (structure) | | {model:.1f} "
                       f"({efficiency(P, model):.0%}) | {fitted_cell} |")
         print()

@@ -121,7 +121,9 @@ def test_grid_stride_launches_are_one_wave_of_their_own_occupancy(fmt, kernel, d
 @pytest.mark.parametrize("fmt, kernel", [("csr", "csr_scalar"), ("ell", "ell")])
 def test_grid_stride_launches_without_a_loop_are_a_block_per_chunk(fmt, kernel):
     """Rows that fit the SMs by threads alone: a block per ``block`` rows, the hardware balancing the waves."""
-    m = 100_000
+    from cocktail.kernels.device import current
+
+    m = current().sm_count * 256  # a block an SM at 256 threads: within the threads' bound at any block size
     S = sp.diags([np.ones(m - 1), np.full(m, 2.0), np.ones(m - 1)], [-1, 0, 1], format="csr")
     (launch,) = SparseMatrix(S, format=fmt, kernel=kernel)._executor.launches
     assert launch.grid == -(-m // launch.block)

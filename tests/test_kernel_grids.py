@@ -33,6 +33,23 @@ def test_grid_stride_grids_are_within_the_limit(items, block):
         assert grid <= -(-items // block)  # never more blocks than there is work for
 
 
+def test_a_looping_grid_is_one_wave_of_the_kernels_occupancy(monkeypatch):
+    """More blocks than the SMs hold by threads: one wave of the function's own occupancy (the driver's, faked
+    here at 6 blocks an SM); no loop needed: a block per chunk, whatever the occupancy."""
+    from cocktail.kernels import device
+
+    asked = []
+    monkeypatch.setattr(device, "blocks_per_sm", lambda fn, block, shared=0: asked.append((fn, block, shared)) or 6)
+    props, block, kernel = fake_props(), 256, object()
+    by_threads = props.sm_count * (props.max_threads_per_sm // block)
+    assert grid_for(by_threads * block * 10, block, props, kernel, 1024) == props.sm_count * 6
+    assert asked == [(kernel, block, 1024)]
+    assert grid_for(by_threads * block, block, props, kernel) == by_threads  # no loop: as many blocks as chunks
+    assert grid_for(block * 7 + 1, block, props, kernel) == 8
+    assert len(asked) == 1  # a grid that needs no loop asks no occupancy
+    assert grid_for(by_threads * block * 10, block, props, None) == by_threads  # host simulations: threads alone
+
+
 def test_capped_grid():
     props = fake_props()
     assert capped_grid(0, props) == 1
