@@ -233,9 +233,9 @@ grep -q '^commit 2e5270f$' $CODED/gpu_2e5270f.txt && grep -q '^NVIDIA H200' $COD
   echo
   echo "The planner with the cut off and on, same machine, same call: \`cocktail bench --suite structured --suite williams --suite cocktail --suite holdout --values few --methods cocktail-auto,cusparse --dtype float64,float32\` at 2e5270f with \`planner.CODED_CUT\` False, then True ($CODED/auto_few_off_2e5270f.json, auto_few_coded_2e5270f.json). Off over on per suite (above 1: the cut made the plans faster), then every matrix whose plan changed (scripts/cut_on_off.py):"
   echo
-  PYTHONPATH=src "$PYTHON" scripts/cut_on_off.py $CODED/auto_few_off_2e5270f.json $CODED/auto_few_coded_2e5270f.json | awk '/^\| suite/{p=1} p'
+  PYTHONPATH=src "$PYTHON" scripts/cut_on_off.py $CODED/auto_few_off_2e5270f.json $CODED/auto_few_coded_2e5270f.json --summary
   echo
-  PYTHONPATH=src "$PYTHON" scripts/cut_on_off.py $CODED/auto_few_off_2e5270f.json $CODED/auto_few_coded_2e5270f.json | awk '/^$/{exit} 1'
+  PYTHONPATH=src "$PYTHON" scripts/cut_on_off.py $CODED/auto_few_off_2e5270f.json $CODED/auto_few_coded_2e5270f.json --matrices
   echo
   echo "With the cut on, against cuSPARSE (scripts/byte_cut_table.py; plans cut: a csr_vi part):"
   echo
@@ -265,7 +265,7 @@ grep -q '^commit 9e07592$' $GRIDS/gpu_9e07592.txt && grep -q '^commit 6b3e04e$' 
   echo
   echo "The planner before and after, with the coded cut on: \`cocktail bench --suite structured --suite williams --suite cocktail --suite holdout --values few --methods cocktail-auto,cusparse --dtype float64,float32\` (decision cache off; scripts/coded_cut_runs.sh, step auto_few_coded) at 9e07592 and 6b3e04e. Kernel time before over after, geometric mean per suite (scripts/cut_on_off.py --names):"
   echo
-  PYTHONPATH=src "$PYTHON" scripts/cut_on_off.py $GRIDS/auto_few_coded_9e07592.json $GRIDS/auto_few_coded_6b3e04e.json --names 9e07592,6b3e04e | awk '/^\| suite/{p=1} p'
+  PYTHONPATH=src "$PYTHON" scripts/cut_on_off.py $GRIDS/auto_few_coded_9e07592.json $GRIDS/auto_few_coded_6b3e04e.json --names 9e07592,6b3e04e --summary
   echo
   echo "Against cuSPARSE at 6b3e04e (scripts/byte_cut_table.py):"
   echo
@@ -279,7 +279,7 @@ grep -q '^commit 9e07592$' $GRIDS/gpu_9e07592.txt && grep -q '^commit 6b3e04e$' 
   echo
   echo "The coded cut, off and on, with HEAD's planner (the race also runs the plans without the cut; 9e07592, the same call, \`planner.CODED_CUT\` set for each run by scripts/coded_cut_runs.sh): kernel time off over on, geometric mean per suite. It confirms the 2e5270f table of the section above within 1-2%:"
   echo
-  PYTHONPATH=src "$PYTHON" scripts/cut_on_off.py $GRIDS/auto_few_off_9e07592.json $GRIDS/auto_few_coded_9e07592.json | awk '/^\| suite/{p=1} p'
+  PYTHONPATH=src "$PYTHON" scripts/cut_on_off.py $GRIDS/auto_few_off_9e07592.json $GRIDS/auto_few_coded_9e07592.json --summary
   echo
   echo "GPU tests at 47d9e23 (the grids, the recalibrated profile): \`pytest -m gpu\` in eight shards side by side (scripts/gpu_check.sh shards, $GRIDS/pytest_gpu_shards_47d9e23.log): **17,459 passed, 14 skipped, 0 failed**."
 } >> docs/benchmarks.md
