@@ -135,6 +135,34 @@ def run_cg(device):
     del single
 
 
+def run_sharing_the_gpu(device):
+    """On GPUs: the blocks' launches yield (a grid-stride grid a block per chunk, where a matrix built outside the
+    distributed one gets one looping wave) and the transport's stream outranks a default one."""
+    if device != "cuda":
+        return
+    import cupy
+
+    from cocktail.kernels.device import current
+
+    m = current().sm_count * 2048 * 4 * SIZE  # each rank's rows need 4 waves of 256-thread blocks by threads alone
+    S = sp.diags_array([np.ones(m - 1), np.full(m, 2.0), np.ones(m - 1)], offsets=[-1, 0, 1], format="csr")
+    A = distributed.DistributedMatrix.scatter(S if RANK == 0 else None, device=device, format="csr",
+                                              kernel="csr_scalar")
+    (launch,) = A.diagonal._executor.launches
+    rows = A.local_shape[0]
+    check("the diagonal block's grid yields", launch.grid == -(-rows // launch.block),
+          f"grid {launch.grid} for {rows} rows of {launch.block}")
+    (alone,) = cocktail.SparseMatrix(S[:rows], format="csr", kernel="csr_scalar")._executor.launches
+    check("a matrix built outside keeps one wave", alone.grid < -(-rows // alone.block), f"grid {alone.grid}")
+    if A._transport.name == "nccl":
+        priority = cupy.cuda.runtime.streamGetPriority
+        check("the transport's stream outranks a default one",
+              priority(A._transport.stream.ptr) < priority(cupy.cuda.Stream(non_blocking=True).ptr))
+    y = A.gather(A.matvec(A.local_vector(np.ones(m))))
+    if RANK == 0:
+        check("its product", np.array_equal(y, S @ np.ones(m)))
+
+
 def run_refusals(device):
     """Checks that fail on some ranks only still raise on every rank (none left waiting in a collective), a float32
     x is taken by a float64 matrix on every rank alike, and scatter leaves the caller's matrix as it was."""
@@ -178,6 +206,7 @@ def main():
                 print(f"FAILED {name} {np.dtype(dtype).name}:\n{traceback.format_exc()}", flush=True)
                 COMM.Abort(1)
     run_cg(args.device)
+    run_sharing_the_gpu(args.device)
     run_refusals(args.device)
     COMM.Barrier()
     if RANK == 0:

@@ -50,6 +50,26 @@ def test_a_looping_grid_is_one_wave_of_the_kernels_occupancy(monkeypatch):
     assert grid_for(by_threads * block * 10, block, props, None) == by_threads  # host simulations: threads alone
 
 
+def test_yielding_props_take_a_block_per_chunk(monkeypatch):
+    """Inside yielding_grids a grid that would be one looping wave is a block per chunk (capped at gridDim.x),
+    whatever the occupancy: blocks retire all along for the kernel beside them; outside it, the wave again."""
+    from cocktail.kernels import device
+
+    monkeypatch.setattr(device, "blocks_per_sm", lambda fn, block, shared=0: 6)
+    monkeypatch.setattr(device, "props", lambda device_id: fake_props())
+    block, kernel = 256, object()
+    items = fake_props().sm_count * 8 * block * 10
+    with device.yielding_grids():
+        props = device.for_launches(0)
+        with device.yielding_grids():  # nested: still yielding, and the outer block's mark survives the inner's end
+            assert device.for_launches(0).yielding
+        assert device.for_launches(0).yielding
+    assert props.yielding and not device.for_launches(0).yielding and not fake_props().yielding
+    assert grid_for(items, block, props, kernel) == items // block
+    assert grid_for(items, block, device.for_launches(0), kernel) == fake_props().sm_count * 6
+    assert grid_for(HUGE * 1024, 32, props, kernel) == props.max_grid_x  # past gridDim.x: capped, so it loops
+
+
 def test_capped_grid():
     props = fake_props()
     assert capped_grid(0, props) == 1

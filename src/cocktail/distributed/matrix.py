@@ -31,6 +31,18 @@ def _use_local_gpu(comm) -> None:
     local.Free()
 
 
+def _sharing_the_gpu(device: str):
+    """On the GPU, :func:`cocktail.kernels.device.yielding_grids`: the blocks' grids free SMs as they go, for the
+    exchange's kernel on the transport's stream."""
+    import contextlib
+
+    if device != "cuda":
+        return contextlib.nullcontext()
+    from ..kernels.device import yielding_grids
+
+    return yielding_grids()
+
+
 def _world():
     from mpi4py import MPI
 
@@ -104,8 +116,9 @@ class DistributedMatrix:
                                                                                       halo_columns.shape[0]))
         del remote_mask, remote
         self.plan = make_plan(halo_columns, self.col_offsets, self.rank, self.comm)
-        self.diagonal = SparseMatrix(diagonal, device=self.device, **options)
-        self.off_diagonal = SparseMatrix(off, device=self.device, **options) if off.nnz else None
+        with _sharing_the_gpu(self.device):  # NCCL's kernel runs beside the diagonal block's
+            self.diagonal = SparseMatrix(diagonal, device=self.device, **options)
+            self.off_diagonal = SparseMatrix(off, device=self.device, **options) if off.nnz else None
         self.nnz_local = int(data.shape[0])
         self._transport = self._make_transport()
         xp = self._xp()

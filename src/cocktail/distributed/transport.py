@@ -54,9 +54,18 @@ class StagedTransport(MpiTransport):
         recv.set(host_recv)
 
 
+#: A stream priority past the highest of any device (lower numbers are higher priorities): CUDA clamps it to the
+#: device's highest, which CuPy gives no call to read.
+HIGHEST_PRIORITY = -(2**10)
+
+
 class NcclTransport:
     """NCCL send/recv between the ranks' GPUs on a stream of its own, ordered after the send buffer's packing and
-    before the off-diagonal block by CUDA events: the diagonal block runs while the halo moves."""
+    before the off-diagonal block by CUDA events: the diagonal block runs while the halo moves.
+
+    The stream has the device's highest priority, so NCCL's kernel takes each SM the diagonal block's blocks free
+    (their grids yield: :func:`cocktail.kernels.device.yielding_grids`) before more of them do: behind a grid of
+    one wave, or at normal priority, it waited for most of the diagonal block (issue 25)."""
 
     name = "nccl"
 
@@ -65,7 +74,7 @@ class NcclTransport:
 
         self.plan, self.nccl = plan, nccl_comm
         self._sources, self._destinations = plan.neighbours()
-        self.stream = cupy.cuda.Stream(non_blocking=True)
+        self.stream = cupy.cuda.Stream(non_blocking=True, priority=HIGHEST_PRIORITY)
         self._packed, self._arrived = cupy.cuda.Event(disable_timing=True), cupy.cuda.Event(disable_timing=True)
 
     def start(self, send, recv, width: int = 1):

@@ -23,7 +23,7 @@ class CudaExecutor(Executor):
     def __init__(self, storage, spec, params: dict, accumulate: bool = False):
         import cupy
 
-        props = device.props(cupy.cuda.Device().id)
+        props = device.for_launches(cupy.cuda.Device().id)
         self.kernel = spec.name
         self.spec = spec
         full = configure(spec, storage, params, props)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
+import dataclasses
 import functools
 from dataclasses import dataclass
 
@@ -24,6 +27,8 @@ class DeviceProps:
     warp_size: int
     l2_bytes: int
     compute_capability: tuple[int, int]
+    #: Launches bound with these props share the GPU with another stream's kernel: see :func:`yielding_grids`.
+    yielding: bool = False
 
 
 @functools.lru_cache(maxsize=None)
@@ -48,6 +53,31 @@ def props(device_id: int) -> DeviceProps:
     )
 
 
+_YIELDING = contextvars.ContextVar("cocktail_yielding_grids", default=False)
+
+
+@contextlib.contextmanager
+def yielding_grids():
+    """Launches bound inside this block (their executors made here, and every launch those bind later) size each
+    grid-stride grid a block per chunk, never one looping wave: blocks retire all along, so a kernel that another
+    stream runs beside them (NCCL's halo exchange beside a distributed matrix's diagonal block) gets an SM as the
+    first frees rather than after the whole grid.  The distributed matrix builds its blocks so (issue 25: the
+    exchange hidden 0-18% behind one-wave grids, 34-50% behind these with the transport's stream at the highest
+    priority; docs/benchmarks.md, "Several GPUs")."""
+    token = _YIELDING.set(True)
+    try:
+        yield
+    finally:
+        _YIELDING.reset(token)
+
+
+def for_launches(device_id: int) -> DeviceProps:
+    """The props launches on device ``device_id`` are bound with: :func:`props`, marked ``yielding`` inside
+    :func:`yielding_grids`."""
+    found = props(device_id)
+    return dataclasses.replace(found, yielding=True) if _YIELDING.get() else found
+
+
 def current() -> DeviceProps:
     """Properties of CuPy's current device."""
     import cupy
@@ -63,9 +93,12 @@ def grid_for(items: int, block: int, props: DeviceProps, function, shared_mem: i
     (its registers and ``shared_mem`` bytes a block), so no block loops in a later wave: a grid sized by threads
     alone (8 blocks of 256 an SM) overran it where registers fit fewer (40 registers fit 6), and its last blocks
     looped alone, 1.2-1.6x slower on the H200 (scripts/occupancy_probe.py).  ``function=None`` sizes by threads
-    alone (host-side simulations).
+    alone (host-side simulations).  Props marked ``yielding`` (:func:`yielding_grids`) take a block per chunk
+    always.
     """
     blocks = -(-items // block)
+    if props.yielding:
+        return capped_grid(blocks, props)
     by_threads = props.sm_count * max(1, props.max_threads_per_sm // block)
     if function is None or blocks <= by_threads:
         return capped_grid(min(blocks, by_threads), props)
