@@ -155,9 +155,9 @@ def run_sharing_the_gpu(device):
     (alone,) = cocktail.SparseMatrix(S[:rows], format="csr", kernel="csr_scalar")._executor.launches
     check("a matrix built outside keeps one wave", alone.grid < -(-rows // alone.block), f"grid {alone.grid}")
     if A._transport.name == "nccl":
-        priority = cupy.cuda.runtime.streamGetPriority
+        priority, default = cupy.cuda.runtime.streamGetPriority, cupy.cuda.Stream(non_blocking=True)  # kept alive
         check("the transport's stream outranks a default one",
-              priority(A._transport.stream.ptr) < priority(cupy.cuda.Stream(non_blocking=True).ptr))
+              priority(A._transport.stream.ptr) < priority(default.ptr))
     y = A.gather(A.matvec(A.local_vector(np.ones(m))))
     if RANK == 0:
         check("its product", np.array_equal(y, S @ np.ones(m)))
