@@ -2,7 +2,8 @@
 # Run on the GPU machine from the repository root: GPU tests, memcheck, and benchmarks.
 # Usage: bash scripts/gpu_check.sh [tests|shards|large|memcheck|default|full|all]  (logs under $OUT, default ./gpu_out)
 #   shards:   the GPU tests in SHARDS pytest processes side by side (default 8; tests/conftest.py's COCKTAIL_SHARD),
-#             spread over the machine's GPUs (each shard sees one),
+#             with SPREAD=1 spread over the machine's GPUs (each shard sees one, so the tests of several ranks
+#             skip: scripts/distributed_runs.sh runs those),
 #             each cut at LIMIT seconds (default 540), with the summary line of each and their sum: the whole
 #             `pytest -m gpu` inside one 10-minute device call (about 7 minutes on an H100)
 #   large:    the tests past int32 (COCKTAIL_LARGE_TESTS=1: tens of GB of GPU memory)
@@ -25,8 +26,9 @@ if [[ $what == tests || $what == all ]]; then
 fi
 if [[ $what == shards ]]; then
   SHARDS=${SHARDS:-8}; GPUS=$(nvidia-smi -L | wc -l)
-  for i in $(seq 0 $((SHARDS - 1))); do  # spread over the machine's GPUs
-    CUDA_VISIBLE_DEVICES=$((i % GPUS)) COCKTAIL_SHARD="$i/$SHARDS" timeout "${LIMIT:-540}" python3 -m pytest -m gpu -q -rfE -p no:cacheprovider \
+  for i in $(seq 0 $((SHARDS - 1))); do
+    if [[ ${SPREAD:-0} == 1 ]]; then export CUDA_VISIBLE_DEVICES=$((i % GPUS)); fi
+    COCKTAIL_SHARD="$i/$SHARDS" timeout "${LIMIT:-540}" python3 -m pytest -m gpu -q -rfE -p no:cacheprovider \
       --maxfail=30 > "$OUT/pytest_gpu_shard$i.log" 2>&1 &
   done
   wait

@@ -152,6 +152,7 @@ def run_sharing_the_gpu(device):
     rows = A.local_shape[0]
     check("the diagonal block's grid yields", launch.grid == -(-rows // launch.block),
           f"grid {launch.grid} for {rows} rows of {launch.block}")
+    check("launches it binds later yield too (block products)", A.diagonal._executor._props.yielding)
     (alone,) = cocktail.SparseMatrix(S[:rows], format="csr", kernel="csr_scalar")._executor.launches
     check("a matrix built outside keeps one wave", alone.grid < -(-rows // alone.block), f"grid {alone.grid}")
     if A._transport.name == "nccl":

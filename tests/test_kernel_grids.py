@@ -11,6 +11,7 @@ import dataclasses
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
 from cocktail.kernels import csr_merge, csr_stream
 from cocktail.kernels.device import capped_grid, grid_for
@@ -68,6 +69,33 @@ def test_yielding_props_take_a_block_per_chunk(monkeypatch):
     assert grid_for(items, block, props, kernel) == items // block
     assert grid_for(items, block, device.for_launches(0), kernel) == fake_props().sm_count * 6
     assert grid_for(HUGE * 1024, 32, props, kernel) == props.max_grid_x  # past gridDim.x: capped, so it loops
+
+
+def test_plans_raced_with_yielding_grids_are_kept_apart():
+    """A plan raced inside yielding_grids (a distributed block's) is cached under its own key: a matrix outside
+    it times its own race."""
+    from cocktail.auto import decisions
+    from cocktail.kernels import device
+
+    args = ("f" * 32, "model-gpu-sm90-cuda13000", np.float64, np.int32)
+    assert decisions.key(*args) != decisions.key(*args, yielding=True)
+    assert decisions.key(*args, yielding=True).endswith("|yielding")
+    with device.yielding_grids():
+        assert device.yielding()
+    assert not device.yielding()
+
+
+def test_the_whole_matrix_rival_binds_as_its_matrix_did():
+    """The whole-matrix rival of a block product is built on the first block product, maybe long after its
+    matrix: it binds with the grids the matrix was bound with."""
+    from cocktail import formats
+    from cocktail.auto.block_plans import WholeRival
+    from cocktail.kernels import device
+
+    storage = formats.get("csr").from_csr(sp.random(40, 30, density=0.2, format="csr", random_state=0))
+    with device.yielding_grids():
+        inside = WholeRival(storage)
+    assert inside._yielding and not WholeRival(storage)._yielding
 
 
 def test_capped_grid():

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from .. import _memory
 from ..executors.base import block_key
+from ..kernels import device
 from ..kernels.cusparse import CusparseError
 from .planning import RACE_TIE
 
@@ -97,6 +98,7 @@ class WholeRival:
         self._storage, self._deterministic = storage, deterministic
         self._plan = planner(deterministic, vendor)
         self.shape = storage.shape
+        self._yielding = device.yielding()  # the matrix's launches' grids, for the whole one built later
 
     @classmethod
     def wanted(cls, executor, storage) -> bool:
@@ -142,10 +144,14 @@ class WholeRival:
         return whole if whole_us <= stored_us * (1.0 + tie) else None
 
     def _whole(self, executor):
-        """The cuda executor of the whole matrix as one CSR, with this rival's block planner."""
+        """The cuda executor of the whole matrix as one CSR, with this rival's block planner, its launches bound as
+        the matrix's were (yielding grids where it was built inside them: it is built on the first block product)."""
+        import contextlib
+
         from ..executors.cuda import create
 
-        whole = create(self._storage.to_csr(), None, {}, required=False, deterministic=self._deterministic)
+        with device.yielding_grids() if self._yielding else contextlib.nullcontext():
+            whole = create(self._storage.to_csr(), None, {}, required=False, deterministic=self._deterministic)
         whole.block_planner = self._plan
         return whole
 

@@ -45,13 +45,14 @@ def path():
 
 def key(fingerprint: str, device_key: str, dtype, index_dtype, deterministic: bool = False,
         vendor: bool = True, tune: str = "measure", profile_digest: str = "", one_value: bool = False,
-        value_dtype=None, coded: bool = False) -> str:
+        value_dtype=None, coded: bool = False, yielding: bool = False) -> str:
     """The cache key of one structure on one device in one pair of dtypes, with or without ``deterministic=True``
     and the vendor's kernels, for plans decided by ``tune`` from the profile of ``profile_digest``
     (:attr:`~cocktail.auto.profile.Profile.digest`: a recalibrated profile decides afresh); ``one_value``: every
     entry holds one value (its plan may store parts pattern-only, which a matrix of other values cannot reuse);
     ``value_dtype``: the values are stored in this dtype, narrower than ``dtype`` (its plan's kernels take that);
-    ``coded``: its values fit a coded format's table (its plan may store parts coded, as with ``one_value``)."""
+    ``coded``: its values fit a coded format's table (its plan may store parts coded, as with ``one_value``);
+    ``yielding``: its race was timed with yielding grids (:func:`cocktail.kernels.device.yielding_grids`)."""
     import numpy as np
 
     order = "deterministic" if deterministic else "any-order"
@@ -59,6 +60,7 @@ def key(fingerprint: str, device_key: str, dtype, index_dtype, deterministic: bo
                      order, "vendor" if vendor else "own", tune, profile_digest]
                     + (["one-value"] if one_value else [])
                     + (["coded"] if coded else [])
+                    + (["yielding"] if yielding else [])
                     + ([f"values-{np.dtype(value_dtype).name}"] if value_dtype is not None
                        and np.dtype(value_dtype) != np.dtype(dtype) else []))
 

@@ -34,6 +34,7 @@ import warnings
 from dataclasses import dataclass, field
 
 from .. import _memory, executors, formats, kernels
+from ..kernels import device as device_kernels
 from ..precision import sampled_dtype
 from . import variants
 from ..errors import DeviceMemoryError, FormatFillError, FormatValuesError
@@ -271,7 +272,8 @@ def choose(csr, tune: str = "model", deterministic: bool = False, vendor: bool =
         distinct = distinct_values(csr.data) if planner.CODED_CUT else None
         coded = distinct is not None and planner.takes_coded_cut(uniform, distinct, csr.dtype, csr.value_dtype)
         keys = {t: decisions.key(fingerprint, profile.key_of(device), csr.dtype, csr.index_dtype, deterministic,
-                                 vendor, t, prof.digest, uniform, csr.value_dtype, coded) for t in TUNE}
+                                 vendor, t, prof.digest, uniform, csr.value_dtype, coded, device_kernels.yielding())
+                for t in TUNE}
         hit = _cached(csr, [keys["measure"]] + ([keys["model"]] if tune == "model" else []))
         if hit is not None:
             plan, (storage, executor), convert_s = hit

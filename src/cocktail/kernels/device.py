@@ -62,8 +62,9 @@ def yielding_grids():
     grid-stride grid a block per chunk, never one looping wave: blocks retire all along, so a kernel that another
     stream runs beside them (NCCL's halo exchange beside a distributed matrix's diagonal block) gets an SM as the
     first frees rather than after the whole grid.  The distributed matrix builds its blocks so (issue 25: the
-    exchange hidden 0-18% behind one-wave grids, 34-50% behind these with the transport's stream at the highest
-    priority; docs/benchmarks.md, "Several GPUs")."""
+    exchange hidden 0-18% behind one-wave grids, 36% (weak) and 50% (strong) behind these with the transport's
+    stream at the highest priority, on 2 H200s; docs/benchmarks.md, "Several GPUs").  Kernels that size their own
+    grids (cuSPARSE's, coo_segmented's wave of warps, csr_spmm_merge's shares) are as they were."""
     token = _YIELDING.set(True)
     try:
         yield
@@ -71,11 +72,17 @@ def yielding_grids():
         _YIELDING.reset(token)
 
 
+def yielding() -> bool:
+    """Whether launches bound now yield (inside :func:`yielding_grids`): what a plan's race was timed with, and
+    what a launch bound later for the same matrix must take again."""
+    return _YIELDING.get()
+
+
 def for_launches(device_id: int) -> DeviceProps:
     """The props launches on device ``device_id`` are bound with: :func:`props`, marked ``yielding`` inside
     :func:`yielding_grids`."""
     found = props(device_id)
-    return dataclasses.replace(found, yielding=True) if _YIELDING.get() else found
+    return dataclasses.replace(found, yielding=True) if yielding() else found
 
 
 def current() -> DeviceProps:
