@@ -4,11 +4,11 @@ why the halo exchange hides so little behind the diagonal block.  Run under ``mp
     mpiexec -n 4 python scripts/distributed_timeline.py [--side 180 --weak | --matrix rmat --scale 20]
         [--one-wave] [--repeat 50]
 
-One product is taken apart into PETSc's steps, with timed events around them on the product's stream and on the
-transport's: ``pack`` (the send buffer's packing, with the host's posting of the exchange), ``diagonal`` (the
-diagonal block, from the packing's end), ``halo`` (from the packing's end until the halo has arrived: the NCCL
-send/recv on the transport's stream), ``rest`` (waiting for the halo, the off-diagonal block and its rows added)
-and ``product`` (all of it).  Products run back to back, as the benchmark's do; medians over ``--repeat``, the
+The product's own steps (``DistributedMatrix._run``, PETSc's order) are timed by events recorded where it marks
+them, on the product's stream and on the transport's: ``pack`` (the send buffer's packing, with the host's
+posting of the exchange), ``diagonal`` (the diagonal block, from the packing's end), ``halo`` (from the packing's
+end until the halo has arrived: the NCCL send/recv on the transport's stream), ``rest`` (waiting for the halo,
+the off-diagonal block and its rows added) and ``product`` (all of it).  Products run back to back, as the benchmark's do; medians over ``--repeat``, the
 slowest rank's.  If ``halo`` is about ``diagonal + exchange`` the transfer waited for the diagonal block; if it is
 about the exchange alone, the transfer ran beside it.
 
@@ -35,41 +35,43 @@ def one_wave() -> None:
 
 
 def timeline(A, x, y, comm, repeat: int, serial: bool) -> dict:
-    """The slowest rank's median of each step over ``repeat`` products (after one warm-up); ``serial`` waits for
-    the halo before the diagonal block (the product's ``overlap=False``)."""
+    """The slowest rank's median of each step over ``repeat`` products (after one warm-up), each the product's own
+    ``_run`` with events recorded where it marks its steps; ``serial`` waits for the halo before the diagonal block
+    (the product's ``overlap=False``)."""
     import cupy
     from mpi4py import MPI
 
-    from cocktail.arrays import scatter_add
-
     stream = cupy.cuda.Stream(non_blocking=True)
-    steps = {name: [] for name in ("pack", "diagonal", "halo", "rest", "product")}
+    names = ("begin", "packed", "arrived", "diagonal_end", "end")
     events = []
-    with stream:
-        comm.Barrier()
-        for i in range(repeat + 1):  # back to back, as the benchmark's samples run: the host stays ahead
-            begin, packed, diagonal_end, arrived, end = (cupy.cuda.Event() for _ in range(5))
-            begin.record(stream)
-            pending = A._start(x, None)  # pack on this stream, then the NCCL calls on the transport's
-            packed.record(stream)
-            arrived.record(A._transport.stream)  # after the grouped send/recv
-            if serial:
-                A._transport.finish(pending)
-            A.diagonal.matvec(x, out=y)
-            diagonal_end.record(stream)
-            A._transport.finish(pending)
-            if A.off_diagonal is not None:
-                A.off_diagonal.matvec(A._scratch("recv", None), out=A._scratch("halo", None))
-                scatter_add(y, A.halo_rows, A._scratch("halo", None))
-            end.record(stream)
-            if i:  # the first is the warm-up product: NCCL connections, compilation
-                events.append((begin, packed, diagonal_end, arrived, end))
-        stream.synchronize()
-        A._transport.stream.synchronize()
-    for begin, packed, diagonal_end, arrived, end in events:
-        for name, (a, b) in (("pack", (begin, packed)), ("diagonal", (packed, diagonal_end)),
-                             ("halo", (packed, arrived)), ("rest", (diagonal_end, end)), ("product", (begin, end))):
-            steps[name].append(cupy.cuda.get_elapsed_time(a, b) * 1e3)
+
+    def mark(step):
+        if step == "posted":  # the packing on this stream, the NCCL calls after it on the transport's
+            now["packed"].record(stream)
+            now["arrived"].record(A._transport.stream)
+        else:
+            now["diagonal_end" if step == "diagonal" else "end"].record(stream)
+
+    overlap, A.overlap = A.overlap, not serial
+    try:
+        with stream:
+            comm.Barrier()
+            for i in range(repeat + 1):  # back to back, as the benchmark's samples run: the host stays ahead
+                now = {name: cupy.cuda.Event() for name in names}
+                now["begin"].record(stream)
+                A._product(x, y, 1, 0, block=False, mark=mark)
+                if i:  # the first is the warm-up product: NCCL connections, compilation
+                    events.append(now)
+            stream.synchronize()
+            A._transport.stream.synchronize()
+    finally:
+        A.overlap = overlap
+    steps = {name: [] for name in ("pack", "diagonal", "halo", "rest", "product")}
+    for e in events:
+        for name, (a, b) in (("pack", ("begin", "packed")), ("diagonal", ("packed", "diagonal_end")),
+                             ("halo", ("packed", "arrived")), ("rest", ("diagonal_end", "end")),
+                             ("product", ("begin", "end"))):
+            steps[name].append(cupy.cuda.get_elapsed_time(e[a], e[b]) * 1e3)
     return {name: comm.allreduce(statistics.median(v), op=MPI.MAX) for name, v in steps.items()}
 
 

@@ -102,6 +102,9 @@ def run_case(name, S, device, dtype):
     A.overlap = False  # the exchange first, then both blocks: the same product
     check(f"{name}: exchange first", bool(xp.allclose(A.matvec(xl), again, rtol=tol, atol=tol)))
     A.overlap = True
+    marks = []  # the hooks scripts/distributed_timeline.py records its events at
+    check(f"{name}: the product marks its steps", A._product(xl, yl, 1, 0, block=False, mark=marks.append) is yl
+          and marks == ["posted", "diagonal", "done"] and bool(xp.allclose(yl, again, rtol=tol, atol=tol)), marks)
     # from_rows: each rank passes only its own rows
     B = distributed.DistributedMatrix.from_rows(S[int(r0):int(r1)], n_cols=S.shape[1], device=device)
     check(f"{name}: from_rows offsets", np.array_equal(B.row_offsets, A.row_offsets) or S.shape[0] != S.shape[1])

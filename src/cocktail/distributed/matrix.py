@@ -216,7 +216,7 @@ class DistributedMatrix:
     def __matmul__(self, x):
         return self.matmat(x) if getattr(x, "ndim", 1) == 2 else self.matvec(x)
 
-    def _product(self, x, out, alpha, beta, block: bool):
+    def _product(self, x, out, alpha, beta, block: bool, mark=None):
         xp = self._xp()
         m, n = self.local_shape
         if x.shape[0] != n:
@@ -235,21 +235,30 @@ class DistributedMatrix:
         recv, partial = self._scratch("recv", width), self._scratch("halo", width)
         off = (None if self.off_diagonal is None else
                lambda: getattr(self.off_diagonal, run)(recv, out=partial, alpha=alpha))
-        return self._run(x, out, width, lambda: getattr(self.diagonal, run)(x, out=out, alpha=alpha, beta=beta), off)
+        return self._run(x, out, width, lambda: getattr(self.diagonal, run)(x, out=out, alpha=alpha, beta=beta), off,
+                         mark)
 
-    def _run(self, x, out, width, diagonal, off):
+    def _run(self, x, out, width, diagonal, off, mark=None):
         """One product's steps, in PETSc's order: pack what the neighbours need, post the exchange, run
         ``diagonal()`` while the halo moves (after it arrives with ``overlap=False``), wait, then ``off()`` (the
-        off-diagonal block into its compressed rows' buffer, or None) added into ``out``.  Returns ``out``."""
+        off-diagonal block into its compressed rows' buffer, or None) added into ``out``.  Returns ``out``.
+        ``mark(step)``, where given, is called as the host passes "posted" (the exchange posted), "diagonal" (the
+        diagonal block issued) and "done": scripts/distributed_timeline.py records CUDA events there."""
         pending = self._start(x, width)
+        if mark is not None:
+            mark("posted")
         if not self.overlap:
             self._transport.finish(pending)
         diagonal()
+        if mark is not None:
+            mark("diagonal")
         if self.overlap:
             self._transport.finish(pending)
         if off is not None:
             off()
             scatter_add(out, self.halo_rows, self._scratch("halo", width))  # rows listed once: no two adds meet
+        if mark is not None:
+            mark("done")
         return out
 
     def _start(self, x, width):
