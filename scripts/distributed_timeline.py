@@ -27,13 +27,6 @@ import sys
 import numpy as np
 
 
-def one_wave() -> None:
-    """Blocks bound as a matrix outside a distributed one is: grids of one looping wave, not yielding."""
-    from cocktail.kernels import device
-
-    device.for_launches = device.props
-
-
 def timeline(A, x, y, comm, repeat: int, serial: bool) -> dict:
     """The slowest rank's median of each step over ``repeat`` products (after one warm-up), each the product's own
     ``_run`` with events recorded where it marks its steps; ``serial`` waits for the halo before the diagonal block
@@ -87,6 +80,8 @@ def main(argv=None) -> int:
     p.add_argument("--one-wave", action="store_true")
     args = p.parse_args(argv)
     if args.one_wave:
+        from distributed_levers import one_wave  # this script's folder is on the path
+
         one_wave()
 
     from mpi4py import MPI

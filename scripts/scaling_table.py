@@ -2,6 +2,10 @@
 with the scaling model's predictions beside the measurements.
 
 Usage: python scripts/scaling_table.py RUN.json [RUN.json ...]
+       python scripts/scaling_table.py --runs WHAT RUN.json [WHAT RUN.json ...]
+
+The second form tables single runs side by side (an A/B of what each changed, ``WHAT``): commit, matrix and P,
+product, diagonal block, exchange, the product with the exchange first, and the share hidden.
 
 Strong scaling: one matrix at P = 1, 2, 4, ...; efficiency ``t(1) / (P t(P))``.  Weak scaling (``--weak`` runs and
 the P = 1 run of the base size): efficiency ``t(1) / t(P)``.
@@ -165,5 +169,29 @@ def main(paths) -> None:
           f"work (strong: t(1)/P; weak: t(1)): " + ("; ".join(fits) or "none (a series needs two runs of P > 1)") + ".")
 
 
+def _run_name(r) -> str:
+    """A run's matrix, size and P, from its record."""
+    if r["matrix"] == "laplace27":
+        return f"laplace27 side {r['side']}{' weak' if r['weak'] else ''}, P = {r['ranks']}"
+    return f"{r['matrix']} scale {r.get('scale')}, P = {r['ranks']}"
+
+
+def runs_table(pairs) -> None:
+    """Print one row per ``(what, path)``: the run's record beside what its run changed."""
+    print("| commit | run | what | product µs | diagonal µs | exchange µs | exchange first µs | hidden |")
+    print("|---|---|---|---:|---:|---:|---:|---:|")
+    for what, path in pairs:
+        r = json.load(open(path))
+        hidden = "" if r.get("hidden_share") is None else f"{r['hidden_share']:.0%}"
+        print(f"| {r['commit']} | {_run_name(r)} | {what} | {r['product_us']:.1f} | {r['local_us']:.1f} | "
+              f"{r['exchange_us']:.1f} | {r['serial_us']:.1f} | {hidden} |")
+
+
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    if sys.argv[1:2] == ["--runs"]:
+        rest = sys.argv[2:]
+        if not rest or len(rest) % 2:
+            raise SystemExit("--runs takes pairs: WHAT RUN.json [WHAT RUN.json ...]")
+        runs_table(list(zip(rest[::2], rest[1::2])))
+    else:
+        main(sys.argv[1:])

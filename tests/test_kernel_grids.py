@@ -65,6 +65,10 @@ def test_yielding_props_take_a_block_per_chunk(monkeypatch):
         with device.yielding_grids():  # nested: still yielding, and the outer block's mark survives the inner's end
             assert device.for_launches(0).yielding
         assert device.for_launches(0).yielding
+        with device.yielding_grids(False):  # off: the grids as they are around it
+            assert device.for_launches(0).yielding
+    with device.yielding_grids(False):
+        assert not device.for_launches(0).yielding
     assert props.yielding and not device.for_launches(0).yielding and not fake_props().yielding
     assert grid_for(items, block, props, kernel) == items // block
     assert grid_for(items, block, device.for_launches(0), kernel) == fake_props().sm_count * 6

@@ -159,31 +159,14 @@ for f in $YIELD/h200x2_234cc1f/*.json; do grep -q '"commit": "234cc1f"' $f; done
   echo
   echo "What changed (8af2707): a distributed matrix binds its blocks inside \`kernels.device.yielding_grids()\`, so every grid-stride grid is a block per chunk rather than one looping wave, and NcclTransport's stream has the device's highest priority. The same commit at P = 4 with both levers turned back (\`mpiexec -n 4 python scripts/distributed_levers.py one-wave,normal-priority bench --distributed --repeat 20 ...\`), same call:"
   echo
-  echo "| matrix | levers | product µs | diagonal µs | exchange µs | exchange first µs | hidden |"
-  echo "|---|---|---:|---:|---:|---:|---:|"
-  for pair in "before_weak_P4_8af2707 laplace27_weak_180_P4" "before_strong_P4_8af2707 laplace27_290_P4" "before_rmat_P4_8af2707 rmat_20_P4"; do
-    set -- $pair
-    "$PYTHON" -c "
-import json
-for f, what in (('$1', 'turned back (one wave, normal priority)'), ('$2', 'shipped (yielding, highest priority)')):
-    r = json.load(open('$YIELD/' + f + '.json'))
-    kind = f\"laplace27 {'weak' if r['weak'] else 'strong'}, side {r['side']}\" if r['matrix'] == 'laplace27' else f\"rmat, scale {r['scale']}\"
-    print(f\"| {kind} | {what} | {r['product_us']:.1f} | {r['local_us']:.1f} | {r['exchange_us']:.1f} | {r['serial_us']:.1f} | {r['hidden_share']:.0%} |\")"
-  done
+  B="turned back (one wave, normal priority)" S="shipped (yielding, highest priority)"
+  "$PYTHON" scripts/scaling_table.py --runs "$B" $YIELD/before_weak_P4_8af2707.json "$S" $YIELD/laplace27_weak_180_P4.json "$B" $YIELD/before_strong_P4_8af2707.json "$S" $YIELD/laplace27_290_P4.json "$B" $YIELD/before_rmat_P4_8af2707.json "$S" $YIELD/rmat_20_P4.json
   echo
   echo "Why (\`mpiexec -n 4 python scripts/distributed_timeline.py --side 180 --weak\`, same call, $YIELD/timeline_weak_P4_8af2707.txt: CUDA events on both streams, products back to back as in the benchmark, medians of the slowest rank): with the exchange first the halo arrives 23.7-25.8 µs after the packing ends; overlapped with the transport's stream at normal priority it arrives after 336.4 µs, past the diagonal block's 318.7, though these grids free SMs all along: NCCL's kernel, ready together with the diagonal block's grid, got an SM only when that grid had none left to place (consistent with a scheduler that places the earlier grid's blocks first among equals). At the highest priority it arrives after 95.6 µs, and the product takes 341.8 µs against 359.4. Priority alone cannot help a grid of one wave, which frees no SM until its end (B below, and a293a43's run further down); grids that never loop free SMs all along, and the priority gives them to NCCL first. The halo still arrives some 70 µs later than alone: what holds it that long is not measured. The A/B of the levers on 2 H200s at 234cc1f (\`$YIELD/h200x2_234cc1f\`, P = 2, same call; A none, B priority, C a block per chunk, D both, E priority with the send buffer packed on the transport's stream, F E and C):"
   echo
-  echo "| run | levers | product µs | diagonal µs | exchange first µs | hidden |"
-  echo "|---|---|---:|---:|---:|---:|"
-  for f in weak_P1_A weak_P1_C weak_P2_A weak_P2_B weak_P2_C weak_P2_D weak_P2_E weak_P2_F strong_P2_A strong_P2_D strong_P2_E strong_P2_F rmat_P2_A rmat_P2_F; do
-    "$PYTHON" -c "
-import json
-r = json.load(open('$YIELD/h200x2_234cc1f/$f.json'))
-what = {'A': 'none', 'B': 'priority', 'C': 'block per chunk', 'D': 'priority + block per chunk', 'E': 'priority + packed beside', 'F': 'priority + packed beside + block per chunk'}['$f'[-1]]
-kind = f\"laplace27 side {r['side']}{' weak' if r['weak'] else ''}, P = {r['ranks']}\" if r['matrix'] == 'laplace27' else f\"rmat, P = {r['ranks']}\"
-hidden = '' if r['hidden_share'] is None else f\"{r['hidden_share']:.0%}\"
-print(f\"| {kind} | {what} | {r['product_us']:.1f} | {r['local_us']:.1f} | {r['serial_us']:.1f} | {hidden} |\")"
-  done
+  AB=$YIELD/h200x2_234cc1f
+  A=none B=priority C="block per chunk" D="priority + block per chunk" E="priority + packed beside" F="priority + packed beside + block per chunk"
+  "$PYTHON" scripts/scaling_table.py --runs "$A" $AB/weak_P1_A.json "$C" $AB/weak_P1_C.json "$A" $AB/weak_P2_A.json "$B" $AB/weak_P2_B.json "$C" $AB/weak_P2_C.json "$D" $AB/weak_P2_D.json "$E" $AB/weak_P2_E.json "$F" $AB/weak_P2_F.json "$A" $AB/strong_P2_A.json "$D" $AB/strong_P2_D.json "$E" $AB/strong_P2_E.json "$F" $AB/strong_P2_F.json "$A" $AB/rmat_P2_A.json "$F" $AB/rmat_P2_F.json
   echo
   echo "D ships: weak P = 2 341.1 µs against 360.1 (A), strong 685.8 against 743.3; a block per chunk is also 3.7% faster on one GPU for this matrix (322.3 against 334.7 µs), which is why the one-GPU base above uses it too. Packing on the transport's stream (E) hides nothing without yielding grids (the product 10% slower) and adds nothing to D with them. A looping grid 8 SMs short of a wave hid nothing on 4 H100s (\`$YIELD/h100x4_234cc1f\`): NCCL's block needs more of an SM than the scattered free slots hold. Not yet tried: the yielding grid on the one-GPU suites (a third grid in scripts/occupancy_probe.py), before it replaces one wave anywhere else."
   echo
@@ -207,17 +190,8 @@ for f in $DIST/laplace27_*.json $DIST/rmat_*.json; do grep -q '"commit": "e450b6
   echo
   echo "Later runs at P = 4, same kind of machine ($DIST, by commit; \`mpiexec -n 4 python -m cocktail bench --distributed --repeat 20\`, \`--side 290\` and \`--weak --side 180\`):"
   echo
-  echo "| commit | change tried | matrix | product µs | diagonal µs | exchange first µs | hidden |"
-  echo "|---|---|---|---:|---:|---:|---:|"
-  for f in priority_base_strong_P4_a293a43 priority_prio_strong_P4_a293a43 priority_base_weak_P4_a293a43 priority_prio_weak_P4_a293a43 grids_head_strong_P4_ebb4877 grids_full_strong_P4_ebb4877 grids_head_weak_P4_ebb4877 grids_full_weak_P4_ebb4877; do
-    "$PYTHON" -c "
-import json, sys
-r = json.load(open('$DIST/$f.json'))
-what = {'priority_base': 'none (default stream priority)', 'priority_prio': 'NCCL stream at the highest priority',
-        'grids_head': 'none (grids of one wave)', 'grids_full': 'a block per chunk, no loop, in every grid'}['_'.join('$f'.split('_')[:2])]
-kind = 'laplace27 strong, 290' if 'strong' in '$f' else 'laplace27 weak, 180 a rank'
-print(f\"| {r['commit']} | {what} | {kind} | {r['product_us']:.1f} | {r['local_us']:.1f} | {r['serial_us']:.1f} | {r['hidden_share']:.0%} |\")"
-  done
+  N="none (default stream priority)" H="NCCL stream at the highest priority" W="none (grids of one wave)" G="a block per chunk, no loop, in every grid"
+  "$PYTHON" scripts/scaling_table.py --runs "$N" $DIST/priority_base_strong_P4_a293a43.json "$H" $DIST/priority_prio_strong_P4_a293a43.json "$N" $DIST/priority_base_weak_P4_a293a43.json "$H" $DIST/priority_prio_weak_P4_a293a43.json "$W" $DIST/grids_head_strong_P4_ebb4877.json "$G" $DIST/grids_full_strong_P4_ebb4877.json "$W" $DIST/grids_head_weak_P4_ebb4877.json "$G" $DIST/grids_full_weak_P4_ebb4877.json
   echo
   echo "Neither change hides the exchange: the NCCL stream at the highest priority made the strong product 1.8% slower (hidden 22% without, 10% with) and the weak one 7.6% faster (0% and 9%), one sample each (reverted at fbee156); grids of one block per chunk (a copy of src with \`grid_for\` never looping) made the diagonal block 4% faster (335.8 against 348.4 µs; weak 320.2 against 335.2), and weak scaling with them 89% (363.3 µs against their own one-GPU 323.3, $DIST/grids_full_weak_P1_ebb4877.json), but the hidden share stayed at 7-10%. Together, with the packing's host cost out of the timing, they did (above)."
   echo

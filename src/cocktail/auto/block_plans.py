@@ -146,11 +146,9 @@ class WholeRival:
     def _whole(self, executor):
         """The cuda executor of the whole matrix as one CSR, with this rival's block planner, its launches bound as
         the matrix's were (yielding grids where it was built inside them: it is built on the first block product)."""
-        import contextlib
-
         from ..executors.cuda import create
 
-        with device.yielding_grids() if self._yielding else contextlib.nullcontext():
+        with device.yielding_grids(self._yielding):
             whole = create(self._storage.to_csr(), None, {}, required=False, deterministic=self._deterministic)
         whole.block_planner = self._plan
         return whole

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..arrays import scatter_add
+from ..kernels.device import yielding_grids
 from .halo import make_plan
 from .partition import balanced_offsets, even_offsets
 
@@ -29,18 +30,6 @@ def _use_local_gpu(comm) -> None:
     local = comm.Split_type(MPI.COMM_TYPE_SHARED)
     cupy.cuda.Device(local.Get_rank() % cupy.cuda.runtime.getDeviceCount()).use()
     local.Free()
-
-
-def _sharing_the_gpu(device: str):
-    """On the GPU, :func:`cocktail.kernels.device.yielding_grids`: the blocks' grids free SMs as they go, for the
-    exchange's kernel on the transport's stream."""
-    import contextlib
-
-    if device != "cuda":
-        return contextlib.nullcontext()
-    from ..kernels.device import yielding_grids
-
-    return yielding_grids()
 
 
 def _world():
@@ -116,7 +105,7 @@ class DistributedMatrix:
                                                                                       halo_columns.shape[0]))
         del remote_mask, remote
         self.plan = make_plan(halo_columns, self.col_offsets, self.rank, self.comm)
-        with _sharing_the_gpu(self.device):  # NCCL's kernel runs beside the diagonal block's
+        with yielding_grids(self.device == "cuda"):  # grids that free SMs for NCCL's kernel beside them
             self.diagonal = SparseMatrix(diagonal, device=self.device, **options)
             self.off_diagonal = SparseMatrix(off, device=self.device, **options) if off.nnz else None
         self.nnz_local = int(data.shape[0])
