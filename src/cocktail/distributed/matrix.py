@@ -32,6 +32,10 @@ def _use_local_gpu(comm) -> None:
     local.Free()
 
 
+def _unmarked(step: str) -> None:
+    """The default step hook of a product: nothing is recorded."""
+
+
 def _world():
     from mpi4py import MPI
 
@@ -205,7 +209,7 @@ class DistributedMatrix:
     def __matmul__(self, x):
         return self.matmat(x) if getattr(x, "ndim", 1) == 2 else self.matvec(x)
 
-    def _product(self, x, out, alpha, beta, block: bool, mark=None):
+    def _product(self, x, out, alpha, beta, block: bool, mark=_unmarked):
         xp = self._xp()
         m, n = self.local_shape
         if x.shape[0] != n:
@@ -227,27 +231,24 @@ class DistributedMatrix:
         return self._run(x, out, width, lambda: getattr(self.diagonal, run)(x, out=out, alpha=alpha, beta=beta), off,
                          mark)
 
-    def _run(self, x, out, width, diagonal, off, mark=None):
+    def _run(self, x, out, width, diagonal, off, mark=_unmarked):
         """One product's steps, in PETSc's order: pack what the neighbours need, post the exchange, run
         ``diagonal()`` while the halo moves (after it arrives with ``overlap=False``), wait, then ``off()`` (the
         off-diagonal block into its compressed rows' buffer, or None) added into ``out``.  Returns ``out``.
-        ``mark(step)``, where given, is called as the host passes "posted" (the exchange posted), "diagonal" (the
+        ``mark(step)`` is called as the host passes "posted" (the exchange posted), "diagonal" (the
         diagonal block issued) and "done": scripts/distributed_timeline.py records CUDA events there."""
         pending = self._start(x, width)
-        if mark is not None:
-            mark("posted")
+        mark("posted")
         if not self.overlap:
             self._transport.finish(pending)
         diagonal()
-        if mark is not None:
-            mark("diagonal")
+        mark("diagonal")
         if self.overlap:
             self._transport.finish(pending)
         if off is not None:
             off()
             scatter_add(out, self.halo_rows, self._scratch("halo", width))  # rows listed once: no two adds meet
-        if mark is not None:
-            mark("done")
+        mark("done")
         return out
 
     def _start(self, x, width):
