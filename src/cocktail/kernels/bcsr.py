@@ -5,7 +5,6 @@ from __future__ import annotations
 import numpy as np
 
 from . import blocks
-from .device import grid_for
 from .launch import ALPHA, X, Y, Launch, beta_arg
 from .spec import EVERY_PRECISION, Sampled, UNLIMITED_FILL, own_kernel
 
@@ -26,7 +25,7 @@ def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
     I = fmt.index_dtype.type
     args = (I(superrows), I(m), I(n), np.int64(fmt.nblocks), np.int32(t), np.int32(blocks.vector_loads(fmt.data)),
             fmt.row_ptr, fmt.col, fmt.data, X, Y, ALPHA, beta_arg(fmt, accumulate))
-    return [Launch(fn, grid_for(superrows * t, block, props, fn), block, args, fmt.dtype)]
+    return [Launch.striding(fn, superrows * t, block, props, args, fmt.dtype)]
 
 
 def configure(spec, fmt, p, props, rules) -> dict:

@@ -14,7 +14,6 @@ import numpy as np
 
 from . import blocks_spmm
 from .blocks_spmm import configure
-from .device import grid_for
 from .launch import ALPHA, X, Y, Launch, beta_arg
 from .spec import own_kernel
 
@@ -32,7 +31,7 @@ def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
     fn = blocks_spmm.compiled(BLOCK_SPEC, fmt, config["columns_per_lane"], config["ldg"], props.id)
     args = (*blocks_spmm.launch_head(fmt, config), np.int64(fmt.nblocks), blocks_spmm.vector_loads(fmt.data),
             fmt.row_ptr, fmt.col, fmt.data, X, Y, ALPHA, beta_arg(fmt, accumulate))
-    return [Launch(fn, grid_for(fmt.superrows * t, block, props, fn), block, args, fmt.dtype)]
+    return [Launch.striding(fn, fmt.superrows * t, block, props, args, fmt.dtype)]
 
 
 BLOCK_SPEC = own_kernel("bcsr_spmm", ("bcsr",),

@@ -7,7 +7,6 @@ import numbers
 
 import numpy as np
 
-from .device import grid_for
 from .launch import ALPHA, X, Y, Launch, beta_arg
 from .config import row_kernel
 from .spec import Sampled, UNLIMITED_FILL, own_kernel, type_names
@@ -53,7 +52,7 @@ def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
             beta_arg(fmt, accumulate))
     fn = SPEC.compiled(_expressions(*type_names(fmt))[0], config["ldg"], props.id)
     shared = shared_bytes(block, piece, fmt.dtype.itemsize)
-    return [Launch(fn, grid_for(m, block, props, fn, shared), block, args, fmt.dtype, shared_mem=shared)]
+    return [Launch.striding(fn, m, block, props, args, fmt.dtype, shared)]
 
 
 def configure(spec, fmt, p, props, rules) -> dict:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from .bdia import band_args, band_ptr64
-from .device import grid_for
 from .launch import ALPHA, X, Y, Launch, beta_arg
 from .config import row_kernel
 from .spec import Sampled, UNLIMITED_FILL, own_kernel, type_names
@@ -19,7 +18,7 @@ def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
     block = config["block_threads"]
     args = (*band_args(fmt), fmt.offsets, band_ptr64(fmt), fmt.data, X, Y, ALPHA, beta_arg(fmt, accumulate))
     fn = SPEC.compiled(_expressions(*type_names(fmt))[0], config["ldg"], props.id)
-    return [Launch(fn, grid_for(m, block, props, fn), block, args, fmt.dtype)]
+    return [Launch.striding(fn, m, block, props, args, fmt.dtype)]
 
 
 SPEC = own_kernel("bdia_direct", ("bdia",),

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from .bdia import band_args, band_ptr64
 from .csr_spmm import ROW_GROUP_PARAMS, configure_rows, expression, row_group_expressions, with_rows
-from .device import grid_for
 from .launch import ALPHA, X, Y, Launch, beta_arg
 from .spec import own_kernel, type_names
 
@@ -36,7 +35,7 @@ def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
     band_ptr = config["prepared"] if config["prepared"] is not None else prepare(fmt)
     args = (m, *config["operands"].args(), n, nbands, stride, fmt.offsets, band_ptr, fmt.data, X, Y, ALPHA,
             beta_arg(fmt, accumulate))
-    return [Launch(fn, grid_for(-(-rows // group) * t, block, props, fn), block, args, fmt.dtype)]
+    return [Launch.striding(fn, -(-rows // group) * t, block, props, args, fmt.dtype)]
 
 
 def prepare(fmt, props=None, rules=None):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..precision import compute_dtype
-from .device import capped_grid, grid_for
+from .device import capped_grid
 from .launch import ALPHA, X, Y, Launch, beta_arg
 from .config import integer_or_none, row_kernel
 from .spec import EVERY_PRECISION, Sampled, own_kernel, type_names
@@ -42,8 +42,8 @@ def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
     if blocks == 1:  # the last block's carry is always empty (row m)
         return [main]
     fixup_fn = SPEC.compiled(fixup_expr, config["ldg"], props.id)
-    fixup = Launch(fixup_fn, grid_for(blocks, block, props, fixup_fn), block,
-                   (np.int64(blocks), I(m), carry_row, carry_val, Y, ALPHA), fmt.dtype)
+    fixup = Launch.striding(fixup_fn, blocks, block, props, (np.int64(blocks), I(m), carry_row, carry_val, Y, ALPHA),
+                            fmt.dtype)
     return [main, fixup]
 
 

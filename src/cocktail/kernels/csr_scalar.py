@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from .device import grid_for
 from .launch import ALPHA, X, Y, Launch, beta_arg
 from .config import row_kernel
 from .spec import CSR_FORMATS, CSR_VALUES, EVERY_PRECISION, Sampled, csr_values, own_kernel, type_names
@@ -24,7 +23,7 @@ def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
     values, codes, mode = csr_values(fmt)
     fn = SPEC.compiled(expression(*type_names(fmt), mode), config["ldg"], props.id)
     args = (fmt.index_dtype.type(m), fmt.indptr, fmt.indices, values, codes, X, Y, ALPHA, beta_arg(fmt, accumulate))
-    return [Launch(fn, grid_for(m, block, props, fn), block, args, fmt.dtype)]
+    return [Launch.striding(fn, m, block, props, args, fmt.dtype)]
 
 
 SPEC = own_kernel("csr_scalar", CSR_FORMATS,

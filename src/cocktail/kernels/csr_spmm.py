@@ -14,7 +14,6 @@ import numpy as np
 
 from .block_operands import VECTOR_BYTES, BlockOperands
 from .config import block_threads, flag
-from .device import grid_for
 from .launch import ALPHA, X, Y, Launch, beta_arg
 from .spec import ONE_VALUE, VALUE_TYPES, cpp_bool, csr_values, own_kernel, type_names
 
@@ -57,7 +56,7 @@ def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
                              props.id)
     args = (fmt.index_dtype.type(m), *config["operands"].args(), fmt.indptr, fmt.indices, values, X, Y, ALPHA,
             beta_arg(fmt, accumulate))
-    return [Launch(fn, grid_for(m * t, block, props, fn), block, args, fmt.dtype)]
+    return [Launch.striding(fn, m * t, block, props, args, fmt.dtype)]
 
 
 def block_shape(spec, p, rule, itemsize: int | None = None) -> dict:

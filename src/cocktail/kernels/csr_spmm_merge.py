@@ -139,10 +139,10 @@ def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
     for col0 in range(0, operands.k, chunk):
         width = min(chunk, operands.k - col0)
         tiles = -(-width // tile)
-        launches.append(Launch(main_fn, grid_for(shares.shares * tiles * t, block, props, main_fn), block,
-                               (np.int64(shares.shares), np.int64(shares.items), np.int64(m + nnz), shares.share_row,
-                                np.int64(col0), np.int64(chunk), *operands.args(), shares.indptr, *entries(fmt),
-                                X, Y, ALPHA, beta_arg(fmt, accumulate), shares.carry), fmt.dtype))
+        args = (np.int64(shares.shares), np.int64(shares.items), np.int64(m + nnz), shares.share_row,
+                np.int64(col0), np.int64(chunk), *operands.args(), shares.indptr, *entries(fmt),
+                X, Y, ALPHA, beta_arg(fmt, accumulate), shares.carry)
+        launches.append(Launch.striding(main_fn, shares.shares * tiles * t, block, props, args, fmt.dtype))
         for fn, (run_row, run_first, run_count), is_long in fixups:
             runs = int(run_row.shape[0])
             grid = capped_grid(runs, props) if is_long else grid_for(runs * width, block, props, fn)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from .device import grid_for
 from .launch import ALPHA, X, Y, Launch, beta_arg
 from .config import flag, row_kernel
 from .spec import (CSR_FORMATS, CSR_VALUES, EVERY_PRECISION, STORED_VALUES, Sampled, cpp_bool, csr_values,
@@ -29,7 +28,7 @@ def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
     values, codes, mode = csr_values(fmt)
     fn = SPEC.compiled(expression(*type_names(fmt), t, config["aligned"], mode), config["ldg"], props.id)
     args = (fmt.index_dtype.type(m), fmt.indptr, fmt.indices, values, codes, X, Y, ALPHA, beta_arg(fmt, accumulate))
-    return [Launch(fn, grid_for(m * t, block, props, fn), block, args, fmt.dtype)]
+    return [Launch.striding(fn, m * t, block, props, args, fmt.dtype)]
 
 
 def configure(spec, fmt, p, props, rules) -> dict:

@@ -13,7 +13,6 @@ from __future__ import annotations
 import numpy as np
 
 from .csr_spmm import ROW_GROUP_PARAMS, configure_rows, expression, row_group_expressions, with_rows
-from .device import grid_for
 from .launch import ALPHA, X, Y, Launch, beta_arg
 from .spec import own_kernel, type_names
 
@@ -31,7 +30,7 @@ def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
                              config["ldg"], props.id)
     args = (I(m), *config["operands"].args(), I(n), I(fmt.offsets.shape[0]), np.int64(fmt.stride), fmt.offsets,
             fmt.data, X, Y, ALPHA, beta_arg(fmt, accumulate))
-    return [Launch(fn, grid_for(-(-m // rows) * t, block, props, fn), block, args, fmt.dtype)]
+    return [Launch.striding(fn, -(-m // rows) * t, block, props, args, fmt.dtype)]
 
 
 BLOCK_SPEC = own_kernel("dia_spmm", ("dia",),

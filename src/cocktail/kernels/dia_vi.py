@@ -6,7 +6,6 @@ import numbers
 
 import numpy as np
 
-from .device import grid_for
 from .launch import ALPHA, X, Y, Launch, beta_arg
 from .config import row_kernel
 from .spec import Sampled, UNLIMITED_FILL, own_kernel, type_names
@@ -46,7 +45,7 @@ def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
             fmt.codes, fmt.table, X, Y, ALPHA, beta_arg(fmt, accumulate))
     fn = SPEC.compiled(f"dia_vi<{v}, {i}, {rows}>", config["ldg"], props.id)
     shared = shared_bytes(fmt, block)
-    return [Launch(fn, grid_for(-(-m // rows), block, props, fn, shared), block, args, fmt.dtype, shared_mem=shared)]
+    return [Launch.striding(fn, -(-m // rows), block, props, args, fmt.dtype, shared)]
 
 
 def configure(spec, fmt, p, props, rules) -> dict:

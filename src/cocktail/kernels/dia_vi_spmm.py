@@ -14,7 +14,6 @@ from __future__ import annotations
 import numpy as np
 
 from .csr_spmm import ROW_GROUP_PARAMS, configure_rows, expression, row_group_expressions, with_rows
-from .device import grid_for
 from .launch import ALPHA, X, Y, Launch, beta_arg
 from .spec import own_kernel, type_names
 
@@ -35,7 +34,7 @@ def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
     args = (I(m), *config["operands"].args(), I(n), I(fmt.offsets.shape[0]), np.int64(fmt.stride),
             np.int32(ntable), fmt.offsets, fmt.codes, fmt.table, X, Y, ALPHA, beta_arg(fmt, accumulate))
     shared = ntable * fmt.dtype.itemsize
-    return [Launch(fn, grid_for(-(-m // rows) * t, block, props, fn, shared), block, args, fmt.dtype, shared_mem=shared)]
+    return [Launch.striding(fn, -(-m // rows) * t, block, props, args, fmt.dtype, shared)]
 
 
 BLOCK_SPEC = own_kernel("dia_vi_spmm", ("dia_vi",),

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from .device import grid_for
 from .launch import ALPHA, X, Y, Launch, beta_arg
 from .config import row_kernel
 from .spec import EVERY_PRECISION, Sampled, UNLIMITED_FILL, own_kernel, type_names
@@ -21,7 +20,7 @@ def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
     I = fmt.index_dtype.type
     args = (I(m), I(fmt.width), np.int64(fmt.stride), fmt.col, fmt.data, X, Y, ALPHA, beta_arg(fmt, accumulate))
     fn = SPEC.compiled(_expressions(*type_names(fmt))[0], config["ldg"], props.id)
-    return [Launch(fn, grid_for(m, block, props, fn), block, args, fmt.dtype)]
+    return [Launch.striding(fn, m, block, props, args, fmt.dtype)]
 
 
 SPEC = own_kernel("ell", ("ell",),

@@ -11,7 +11,6 @@ from __future__ import annotations
 import numpy as np
 
 from .csr_spmm import BLOCK_PARAMS, COLUMNS_PER_LANE, LANES, configure, expression
-from .device import grid_for
 from .launch import ALPHA, X, Y, Launch, beta_arg
 from .spec import own_kernel, type_names
 
@@ -28,7 +27,7 @@ def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
     fn = BLOCK_SPEC.compiled(expression("ell_spmm", *type_names(fmt), t, c), config["ldg"], props.id)
     args = (I(m), *config["operands"].args(), I(fmt.width), np.int64(fmt.stride), fmt.col, fmt.data, X, Y, ALPHA,
             beta_arg(fmt, accumulate))
-    return [Launch(fn, grid_for(m * t, block, props, fn), block, args, fmt.dtype)]
+    return [Launch.striding(fn, m * t, block, props, args, fmt.dtype)]
 
 
 BLOCK_SPEC = own_kernel("ell_spmm", ("ell",),

@@ -15,6 +15,7 @@ import ctypes
 import numpy as np
 
 from ..precision import compute_dtype
+from .device import grid_for
 
 
 class Slot:
@@ -100,6 +101,13 @@ class Launch:
 
     __slots__ = ("function", "grid", "block", "shared_mem", "args", "_ptr", "_params", "_params_addr", "_x", "_y",
                  "_alpha", "_beta", "_storage", "_launch")
+
+    @classmethod
+    def striding(cls, function, items: int, block: int, props, args, scalar_dtype, shared_mem: int = 0) -> "Launch":
+        """The launch of ``function``'s grid-stride loop over ``items`` in blocks of ``block`` threads, its grid
+        sized by :func:`~cocktail.kernels.device.grid_for` from ``props`` and the ``shared_mem`` bytes a block."""
+        grid = grid_for(items, block, props, function, shared_mem)
+        return cls(function, grid, block, args, scalar_dtype, shared_mem=shared_mem)
 
     def __init__(self, function, grid: int, block: int, args, scalar_dtype, shared_mem: int = 0):
         self.function = function

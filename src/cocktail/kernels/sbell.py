@@ -5,7 +5,6 @@ from __future__ import annotations
 import numpy as np
 
 from . import blocks
-from .device import grid_for
 from .launch import ALPHA, X, Y, Launch, beta_arg
 from .spec import Sampled, UNLIMITED_FILL, own_kernel
 
@@ -30,7 +29,7 @@ def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
     I = fmt.index_dtype.type
     args = (I(superrows), I(m), I(n), np.int64(fmt.slice_height), np.int32(blocks.vector_loads(fmt.data)),
             fmt.slice_ptr.astype(np.int64, copy=False), fmt.col, fmt.data, X, Y, ALPHA, beta_arg(fmt, accumulate))
-    return [Launch(fn, grid_for(superrows, block, props, fn), block, args, fmt.dtype)]
+    return [Launch.striding(fn, superrows, block, props, args, fmt.dtype)]
 
 
 SPEC = own_kernel("sbell", ("sbell",),

@@ -13,7 +13,6 @@ from __future__ import annotations
 import numpy as np
 
 from . import blocks_spmm
-from .device import grid_for
 from .launch import ALPHA, X, Y, Launch, beta_arg
 from .spec import own_kernel
 
@@ -36,7 +35,7 @@ def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
     slice_ptr = config["prepared"] if config["prepared"] is not None else prepare(fmt)
     args = (*blocks_spmm.launch_head(fmt, config), np.int64(fmt.slice_height), blocks_spmm.vector_loads(fmt.data),
             slice_ptr, fmt.col, fmt.data, X, Y, ALPHA, beta_arg(fmt, accumulate))
-    return [Launch(fn, grid_for(fmt.superrows * t, block, props, fn), block, args, fmt.dtype)]
+    return [Launch.striding(fn, fmt.superrows * t, block, props, args, fmt.dtype)]
 
 
 def prepare(fmt, props=None, rules=None):

@@ -5,7 +5,6 @@ from __future__ import annotations
 import numpy as np
 
 from . import source
-from .device import grid_for
 from .launch import BETA, Y, Launch
 from .spec import precision_name
 
@@ -13,4 +12,4 @@ def bind(fmt, block: int, props) -> Launch:
     """``y = beta * y`` over the matrix's rows (``beta == 0`` writes zeros; ``beta == 1`` returns at once)."""
     m = fmt.shape[0]
     fn = source.helper("scale_y", f"scale_y<{precision_name(fmt.dtype)}>", props.id)
-    return Launch(fn, grid_for(m, block, props, fn), block, (np.int64(m), Y, BETA), fmt.dtype)
+    return Launch.striding(fn, m, block, props, (np.int64(m), Y, BETA), fmt.dtype)

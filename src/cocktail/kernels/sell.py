@@ -6,7 +6,6 @@ import numbers
 
 import numpy as np
 
-from .device import grid_for
 from .launch import ALPHA, X, Y, Launch, beta_arg
 from .config import row_kernel
 from .spec import EVERY_PRECISION, Sampled, UNLIMITED_FILL, own_kernel, type_names
@@ -44,7 +43,7 @@ def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
     slice_ptr = fmt.slice_ptr.astype(np.int64, copy=False)
     args = (fmt.index_dtype.type(m), np.int64(fmt.slice_height), np.int32(permuted(fmt)), slice_ptr, fmt.col,
             fmt.slice_base, fmt.data, fmt.perm, X, Y, ALPHA, beta_arg(fmt, accumulate))
-    return [Launch(fn, grid_for(m * t, block, props, fn), block, args, fmt.dtype)]
+    return [Launch.striding(fn, m * t, block, props, args, fmt.dtype)]
 
 
 def configure(spec, fmt, p, props, rules) -> dict:

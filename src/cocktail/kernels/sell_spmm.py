@@ -13,7 +13,6 @@ import numpy as np
 
 from .csr_spmm import BLOCK_PARAMS, COLUMNS_PER_LANE, LANES, expression
 from .csr_spmm import configure as csr_spmm_configure
-from .device import grid_for
 from .launch import ALPHA, X, Y, Launch, beta_arg
 from .sell import permuted
 from .spec import own_kernel, type_names
@@ -35,7 +34,7 @@ def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
     slice_ptr = config["prepared"] if config["prepared"] is not None else prepare(fmt)
     args = (fmt.index_dtype.type(m), *config["operands"].args(), np.int64(fmt.slice_height),
             np.int32(permuted(fmt)), slice_ptr, fmt.col, fmt.data, fmt.perm, X, Y, ALPHA, beta_arg(fmt, accumulate))
-    return [Launch(fn, grid_for(m * t, block, props, fn), block, args, fmt.dtype)]
+    return [Launch.striding(fn, m * t, block, props, args, fmt.dtype)]
 
 
 def prepare(fmt, props=None, rules=None):
