@@ -64,7 +64,7 @@ def main():
 
     from cocktail import SparseMatrix, kernels
     from cocktail.kernels.device import blocks_per_sm, props
-    from cocktail.kernels.launch import function_pointer
+    from cocktail.kernels.device import function_pointer
     from cocktail.timing import side_stream
 
     dev = props(cupy.cuda.Device().id)

@@ -123,11 +123,15 @@ def capped_grid(blocks: int, props: DeviceProps) -> int:
     return max(1, min(int(blocks), props.max_grid_x))
 
 
+def function_pointer(function) -> int:
+    """The ``CUfunction`` handle of a compiled kernel (a ``cupy.RawKernel`` or a CuPy ``Function``)."""
+    inner = getattr(function, "kernel", function)  # RawModule.get_function returns a RawKernel
+    return int(inner.ptr)
+
+
 def blocks_per_sm(function, block: int, shared_mem: int = 0) -> int:
     """Blocks of ``block`` threads of compiled ``function`` one SM holds (the driver's occupancy)."""
     from cupy.cuda import driver
-
-    from .launch import function_pointer
 
     ptr = function_pointer(function)
     return max(1, int(driver.occupancyMaxActiveBlocksPerMultiprocessor(ptr, block, shared_mem)))

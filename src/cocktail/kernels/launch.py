@@ -15,7 +15,7 @@ import ctypes
 import numpy as np
 
 from ..precision import compute_dtype
-from .device import grid_for
+from .device import function_pointer, grid_for
 
 
 class Slot:
@@ -78,12 +78,6 @@ MAX_GRID_X = 2**31 - 1
 
 #: ``CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK``: the most threads a block of a compiled function may have.
 _MAX_THREADS_PER_BLOCK = 0
-
-
-def function_pointer(function) -> int:
-    """The ``CUfunction`` handle of a compiled kernel (a ``cupy.RawKernel`` or a CuPy ``Function``)."""
-    inner = getattr(function, "kernel", function)  # RawModule.get_function returns a RawKernel
-    return int(inner.ptr)
 
 
 class Launch:
