@@ -20,6 +20,7 @@ from cocktail import SparseMatrix, kernels
 from cocktail.kernels import source
 from cocktail.kernels.block_operands import BlockOperands
 from cocktail.kernels.csr_spmm import COLUMNS_PER_LANE, LANES
+from cocktail.kernels.launch import Launch
 from cocktail.tuning import kernel_rules
 from cocktail.tuning.launch_rules import RULES
 from oracle import few_values
@@ -160,6 +161,8 @@ class _Recorded:
     def __init__(self, function, grid, block, args, scalar_dtype, shared_mem=0):
         self.function, self.grid, self.block, self.args = function, grid, block, tuple(args)
         self.scalar_dtype, self.shared_mem = np.dtype(scalar_dtype), shared_mem
+
+    striding = classmethod(Launch.striding.__func__)  # the binders' grid sizing, recording what it launches
 
 
 @pytest.mark.parametrize("index_dtype", ["int32", "int64"])
