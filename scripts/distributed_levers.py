@@ -19,10 +19,13 @@ LEVERS = ("one-wave", "normal-priority", "pack-beside")
 
 
 def one_wave() -> None:
-    """Launches bound with the device's props, never marked yielding."""
+    """The distributed matrix builds its blocks outside :func:`~cocktail.kernels.device.yielding_grids`, so
+    everything that reads the context sees a matrix outside one: the launches' props, the plan cache's key and the
+    whole-matrix rival."""
+    from cocktail.distributed import matrix
     from cocktail.kernels import device
 
-    device.for_launches = device.props
+    matrix.yielding_grids = lambda on=True: device.yielding_grids(False)
 
 
 def normal_priority() -> None:
