@@ -59,6 +59,12 @@ def dtype_named(name) -> np.dtype:
     return np.dtype(name)
 
 
+def is_bfloat16(dtype) -> bool:
+    """Whether ``dtype`` is bfloat16 (never without ml_dtypes).  Not ``dtype == BFLOAT16``: without ml_dtypes that
+    is ``dtype == None``, which NumPy reads as ``dtype == float64`` (``np.dtype(None)`` is float64)."""
+    return BFLOAT16 is not None and np.dtype(dtype) == BFLOAT16
+
+
 def is_half(dtype) -> bool:
     """Whether ``dtype`` is float16 or bfloat16."""
     return np.dtype(dtype) in HALF_DTYPES
@@ -97,7 +103,7 @@ def rounded(data, dtype):
     rounded to odd first (toward zero, the last bit set when inexact), which a second rounding to bfloat16's 8 bits
     cannot spoil."""
     dtype = np.dtype(dtype)
-    if dtype != BFLOAT16 or data.dtype != FLOAT64:
+    if not is_bfloat16(dtype) or data.dtype != FLOAT64:
         return data.astype(dtype)
     from .arrays import get_xp
 
