@@ -38,6 +38,17 @@ import numpy as np
 warnings.filterwarnings("ignore", category=cocktail.CPUFallbackWarning)
 
 
+#: The exit status of an example that cannot run in this install (a package it needs is missing): sysexits'
+#: EX_UNAVAILABLE, distinct from a disagreement (1) and a usage error (2).
+NEEDS_PACKAGE = 69
+
+
+def needs(package: str, install: str, what: str):
+    """Exit with :data:`NEEDS_PACKAGE`, saying that ``what`` needs ``package`` and how to install it."""
+    print(f"{what} needs {package}, which is not installed here ({install}); nothing was run.", file=sys.stderr)
+    raise SystemExit(NEEDS_PACKAGE)
+
+
 class Disagreement(AssertionError):
     """The usual way and Cocktail gave answers that differ by more than the example allows."""
 

@@ -66,12 +66,10 @@ def main(argv=None):
         import torch
         import torch.nn.functional as F
     except ImportError:
-        print("gcn.py needs PyTorch (pip install torch); it is not installed, so there is nothing to run.")
-        return 0
+        _common.needs("PyTorch", "pip install torch", "gcn.py")
     device = _common.Device(args.device)
     if device.gpu and not torch.cuda.is_available():
-        print("gcn.py --device cuda needs a CUDA build of PyTorch; this one sees no GPU, so there is nothing to run.")
-        return 0
+        _common.needs("a CUDA build of PyTorch", "this torch sees no GPU; try --device cpu", "gcn.py --device cuda")
     warnings.filterwarnings("ignore", message=".*[Ss]parse CSR tensor support is in beta.*")
     repeat = _common.repeats(args)
     report = _common.Report("gcn", device, args)

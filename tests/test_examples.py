@@ -71,16 +71,33 @@ def test_gcn(tmp_path):
     assert record["loss"]["cocktail"] == pytest.approx(record["loss"]["torch.sparse"], rel=1e-5)
 
 
-def test_gcn_without_torch_exits_0(tmp_path):
-    """Where torch cannot be imported, gcn.py says so and exits 0."""
+#: The status an example exits with where a package it needs is not installed (examples/_common.py).
+NEEDS_PACKAGE = 69
+
+
+def _run_without(tmp_path, module: str, script: str, *args):
+    """Run ``examples/script --small --device cpu *args`` where ``import module`` fails."""
     blocker = tmp_path / "block"
-    blocker.mkdir()
-    (blocker / "torch.py").write_text("raise ImportError('torch blocked for this test')\n")
+    blocker.mkdir(exist_ok=True)
+    (blocker / f"{module}.py").write_text(f"raise ImportError('{module} blocked for this test')\n")
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(blocker), os.environ.get("PYTHONPATH", "")]))
-    done = subprocess.run([sys.executable, str(EXAMPLES / "gcn.py"), "--small", "--device", "cpu"],
+    return subprocess.run([sys.executable, str(EXAMPLES / script), "--small", "--device", "cpu", *args],
                           capture_output=True, text=True, timeout=120, env=env, cwd=tmp_path)
-    assert done.returncode == 0, done.stderr
-    assert "needs PyTorch" in done.stdout
+
+
+def test_gcn_without_torch_names_it_and_exits_with_its_own_status(tmp_path):
+    """Where torch cannot be imported, gcn.py names it on stderr and exits 69, never 0 (nothing was checked)."""
+    done = _run_without(tmp_path, "torch", "gcn.py")
+    assert done.returncode == NEEDS_PACKAGE, (done.returncode, done.stdout, done.stderr)
+    assert "gcn.py needs PyTorch" in done.stderr and "pip install torch" in done.stderr
+
+
+def test_cg_fem_elasticity_without_scikit_fem_refuses_instead_of_solving_another_matrix(tmp_path):
+    """The elasticity matrix needs scikit-fem: without it cg_fem.py names the package and the way out
+    (--matrix laplace27) and exits 69, rather than timing a Laplacian under the elasticity run's command."""
+    done = _run_without(tmp_path, "skfem", "cg_fem.py")
+    assert done.returncode == NEEDS_PACKAGE, (done.returncode, done.stdout, done.stderr)
+    assert "scikit-fem" in done.stderr and "--matrix laplace27" in done.stderr
 
 
 def test_a_failed_check_raises_after_writing_the_record(tmp_path, monkeypatch, capsys):
