@@ -3,7 +3,8 @@
 Both post the exchange of one product (``start``), let the caller run the diagonal block meanwhile, and make the
 received halo usable (``finish``).  ``start`` and ``finish`` take the send buffer (filled by the caller) and the
 receive buffer, laid out as the :class:`~.halo.HaloPlan` says, with ``width`` values per entry (the columns of a
-block product, and two for complex values on NCCL, which moves real words).
+block product).  Both move the values' bytes, never a typed word: exact for every value dtype, half types included
+(NCCL has no bfloat16 in every build, mpi4py reads no ml_dtypes buffer).
 """
 
 from __future__ import annotations
@@ -22,10 +23,11 @@ class MpiTransport:
 
     def start(self, send, recv, width: int = 1):
         """Post every receive and send; returns the requests."""
-        send, recv = send.reshape(-1), recv.reshape(-1)  # C-ordered: a block's rows are its entries' values
-        requests = [self.comm.Irecv(recv[start * width:(start + count) * width], source=rank, tag=17)
+        step = width * send.dtype.itemsize  # bytes per halo entry (C-ordered: a block's rows are its entries' values)
+        send, recv = send.reshape(-1).view(np.uint8), recv.reshape(-1).view(np.uint8)
+        requests = [self.comm.Irecv(recv[start * step:(start + count) * step], source=rank, tag=17)
                     for rank, start, count in self._sources]
-        requests += [self.comm.Isend(send[start * width:(start + count) * width], dest=rank, tag=17)
+        requests += [self.comm.Isend(send[start * step:(start + count) * step], dest=rank, tag=17)
                      for rank, start, count in self._destinations]
         return requests
 
@@ -85,16 +87,12 @@ class NcclTransport:
         current = cupy.cuda.get_current_stream()
         self._packed.record(current)
         self.stream.wait_event(self._packed)
-        real = send.dtype.kind == "c"
-        word = np.dtype(send.dtype.char.lower()) if real else send.dtype
-        kind = nccl.NCCL_FLOAT64 if word == np.float64 else nccl.NCCL_FLOAT32
-        words = width * (2 if real else 1)
-        item = send.dtype.itemsize // (2 if real else 1)
+        step = width * send.dtype.itemsize  # bytes per halo entry
         nccl.groupStart()
         for rank, start, count in self._sources:
-            self.nccl.recv(recv.data.ptr + start * words * item, count * words, kind, rank, self.stream.ptr)
+            self.nccl.recv(recv.data.ptr + start * step, count * step, nccl.NCCL_UINT8, rank, self.stream.ptr)
         for rank, start, count in self._destinations:
-            self.nccl.send(send.data.ptr + start * words * item, count * words, kind, rank, self.stream.ptr)
+            self.nccl.send(send.data.ptr + start * step, count * step, nccl.NCCL_UINT8, rank, self.stream.ptr)
         nccl.groupEnd()
         self._arrived.record(self.stream)
         return current
