@@ -166,9 +166,14 @@ def test_resolved_params_are_stored(no_pymetis):
     assert build(mesh_csr(5, dtype=np.float32)).params["packet_rows"] == 4096
 
 
-def test_auto_prefers_metis_when_importable(monkeypatch):
+def test_auto_is_rcm_whether_or_not_pymetis_imports(monkeypatch):
+    """One matrix stores the same packets in every install: 'auto' never turns to METIS because pymetis is there."""
+    without = build(mesh_csr(6), packet_rows=8)
     monkeypatch.setitem(sys.modules, "pymetis", fake_pymetis(lambda k, nv: np.arange(nv) % k))
-    assert build(mesh_csr(6), packet_rows=8).params["partitioner"] == "metis"
+    with_metis = build(mesh_csr(6), packet_rows=8)
+    assert without.params["partitioner"] == with_metis.params["partitioner"] == "rcm"
+    assert np.array_equal(without.perm, with_metis.perm) and np.array_equal(without.index, with_metis.index)
+    assert build(mesh_csr(6), packet_rows=8, partitioner="metis").params["partitioner"] == "metis"
 
 
 @pytest.mark.parametrize("kwargs, exc, text", [
@@ -415,7 +420,7 @@ def test_products_on_a_mesh_with_metis_fake(monkeypatch):
     # contiguous blocks of the natural order, like a decent partition of a grid
     monkeypatch.setitem(sys.modules, "pymetis", fake_pymetis(lambda k, nv: np.arange(nv) * k // nv))
     csr = mesh_csr(25)
-    fmt = build(csr, packet_rows=100)
+    fmt = build(csr, packet_rows=100, partitioner="metis")
     assert fmt.params["partitioner"] == "metis" and np.diff(fmt.packet_ptr).max() <= 100
     X = np.random.default_rng(0).standard_normal((625, 2))
     np.testing.assert_allclose(product_for(fmt)(fmt, X), dense_of(csr) @ X, rtol=1e-12)

@@ -31,11 +31,13 @@ def _pymetis(required: bool):
 
 
 def resolve_partitioner(partitioner: str) -> str:
-    """``'metis'`` or ``'rcm'``: ``'auto'`` picks metis when pymetis imports."""
+    """``'metis'`` or ``'rcm'``: ``'auto'`` is rcm in every install.  It once picked METIS where pymetis imported,
+    so one matrix stored as pkt held other packets, and its products other rounding, in another install: METIS is
+    asked for by name (a clear ImportError without pymetis)."""
     if not isinstance(partitioner, str) or partitioner not in PARTITIONERS:
         raise ValueError(f"partitioner must be one of {', '.join(map(repr, PARTITIONERS))}, got {partitioner!r}")
     if partitioner == "auto":
-        return "metis" if _pymetis(required=False) is not None else "rcm"
+        return "rcm"
     if partitioner == "metis":
         _pymetis(required=True)
     return partitioner

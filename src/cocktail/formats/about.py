@@ -25,7 +25,7 @@ PARAMETERS = {
     "threads_per_packet": "threads that share one packet's rows; by default packet_rows rounded up "
                           "to a multiple of 32, at most 256",
     "partitioner": "how rows are grouped into packets: metis (needs pymetis), rcm (reverse "
-                   "Cuthill-McKee), or auto (metis when pymetis is installed, else rcm)",
+                   "Cuthill-McKee), or auto (rcm in every install: metis only when named)",
     "parts": "the list of (format, params, selector) parts; format='auto' builds it from its plan",
 }
 
