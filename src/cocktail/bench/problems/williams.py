@@ -7,8 +7,9 @@ Every function returns a canonical float64 ``scipy.sparse.csr_array`` (sorted co
 no duplicates).  Generation is vectorised: rows are sampled as Bernoulli processes over column
 windows (geometric gaps, so each row comes out sorted), and parts are merged with CSR sums.
 
-The FEM matrices use scikit-fem when it is importable (linear elasticity on a tetrahedral
-mesh) and otherwise a structured grid substitute; see :func:`fem`.
+The FEM matrices are a structured grid substitute in every install (one suite matrix is one matrix
+whatever is installed); scikit-fem's assembly (linear elasticity on a tetrahedral mesh) is asked for by
+name (``backend="skfem"``, as examples/cg_fem.py does); see :func:`fem`.
 """
 
 from __future__ import annotations
@@ -164,7 +165,7 @@ _SKFEM_PER_ROW = {"P1": 42.0, "P2": 82.0}
 
 
 def _fem_grid(rows: int, nnz: int, aspect, seed: int) -> sp.csr_array:
-    """Structured substitute for an FEM elasticity matrix (used when scikit-fem is absent).
+    """Structured substitute for an FEM elasticity matrix (the suites' FEM matrices).
 
     Nodes sit on a 3-D grid shaped like ``aspect`` with about ``rows / 3`` points; every node is
     coupled to the nodes of a fixed neighbourhood stencil (nearest shells first, offsets in
@@ -256,45 +257,43 @@ def _fem_skfem(rows: int, nnz: int, aspect):
     return A
 
 
-def fem(rows: int, nnz: int, aspect=(1, 1, 1), seed: int = 0, backend: str = "auto") -> sp.csr_array:
+def fem(rows: int, nnz: int, aspect=(1, 1, 1), seed: int = 0, backend: str = "grid") -> sp.csr_array:
     """An FEM-class matrix: 3-D linear elasticity, 3 x 3 blocks per coupled node pair, symmetric.
 
-    ``backend="skfem"`` assembles with scikit-fem (ImportError without it); ``"grid"`` builds the
-    structured substitute of :func:`_fem_grid`; ``"auto"`` (default) uses scikit-fem when it is
-    importable and its elements can reach the target nonzeros per row, else the substitute.
+    ``backend="grid"`` (default) builds the structured substitute of :func:`_fem_grid`, the same in every
+    install; ``"skfem"`` assembles with scikit-fem (an ImportError naming it without it).  There is no
+    "whichever is installed": that gave one suite matrix two sets of rows and values in two installs.
     """
-    if backend not in ("auto", "skfem", "grid"):
-        raise ValueError(f"unknown FEM backend {backend!r}; choose auto, skfem or grid")
-    if backend != "grid":
-        try:
-            A = _fem_skfem(rows, nnz, aspect)
-        except ImportError:
-            if backend == "skfem":
-                raise
-            A = None
-        if A is not None:
-            return A
-        if backend == "skfem":
-            raise ValueError(f"scikit-fem elements cannot reach {nnz / rows:.1f} nonzeros per row")
-    return _fem_grid(rows, nnz, aspect, seed)
+    if backend not in ("skfem", "grid"):
+        raise ValueError(f"unknown FEM backend {backend!r}; choose grid or skfem")
+    if backend == "grid":
+        return _fem_grid(rows, nnz, aspect, seed)
+    try:
+        A = _fem_skfem(rows, nnz, aspect)
+    except ImportError as exc:
+        raise ImportError("backend='skfem' needs scikit-fem, which is not installed (pip install scikit-fem); "
+                          "backend='grid' needs nothing") from exc
+    if A is None:
+        raise ValueError(f"scikit-fem elements cannot reach {nnz / rows:.1f} nonzeros per row")
+    return A
 
 
-def fem_spheres(backend: str = "auto") -> sp.csr_array:
+def fem_spheres(backend: str = "grid") -> sp.csr_array:
     """FEM/Spheres: 3-D elasticity, concentric spheres; 83,334 rows, 6.0M nonzeros (72/row), cube."""
     return fem(83_334, 6_010_480, (1, 1, 1), seed=3, backend=backend)
 
 
-def fem_cantilever(backend: str = "auto") -> sp.csr_array:
+def fem_cantilever(backend: str = "grid") -> sp.csr_array:
     """FEM/Cantilever: 3-D elasticity of a beam; 62,451 rows, 4.0M nonzeros (64/row), 4:1:1 box."""
     return fem(62_451, 4_007_383, (4, 1, 1), seed=4, backend=backend)
 
 
-def wind_tunnel(backend: str = "auto") -> sp.csr_array:
+def wind_tunnel(backend: str = "grid") -> sp.csr_array:
     """Wind Tunnel (pwtk class): 3-D structural FEM; 217,918 rows, 11.6M nonzeros (53/row), 3:1:1."""
     return fem(217_918, 11_634_424, (3, 1, 1), seed=5, backend=backend)
 
 
-def fem_harbor(backend: str = "auto") -> sp.csr_array:
+def fem_harbor(backend: str = "grid") -> sp.csr_array:
     """FEM/Harbor: 3-D FEM of a harbour basin; 46,835 rows, 2.37M nonzeros (51/row), flat 3:3:1."""
     return fem(46_835, 2_374_001, (3, 3, 1), seed=6, backend=backend)
 
