@@ -298,12 +298,12 @@ def fem_harbor(backend: str = "grid") -> sp.csr_array:
     return fem(46_835, 2_374_001, (3, 3, 1), seed=6, backend=backend)
 
 
-def fem_ship(backend: str = "auto") -> sp.csr_array:
+def fem_ship(backend: str = "grid") -> sp.csr_array:
     """FEM/Ship: 3-D FEM of a ship section; 140,874 rows, 7.8M nonzeros (55/row), 5:1.5:1 box."""
     return fem(140_874, 7_813_404, (5, 1.5, 1), seed=7, backend=backend)
 
 
-def fem_accelerator(backend: str = "auto") -> sp.csr_array:
+def fem_accelerator(backend: str = "grid") -> sp.csr_array:
     """FEM/Accelerator: FEM of an accelerator cavity; 121,192 rows, 2.6M nonzeros (22/row), 1:1:4."""
     return fem(121_192, 2_624_331, (1, 1, 4), seed=8, backend=backend)
 
