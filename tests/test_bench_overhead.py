@@ -263,8 +263,11 @@ def test_tables_and_report_render_the_section(tmp_path, capsys):
     assert "Targets: call overhead and the planner" in out and "Call overhead, float64" in out
     path = tmp_path / "r.json"
     path.write_text(json.dumps(records))
-    assert main(["report", str(path), "--title", "Fake", "--out", str(tmp_path / "r.md")]) == 0
+    # c's cocktail-auto answered wrong: the report is written all the same, with the wrong answer first, and exits 3
+    assert main(["report", str(path), "--title", "Fake", "--out", str(tmp_path / "r.md")]) == 3
     assert (tmp_path / "r.md").read_text() == report.markdown(records, "Fake")
+    assert "## Wrong answers" in text and "| c | float64 | cocktail-auto | 1.00e+00 | 1e-09 |" not in text  # no rel_err
+    assert "| c | float64 | cocktail-auto | - | 1e-09 |" in text and text.index("## Wrong answers") < text.index("## Matrices")
 
 
 def test_records_without_a_section_are_spmv_records():

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib.util
+
 import json
 import os
 import re
@@ -30,13 +32,15 @@ def test_bench_default_runs_and_prints_table(tmp_path):
     proc = run_cli("bench", "--cpu", "--repeat", "2", "--json", str(out), columns=80)
     assert proc.returncode == 0, proc.stderr
     assert "on the default suite shrunk to CPU size" in " ".join(proc.stderr.split())
-    assert max(map(len, proc.stderr.splitlines())) <= 100  # messages wrapped
+    assert max(map(len, proc.stderr.splitlines())) <= 80  # messages and progress lines wrapped to COLUMNS
     names = [m.name for m in suites.get("default-cpu")]
     assert all(name in proc.stdout for name in names)
     lines = proc.stdout.splitlines()
     assert lines[0].startswith("CPU run: each format's host CPU executor, cocktail-auto and SciPy")
-    assert re.search(r"^cocktail-auto vs SciPy, float64: \d+\.\d\dx as fast\s+\(geometric\s+mean\),\s+faster\s+on\s+\d\s+of\s+8", proc.stdout,
-                     re.M)
+    headline = " ".join(proc.stdout.split("cocktail-auto vs SciPy, float64: ")[1].split("\nmatrix")[0].split())
+    assert re.match(r"\d+\.\d\dx as fast \(geometric mean, ±\d+\.\d% timing noise(: the same speed)?\), faster on "
+                    r"\d of 8 matrices, slower on \d, the same within timing noise on \d; fastest of (all \d+ methods|the "
+                    r"\d+ methods that ran \(\d+ tried\)) on \d \(within 2%\)$", headline), headline
     assert "Terms:" in proc.stdout and max(map(len, lines)) <= 80
     header = next(line for line in lines if line.startswith("matrix"))
     assert header.split("  ")[-1] == "× SciPy" and "of copy" not in header and "cuSPARSE" not in header
@@ -168,6 +172,10 @@ def test_markdown_report(tmp_path, capsys):
     assert {"gpu", "cuda", "cupy", "commit", "date", "section"} <= set(records[0])
     assert all(r["family"] == "regular" and r["dram_bytes"] > 0 and r["dram_fraction"] is None for r in records)
     plots = tmp_path / "plots"
+    if importlib.util.find_spec("matplotlib") is None:  # the report names the package it needs for plots
+        assert main(["report", str(out), "--title", "T", "--plots", str(plots), "--out", str(tmp_path / "r.md")]) == 2
+        assert "plots need matplotlib" in capsys.readouterr().err
+        return
     assert main(["report", str(out), "--title", "T", "--plots", str(plots), "--out", str(tmp_path / "r.md")]) == 0
     md = (tmp_path / "r.md").read_text()
     assert "![plots/profile_float64.png](plots/profile_float64.png)" in md and (plots / "profile_float64.png").exists()
@@ -183,6 +191,11 @@ def test_csv_and_plots(tmp_path, capsys):
     import csv
 
     out_csv, plot_dir = tmp_path / "r.csv", tmp_path / "plots"
+    if importlib.util.find_spec("matplotlib") is None:  # refused before the run, naming the package
+        assert main(["bench", "laplace5_8", "--formats", "csr", "--repeat", "1", "--cpu", "--plot", str(plot_dir)]) == 2
+        err = capsys.readouterr()
+        assert "--plot needs matplotlib" in err.err and "laplace5_8" not in err.out
+        return
     assert main(["bench", "laplace5_8", "laplace7_4", "--formats", "csr,ell,dia", "--repeat", "1", "--cpu",
                  "--csv", str(out_csv), "--plot", str(plot_dir)]) == 0
     rows = list(csv.DictReader(out_csv.open()))
@@ -363,7 +376,7 @@ def test_bench_killed_after_its_first_matrix_keeps_it_and_resumes(tmp_path):
                             stdout=subprocess.DEVNULL)
     try:
         for line in proc.stderr:  # not a terminal: one line per finished matrix
-            if re.match(r"cocktail bench: 2/4 laplace5_6 float64: 2 methods in \d+\.\d s \(elapsed \d+:\d\d\)", line):
+            if re.match(r"(cocktail bench: )?2/4 laplace5_6 float64: 2 of 2 methods ran", line):
                 proc.send_signal(signal.SIGKILL)
                 break
     finally:
@@ -373,15 +386,50 @@ def test_bench_killed_after_its_first_matrix_keeps_it_and_resumes(tmp_path):
     assert [(e["key"][1], e["key"][3]) for e in kept[:2]] == [("laplace5_6", "csr"), ("laplace5_6", "ell")]
     done = run_cli(*args, "--resume")
     assert done.returncode == 0, done.stderr
-    assert f"resuming {out}" in done.stderr and not journal.companion(out).exists()
+    assert f"resuming {out}" in " ".join(done.stderr.split()) and not journal.companion(out).exists()
     assert {(r["matrix"], r["method"]) for r in json.loads(out.read_text())} >= {
         ("laplace5_6", "csr"), ("laplace5_6", "ell"), ("laplace5_400", "csr"), ("laplace5_400", "ell")}
 
 
-def test_verbose_bench_stays_within_100_columns():
-    proc = run_cli("bench", "--cpu", "--repeat", "1", "-v", columns=100)
-    assert proc.returncode == 0, proc.stderr
-    for stream in (proc.stdout, proc.stderr):
+def test_verbose_bench_stays_within_100_columns(monkeypatch, capsys):
+    """Wrong answers on most matrices, as a float64 run had when float64 was rounded to float32 without ml_dtypes:
+    the CPU target then reads ``miss (6 not measured)``, which made its table 103 columns wide."""
+    from cocktail.bench.measuring import methods
+
+    real = methods._host_prepared
+
+    def prepared(A, inputs, label):  # cocktail-auto answers 1e-6 off on the 4 matrices of under 60k rows
+        prep = real(A, inputs, label)
+        if label == "cocktail-auto" and inputs.S.shape[0] < 60_000:
+            right = prep.result
+            prep.result = lambda: right() * (1 + 1e-6)
+        return prep
+
+    monkeypatch.setattr(methods, "_host_prepared", prepared)
+    monkeypatch.setenv("COLUMNS", "100")
+    assert main(["bench", "--cpu", "--repeat", "1", "-v"]) == 3
+    captured = capsys.readouterr()
+    for stream in (captured.out, captured.err):
         assert max(len(line.rstrip()) for line in stream.splitlines()) <= 100
-    text = " ".join(proc.stdout.split())
+    text = " ".join(captured.out.split())
     assert "Every SpMV record" in text and "refused: fill" in text  # a wrapped note keeps its words
+    assert re.search(r"worst >= 0.833 miss \(4 not", text)  # the verdict that made the table too wide
+
+
+def test_explain_hint_names_the_option_of_explain(tmp_path, capsys):
+    path = write_matrix(tmp_path / "small.mtx", sp.random_array((10, 10), density=0.1, random_state=1))
+    assert main(["explain", str(path), "--format", "pkt", "--device", "cpu"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "(fill 51.2 > max_fill=20)" in err and err.endswith("or pass a larger max_fill: add --param max_fill=52")
+    assert main(["explain", str(path), "--format", "pkt", "--device", "cpu", "--param", "max_fill=52"]) == 0
+    assert "max_fill=52" in capsys.readouterr().out  # what the hint said works
+    assert main(["explain", str(path), "--format", "ell", "--device", "cpu", "--param", "width=1"]) == 2
+    assert "pass --param width=None (or >= 2)" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("param, message", [("max_fill", "--param takes KEY=VALUE"),
+                                            ("nope=1", "format 'pkt' has no parameter 'nope'")])
+def test_explain_param_errors_are_one_line(param, message, capsys):
+    assert main(["explain", "laplace5_8", "--device", "cpu", "--format", "pkt", "--param", param]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("cocktail: error: ") and message in err[0]

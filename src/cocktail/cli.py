@@ -10,16 +10,31 @@ import sys
 
 from .errors import CocktailError
 
-#: Width of the messages the commands print on stderr.
-MESSAGE_COLUMNS = 100
+#: What the exit statuses of ``cocktail bench`` mean (1: the reader of the output left, a broken pipe).
+BENCH_EXIT = ("Exit status: 0 done; 2 an error (an option, a file, a matrix); 3 a product answered wrong (a relative "
+              "error past the bound of its dtype: those records are listed under WRONG ANSWERS, first in the "
+              "report, and left out of every speedup and count; the other results are printed and written as "
+              "usual); 130 interrupted (--json keeps the records measured, for --resume).")
 
 
 def _say(text: str) -> None:
-    """Print a message on stderr, wrapped within MESSAGE_COLUMNS (continuation lines indented)."""
-    import textwrap
+    """Print a message on stderr, wrapped within the terminal's width (at most 100 columns; continuation
+    lines indented)."""
+    from .bench.output.progress import wrapped
 
-    print(textwrap.fill(text, MESSAGE_COLUMNS, subsequent_indent="  ", break_on_hyphens=False,
-                        break_long_words=False), file=sys.stderr, flush=True)
+    print(wrapped(text), file=sys.stderr, flush=True)
+
+
+def _status_of(records, command: str) -> int:
+    """0, or :data:`~.bench.records.wrong.EXIT_WRONG` (saying so on stderr) when a record holds a wrong answer."""
+    from .bench.records.wrong import EXIT_WRONG, wrong_records
+
+    found = wrong_records(records)
+    if not found:
+        return 0
+    _say(f"cocktail {command}: {len(found)} record{'s' * (len(found) != 1)} past {'their' if len(found) > 1 else 'its'}"
+         f" error bound, listed first in the report and left out of every speedup and count; exit status {EXIT_WRONG}")
+    return EXIT_WRONG
 
 
 def _load_matrices(specs):
@@ -119,6 +134,17 @@ def _check_outputs(args) -> None:
             raise ValueError(f"{option} {path}: not a writable file path (is its directory there?)")
     if args.plot and Path(args.plot).exists() and not Path(args.plot).is_dir():
         raise ValueError(f"--plot {args.plot}: exists and is not a directory")
+    if args.plot:
+        _require_matplotlib("--plot")
+
+
+def _require_matplotlib(option: str) -> None:
+    """Refuse ``option`` before any work where matplotlib is missing (the plots are drawn after a whole run)."""
+    import importlib.util
+
+    if importlib.util.find_spec("matplotlib") is None:
+        raise CocktailError(f"{option} needs matplotlib, which is not installed: pip install matplotlib "
+                            "(the bench extra brings it)")
 
 
 def _write_outputs(args, rows) -> None:
@@ -293,7 +319,7 @@ def _bench(args) -> int:
     if kept is not None:
         kept.close(finished=True)
     console.print_report(rows, verbose=args.verbose)
-    return 0
+    return _status_of(rows, "bench")
 
 
 def _report(args) -> int:
@@ -309,7 +335,7 @@ def _report(args) -> int:
         base = Path(args.out).parent if args.out else Path(".")
         paths = [str(Path(p).relative_to(base)) if Path(p).is_relative_to(base) else str(p)
                  for p in plots.write_all(records, args.plots)]
-    return report.render(args, records, paths)
+    return report.render(args, records, paths) or _status_of(records, "report")
 
 
 def _formats(args) -> int:
@@ -332,12 +358,51 @@ def _explain(args) -> int:
     device = args.device or ("cuda" if cuda_available() else "cpu")
     preview = device == "cpu" and args.format == "auto"
     profile = describe.shipped_profile(args.gpu) if preview else None  # an unknown name fails before any work
+    params = _format_params(args.param)
     S = _load_matrices([args.file])[0].S
-    A = SparseMatrix(S, format=args.format, device=device, dtype=args.dtype)
+    try:
+        A = SparseMatrix(S, format=args.format, device=device, dtype=args.dtype, **params)
+    except (CocktailError, ValueError) as exc:  # a hint naming SparseMatrix's keywords: name --param instead
+        hint = _explain_hint(str(exc), getattr(exc, "fill", None))
+        if hint == str(exc):
+            raise
+        raise ValueError(hint) from None
     print(A.explain())
     if preview:
         print("\n" + describe.gpu_preview(A.storage.to_csr(), profile))
     return 0
+
+
+def _format_params(items) -> dict:
+    """``--param KEY=VALUE`` options as SparseMatrix's keywords: a VALUE that reads as a Python literal (``60``,
+    ``2.5``, ``None``, ``True``) is that value, any other is the text itself."""
+    import ast
+
+    params = {}
+    for item in items:
+        key, sep, text = item.partition("=")
+        if not sep or not key.strip().isidentifier():
+            raise ValueError(f"--param takes KEY=VALUE (e.g. --param max_fill=60), got {item!r}")
+        try:
+            params[key.strip()] = ast.literal_eval(text.strip())
+        except (ValueError, SyntaxError):
+            params[key.strip()] = text.strip()
+    return params
+
+
+def _explain_hint(message: str, fill=None) -> str:
+    """A format's refusal as ``cocktail explain`` words it: ``pass a larger max_fill=`` (SparseMatrix's keyword)
+    becomes ``--param max_fill=N``, N the fill this matrix needs, rounded up."""
+    import math
+    import re
+
+    def larger(match) -> str:
+        key = match.group(2)
+        value = math.ceil(fill) if key == "max_fill" and fill is not None and math.isfinite(fill) else "N"
+        return f"pass a {match.group(1)} {key}: add --param {key}={value}"
+
+    message = re.sub(r"\bpass a (larger|smaller) (\w+)=", larger, message)
+    return re.sub(r"\bpass (\w+)=", r"pass --param \1=", message)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -349,7 +414,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Benchmark SpMV on benchmark suites, Matrix Market (.mtx, .mtx.gz, .mtx.bz2) or SciPy .npz "
                     "files. With no matrices and no --suite it runs the default suite and, on the GPU, the "
                     "call-overhead section after it (on a machine without a GPU: the default suite shrunk to CPU "
-                    "size, timing each format's default CPU executor, cocktail-auto and SciPy).")
+                    "size, timing each format's default CPU executor, cocktail-auto and SciPy).",
+        epilog=BENCH_EXIT)
     bench.add_argument("matrices", nargs="*",
                        help="matrix files, generated Laplacians named laplace<points>_<k> (points 3, 5, 9, 7, 27; "
                             "k grid points per side), or random10k (the call-overhead section's small matrix)")
@@ -429,7 +495,11 @@ def build_parser() -> argparse.ArgumentParser:
     rep = sub.add_parser("report", help="render benchmark records (JSON) as a Markdown report, with plots, or as "
                                         "cocktail bench prints them (--terminal)",
                          description="Render the records that cocktail bench --json wrote as a Markdown report, "
-                                     "or with --terminal as cocktail bench printed them.")
+                                     "or with --terminal as cocktail bench printed them.",
+                         epilog="Exit status: 0 done; 2 an error; 3 the records hold a wrong answer (a relative "
+                                "error past the bound of its dtype): the report is printed or written all the "
+                                "same, those records listed under WRONG ANSWERS (Markdown: 'Wrong answers') and "
+                                "left out of every speedup and count.")
     from .bench.output.report import add_arguments
 
     add_arguments(rep)
@@ -480,6 +550,9 @@ def build_parser() -> argparse.ArgumentParser:
                       help="where to build the matrix (default: the GPU when CuPy sees one, else the CPU)")
     expl.add_argument("--format", default="auto", help="storage format (default auto); see cocktail formats")
     expl.add_argument("--dtype", default=None, help="convert the values: float32, float64, complex64, complex128")
+    expl.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
+                      help="a parameter of --format, as SparseMatrix takes it (repeatable), e.g. --param max_fill=60 "
+                           "or --param width=None; cocktail formats NAME lists a format's parameters")
     expl.add_argument("--gpu", default="h100", metavar="NAME",
                       help="without a GPU: the shipped device profile the planner's preview uses (h100 or h200; "
                            "default h100)")

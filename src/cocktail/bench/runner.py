@@ -9,19 +9,15 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from .measuring.baselines import CUPYX, CUSPARSE_BEST, best_of_cusparse
+from .measuring import paired
+from .measuring.baselines import CUPYX, CUSPARSE_BEST, Scipy, best_of_cusparse
 from .measuring.blocks import SPMM_BEST, BlockKernel, best_of_cusparse_spmm, for_block
 from .measuring.methods import AutoMethod, Inputs, KernelMethod, Unavailable
 from ..timing import time_cpu, time_gpu
-from .records import metrics
+from .records import metrics, wrong
 from .records.record import SPMM, Record, fastest_per_problem
+from .records.selection import BEST_SINGLE  # the derived record of the fastest of our single formats
 from ..auto import decisions
-
-#: Relative error above which a record is flagged: far beyond rounding for the dtype.
-ERROR_FLAG = {"float16": 1e-2, "bfloat16": 5e-2, "float32": 1e-3, "float64": 1e-9, "complex64": 1e-3,
-              "complex128": 1e-9}
-#: The derived record of the fastest of our single formats and kernels on a problem.
-BEST_SINGLE = "best-single"
 
 
 @dataclass(frozen=True)
@@ -68,23 +64,40 @@ class Settings:
     value_dtype: str | None = None
 
 
-def _measure(method, inputs: Inputs, rec: Record, settings: Settings) -> None:
-    # Before the timed matrix is built, so that the two it makes are freed first.
-    hit_s = method.cache_hit_s(inputs) if isinstance(method, AutoMethod) else None
+def _prepare(method, inputs: Inputs, rec: Record):
+    """``method`` made ready on ``inputs``: ``rec`` gets its setup time, label and parameters."""
     t0 = time.perf_counter()
     prep = method.prepare(inputs)
     rec.setup_ms = (time.perf_counter() - t0) * 1e3
+    rec.method, rec.params = prep.label, prep.params
+    return prep
+
+
+def _error(prep, inputs: Inputs) -> float:
+    """The relative error of the prepared method's product (after its timing: the answer it leaves)."""
+    if prep.on_gpu:
+        inputs.poison_outputs()  # a product that writes nothing must not pass on an earlier answer
+    return prep.rel_err() if prep.rel_err is not None else inputs.rel_err(prep.result())
+
+
+def _measure(method, inputs: Inputs, rec: Record, settings: Settings) -> None:
+    # Before the timed matrix is built, so that the two it makes are freed first.
+    hit_s = method.cache_hit_s(inputs) if isinstance(method, AutoMethod) else None
+    prep = _prepare(method, inputs, rec)
     try:
-        rec.method = prep.label
-        rec.params = prep.params
         if prep.on_gpu:
             t = time_gpu(prep.calls, repeat=settings.repeat, min_seconds=settings.min_seconds)
-            inputs.poison_outputs()  # a product that writes nothing must not pass on an earlier answer
         else:
             t = time_cpu(prep.calls, repeat=settings.repeat, budget_seconds=settings.cpu_budget_seconds)
-        rec.rel_err = prep.rel_err() if prep.rel_err is not None else inputs.rel_err(prep.result())
+        rec.rel_err = _error(prep, inputs)
     finally:
         prep.close()
+    _fill(rec, prep, t, inputs, settings, hit_s)
+
+
+def _fill(rec: Record, prep, t, inputs: Inputs, settings: Settings, hit_s=None) -> None:
+    """The record's times (``t``, a :class:`~cocktail.timing.Timing`) and the figures derived from them and
+    from the prepared method's byte models; notes it wrong when its error is past its bound."""
     seconds = t.kernel_us * 1e-6
     rec.kernel_us, rec.call_us, rec.kernel_timing, rec.samples = t.kernel_us, t.call_us, t.kernel_timing, t.samples
     rec.gflops = metrics.gflops(rec.nnz * inputs.k, seconds)
@@ -109,9 +122,39 @@ def _measure(method, inputs: Inputs, rec: Record, settings: Settings) -> None:
         rec.measure_spmvs = prep.planning_s["measure"] / spmv_s
         if hit_s is not None:
             rec.cache_hit_spmvs = hit_s / spmv_s
-    stored = (rec.params or {}).get("value_dtype", rec.dtype)  # values stored narrower: their rounding counts
-    if not rec.rel_err <= ERROR_FLAG.get(stored, 1e-3):  # NaN is flagged too
-        rec.note = f"WRONG: relative error {rec.rel_err:.2e}"
+    wrong.flag(rec)  # values stored narrower: their dtype's rounding counts
+
+
+def _headline_pair(methods, keys, done) -> list:
+    """On the CPU: ``[(cocktail-auto, key), (scipy, key)]`` when both are to be measured now, else ``[]``."""
+    auto = [(m, k) for m, k in zip(methods, keys) if isinstance(m, AutoMethod) and not m.needs_gpu]
+    scipy = [(m, k) for m, k in zip(methods, keys) if isinstance(m, Scipy)]
+    pair = auto[:1] + scipy[:1]
+    return pair if len(pair) == 2 and not any(k in done for _, k in pair) else []
+
+
+def _measure_pair(p: Problem, dtype, pair, inputs: Inputs, settings: Settings, stamp) -> dict:
+    """The records of the CPU headline's two methods (:func:`_headline_pair`), timed call for call
+    (:func:`.paired.time_pair`), by key; ``{}`` when either fails to prepare or run (each is then
+    measured alone, which records why)."""
+    recs = [_new_record(p, dtype, method) for method, _ in pair]
+    preps = []
+    try:
+        for (method, _), rec in zip(pair, recs):
+            preps.append(_prepare(method, inputs, rec))
+        t_a, t_b, band = paired.time_pair(preps[0].calls, preps[1].calls, settings.repeat,
+                                          2 * settings.cpu_budget_seconds)
+        for rec, prep in zip(recs, preps):
+            rec.rel_err = _error(prep, inputs)
+    except Exception:  # noqa: BLE001 - measured again alone, where the error is recorded
+        return {}
+    finally:
+        for prep in preps:
+            prep.close()
+    for rec, prep, t, (other, _) in zip(recs, preps, (t_a, t_b), reversed(pair)):
+        _fill(rec, prep, t, inputs, settings)
+        rec.paired_with, rec.noise_band = other.name, band
+    return {key: rec.stamp(stamp or {}) for (_, key), rec in zip(pair, recs)}
 
 
 def stream_for(on_gpu: bool):
@@ -155,8 +198,11 @@ def run(problems, methods, dtypes, settings: Settings, on_gpu: bool, progress=No
                     keys = [_key(p, dtype, method, k) for method in per_k[k]]
                     inputs = None if all(key in done for key in keys) else Inputs.create(p.S, dtype, on_gpu, k=k,
                                                                                       value_dtype=settings.value_dtype)
+                    pair = [] if on_gpu else _headline_pair(per_k[k], keys, done)
+                    together = _measure_pair(p, dtype, pair, inputs, settings, stamp) if pair else {}
                     for method, key in zip(per_k[k], keys):
-                        rec = done.get(key) or _record(p, dtype, method, inputs, settings, stamp, k)
+                        rec = done.get(key) or together.get(key) or _record(p, dtype, method, inputs, settings,
+                                                                            stamp, k)
                         if key not in done and journal is not None:
                             journal.append(key, rec)
                         records.append(rec)
@@ -185,8 +231,7 @@ def _key(p: Problem, dtype, method, k: int = 1) -> tuple:
 def _record(p: Problem, dtype, method, inputs: Inputs, settings: Settings, stamp, k: int = 1) -> Record:
     """The record of ``method`` on ``p`` in ``dtype`` (a block of ``k`` columns when ``k > 1``), measured now,
     or saying why it did not run."""
-    rec = Record(p.suite, p.name, p.S.shape[0], p.S.shape[1], int(p.S.nnz), np.dtype(dtype).name,
-                 method.name, kind=p.kind, family=p.family)
+    rec = _new_record(p, dtype, method)
     if k != 1:
         rec.section, rec.k = SPMM, k
     try:
@@ -196,6 +241,12 @@ def _record(p: Problem, dtype, method, inputs: Inputs, settings: Settings, stamp
     except Exception as exc:  # noqa: BLE001 - recorded, shown in the table and JSON
         rec.note = f"error: {type(exc).__name__}: {exc}"
     return rec.stamp(stamp or {})
+
+
+def _new_record(p: Problem, dtype, method) -> Record:
+    """The record of ``method`` on ``p`` in ``dtype``, not measured yet."""
+    return Record(p.suite, p.name, p.S.shape[0], p.S.shape[1], int(p.S.nnz), np.dtype(dtype).name, method.name,
+                  kind=p.kind, family=p.family)
 
 
 def warm_up(methods, dtypes) -> None:
@@ -230,13 +281,13 @@ def best_single(records: list) -> list:
 
 def add_speedups(records) -> None:
     """Fill ``speedup_cusparse_best`` and ``speedup_cupyx``: baseline kernel time over the record's, at the
-    record's ``k`` (a block record's cuSPARSE reference is ``cusparse-spmm-best``)."""
+    record's ``k`` (a block record's cuSPARSE reference is ``cusparse-spmm-best``); none for a wrong answer."""
     base = {}
     for r in records:
         if r.method in (CUSPARSE_BEST, SPMM_BEST, CUPYX) and r.kernel_us and not r.note:
             base[(r.suite, r.matrix, r.dtype, r.k, r.method)] = r.kernel_us
     for r in records:
-        if not r.kernel_us:
+        if not r.kernel_us or wrong.is_wrong(r):  # a wrong answer's time is no speedup
             continue
         key = (r.suite, r.matrix, r.dtype, r.k)
         best = key + (CUSPARSE_BEST if r.k == 1 else SPMM_BEST,)

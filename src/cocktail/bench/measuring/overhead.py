@@ -23,8 +23,9 @@ import scipy.sparse as sp
 
 from .methods import Inputs, Unavailable
 from .overhead_ways import EMPTY_GRAPH, EMPTY_LAUNCH, METHODS
+from ..records import wrong
 from ..records.record import OVERHEAD, Record
-from ..runner import ERROR_FLAG, Problem, stream_for
+from ..runner import Problem, stream_for
 
 #: The small matrix, where host time dominates: rows, nonzeros per row, name.
 SMALL_ROWS, SMALL_PER_ROW = 10_000, 5
@@ -116,8 +117,7 @@ def measure(method, inputs: Inputs, rec: Record, sync, repeat: int = 100,
         got = prep.result()
         if got is not None:
             rec.rel_err = inputs.rel_err(got)
-            if not rec.rel_err <= ERROR_FLAG.get(rec.dtype, 1e-3):
-                rec.note = f"WRONG: relative error {rec.rel_err:.2e}"
+            wrong.flag(rec)
     finally:
         prep.close()
 

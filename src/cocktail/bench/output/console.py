@@ -1,8 +1,9 @@
 """The terminal report of ``cocktail bench`` and ``cocktail report --terminal``: the answer first.
 
-Per dtype a headline (cocktail-auto against the best of cuSPARSE's algorithms on the GPU, against
-SciPy on the CPU) and a per-matrix table of cocktail-auto's plan and rates, sized to the terminal;
-then a footnote defining the terms shown. ``verbose`` adds every record, the suite summaries and
+First the wrong answers, where a record holds one (:mod:`.wrong_answers`); then per dtype a
+headline (:mod:`.headline`: cocktail-auto against the best of cuSPARSE's algorithms on the GPU,
+against SciPy on the CPU) and a per-matrix table of cocktail-auto's plan and rates, sized to the
+terminal; then a footnote defining the terms shown. ``verbose`` adds every record, the suite summaries and
 the call-time tables. Everything is computed from the records, so saved JSON prints the same.
 """
 
@@ -14,22 +15,18 @@ import textwrap
 
 from ...describe import figures
 from ..records import metrics
-from ..measuring.baselines import CUSPARSE, CUSPARSE_BEST
 from .calltables import call_tables
+from .headline import AUTO, TIE_PERCENT, baseline, headline, on_cpu  # noqa: F401 - the report's parts, here
 from .summaries import COLUMNS, summary_tables
 from ..records.selection import overhead_records, spmv_records, summary_records
-from . import blocks
+from ..records.wrong import is_wrong
+from . import blocks, wrong_answers
 
-AUTO = "cocktail-auto"
 SEP = 2  # spaces between table columns, rich's and plain
 #: The compact table's columns left out, in this order, when the terminal is too narrow for them.
 COMPACT_DROP = ("rows", "GFLOP/s", "nonzeros", "of copy")
 #: Then these are shortened, in this order.
 COMPACT_SHORTEN = ("plan", "fastest", "matrix")
-
-#: The headline counts cocktail-auto as the fastest on a matrix when within this many percent of the
-#: fastest time there: its plan is often one of the single-format methods, timed separately.
-TIE_PERCENT = 2
 
 #: What each printed term means; the footnote lists the ones a report used.
 TERMS = {
@@ -57,6 +54,11 @@ TERMS = {
     "ballpark": "neither the fastest nor the slowest of the methods measured on a matrix (Flegar & Anzt "
                 "Fig. 7); ties count for every tied method",
     "rel err": "||y - y_ref|| / ||y_ref||, y_ref the product in float64 on the host",
+    "bound": "the largest rel err a product may have in the dtype its values are stored in; past it the answer "
+             "is wrong, whatever its time",
+    "timing noise": "cocktail-auto and SciPy are timed call for call, in alternating rounds; ± is the 95% band "
+                    "of the geometric mean from the spread of the rounds' ratios, and a speedup within its band "
+                    "is the same speed",
 }
 
 
@@ -130,27 +132,33 @@ def _plain_table(file, title, header, rows) -> None:
 
 def _numeric(heading: str) -> bool:
     return heading not in ("matrix", "method", "dtype", "note", "plan", "fastest", "suite", "target", "verdict",
-                           "worst (matrix)", "limit") and "plan" not in heading
+                           "worst (matrix)", "limit", "timed") and "plan" not in heading
 
 
 def _widths(header, rows) -> list[int]:
     return [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(header)]
 
 
-def fit(header, rows, width: int, sep: int, shorten=(), drop=(), wrap: str | None = None):
-    """(header, rows) no wider than ``width`` where it can be: the text of column ``wrap`` is wrapped onto
-    continuation rows (no narrower than :data:`WRAP_MIN`; the other cells of those rows blank), then the
-    columns named in ``drop`` are left out in that order, then those named in ``shorten`` are cut in turn
-    (to no less than 8 characters, ending in …)."""
+def fit(header, rows, width: int, sep: int, shorten=(), drop=(), wrap=None):
+    """(header, rows) no wider than ``width`` where it can be: the text of the columns named in ``wrap`` (one
+    name or several) is wrapped onto continuation rows, the widest first, each no narrower than
+    :data:`WRAP_MIN` or its heading (the other cells of those rows blank); then the columns named in
+    ``drop`` are left out in that order, then those named in ``shorten`` are cut in turn (to no less than
+    8 characters, ending in …)."""
     header, rows = list(header), [list(r) for r in rows]
     drop = [d for d in drop if d in header and d not in shorten]
+    wraps = [wrap] if isinstance(wrap, str) else list(wrap or ())
+    limits = {}  # column -> the width its text is wrapped within
     while True:
-        widths = _widths(header, rows)
+        shown = _wrapped(header, rows, limits)
+        widths = _widths(header, shown)
         over = sum(widths) + sep * (len(widths) - 1) - width
         if over <= 0:
-            return header, rows
-        if wrap in header and widths[header.index(wrap)] > max(WRAP_MIN, len(wrap)):
-            rows = _wrapped(rows, header.index(wrap), max(WRAP_MIN, len(wrap), widths[header.index(wrap)] - over))
+            return header, shown
+        wrappable = [header.index(w) for w in wraps if w in header and widths[header.index(w)] > _narrowest(w)]
+        if wrappable:
+            i = max(wrappable, key=widths.__getitem__)
+            limits[header[i]] = max(_narrowest(header[i]), widths[i] - over)
             continue
         if drop:
             header, rows = _without(header, rows, (drop.pop(0),))
@@ -159,22 +167,29 @@ def fit(header, rows, width: int, sep: int, shorten=(), drop=(), wrap: str | Non
             i = header.index(name)
             cut = max(8, len(name), widths[i] - over)
             over -= widths[i] - cut
-            for r in rows:
+            for r in shown:
                 r[i] = r[i] if len(r[i]) <= cut else r[i][:cut - 1] + "…"
-        return header, rows
+        return header, shown
 
 
 #: The narrowest a wrapped column gets (:func:`fit`).
 WRAP_MIN = 16
 
 
-def _wrapped(rows, i: int, width: int) -> list[list[str]]:
-    """``rows`` with column ``i``'s text wrapped within ``width`` onto continuation rows."""
+def _narrowest(heading: str) -> int:
+    """The narrowest :func:`fit` wraps a column to."""
+    return max(WRAP_MIN, len(heading))
+
+
+def _wrapped(header, rows, limits: dict) -> list[list[str]]:
+    """``rows`` with the text of each column named in ``limits`` wrapped within its limit: a row becomes itself
+    and the continuation rows its longest wrapped cell needs, the cells of every wrapped column side by side."""
     out = []
     for r in rows:
-        parts = textwrap.wrap(r[i], width, break_on_hyphens=False) or [""]
-        out.append(r[:i] + [parts[0]] + r[i + 1:])
-        out += [[""] * i + [part] + [""] * (len(r) - i - 1) for part in parts[1:]]
+        parts = [textwrap.wrap(cell, limits[h], break_on_hyphens=False) or [""] if h in limits else [cell]
+                 for h, cell in zip(header, r)]
+        height = max(map(len, parts))
+        out += [[p[k] if k < len(p) else "" for p in parts] for k in range(height)]
     return out
 
 
@@ -189,48 +204,8 @@ def count(n) -> str:
     return str(n)
 
 
-def on_cpu(records) -> bool:
-    """True when the SpMV records were timed on the host CPU (no GPU numbers)."""
-    timed = [r["kernel_timing"] for r in records if r.get("kernel_timing")]  # refused methods have none
-    return bool(timed) and all(t == "cpu" for t in timed)
-
-
-def baseline(records) -> tuple[str, str]:
-    """The method the headline compares cocktail-auto with, and its column label."""
-    return ("scipy", "× SciPy") if on_cpu(records) else (CUSPARSE_BEST, "× cuSPARSE")
-
-
 def _problems(records) -> list:
     return list(dict.fromkeys((r.get("suite", ""), r["matrix"]) for r in records))
-
-
-def headline(records) -> str:
-    """One dtype's answer: cocktail-auto's geometric-mean speedup over the baseline, the matrices where it
-    is faster, and where it is (within ``TIE_PERCENT``) the fastest of every method; or the method with the
-    most such matrices."""
-    records = summary_records(records)
-    if not records:
-        return "nothing measured"
-    dtype = records[0]["dtype"]
-    base, _ = baseline(records)
-    counts = metrics.win_lose(records, tie=TIE_PERCENT / 100)
-    table = metrics.times_by_problem(records)
-    methods = {r["method"] for r in records if metrics.time_us(r)}
-    ratios = metrics.speedups(records, base).get(AUTO, {})
-    name = "SciPy" if base == "scipy" else f"cuSPARSE (best of {len(CUSPARSE)} algorithms)"
-    if not ratios:
-        if not counts:
-            return f"{dtype}: fewer than two methods measured; nothing to compare"
-        best = max(counts, key=lambda m: counts[m]["win"])
-        return f"{dtype}: {best} is the fastest of {len(methods)} methods on {counts[best]['win']} of " \
-               f"{len(table)} matrices (within {TIE_PERCENT}%; {AUTO} against {name}: not both measured)"
-    faster = sum(v > 1 for v in ratios.values())
-    wins = counts.get(AUTO, {}).get("win", 0)
-    with_base = sum(base in per for per in table.values())
-    missing = f" ({with_base - len(ratios)} more without a {AUTO} time)" if with_base > len(ratios) else ""
-    return (f"{AUTO} vs {name}, {dtype}: {metrics.geomean(ratios.values()):.2f}x as fast (geometric mean), "
-            f"faster on {faster} of {len(ratios)} matrices{missing}; fastest of all {len(methods)} methods on {wins} "
-            f"(within {TIE_PERCENT}%)")
 
 
 def machine_line(records) -> str:
@@ -286,7 +261,7 @@ def compact_table(records) -> tuple[list[str], list[list[str]]]:
             continue
         t = metrics.time_us(r)
         rate = None if not t else metrics.gflops(int(r["nnz"]), t * 1e-6)
-        chosen = (plan(r) if has_auto else r["method"]) if t else f"- ({r.get('note') or 'not run'})"
+        chosen = (plan(r) if has_auto else r["method"]) if t else f"- ({_why_untimed(r)})"
         rows.append([matrix, count(r.get("rows")), count(r.get("nnz")), chosen, figures(t), figures(rate),
                      figures(r.get("bandwidth_fraction")), figures(ratios.get(key))])
     header = ["matrix", "rows", "nonzeros", "plan" if has_auto else "fastest", "cpu µs" if cpu else "µs",
@@ -294,6 +269,11 @@ def compact_table(records) -> tuple[list[str], list[list[str]]]:
     if cpu:
         header, rows = _without(header, rows, ("of copy",))
     return header, rows
+
+
+def _why_untimed(record) -> str:
+    """Why a record has no time in the compact table: ``wrong answer`` (listed above it), its note, or not run."""
+    return "wrong answer" if is_wrong(record) else record.get("note") or "not run"
 
 
 def _without(header, rows, names):
@@ -343,11 +323,15 @@ def print_report(records, verbose: bool = False, file=None, plain: bool = False)
     terms = []
     if spmv:
         out.line(machine_line(spmv))
+    terms += _print_wrong_answers(out, records)
+    if spmv:
         for dtype, rows in _by_dtype(spmv).items():
             out.line()
-            out.line(headline(rows), indent="  ")
+            line = headline(rows)
+            out.line(line, indent="  ")
             header, body = compact_table(rows)
-            terms += ["geometric mean", "fastest", *out.table("", header, body, shorten=COMPACT_SHORTEN, drop=COMPACT_DROP)]
+            terms += ["geometric mean", *(["timing noise"] if "timing noise" in line else []), "fastest",
+                      *out.table("", header, body, shorten=COMPACT_SHORTEN, drop=COMPACT_DROP)]
     for head, header, body in blocks.sections(records):
         out.line()
         out.line(head, indent="  ")
@@ -367,6 +351,17 @@ def print_report(records, verbose: bool = False, file=None, plain: bool = False)
         _footnote(out, terms)
 
 
+def _print_wrong_answers(out: Output, records) -> list[str]:
+    """The block of wrong answers (:mod:`.wrong_answers`), when there is one; returns the terms it uses."""
+    found = wrong_answers.table(records)
+    if found is None:
+        return []
+    title, header, rows = found
+    out.line()
+    out.line(title, indent="  ")
+    return out.table("", header, rows, shorten=("matrix", "method"))
+
+
 def _print_verbose(out: Output, spmv, records) -> list[str]:
     """Every record, the summaries and the call tables; returns the terms they use."""
     terms = []
@@ -378,19 +373,17 @@ def _print_verbose(out: Output, spmv, records) -> list[str]:
         if len({r["method"] for r in spmv if metrics.time_us(r)}) >= 2:
             for title, header, body in summary_tables(spmv):
                 out.line()
-                out.table(title, header, body, shorten=(), wrap=_widest_text(header, body))
+                out.table(title, header, body, shorten=(), wrap=_text_columns(header))
                 terms += header
     for title, header, body in call_tables(records):
         out.line()
-        out.table(title, header, body, shorten=(), wrap=_widest_text(header, body))
+        out.table(title, header, body, shorten=(), wrap=_text_columns(header))
     return terms
 
 
-def _widest_text(header, rows) -> str | None:
-    """The widest column of text (not numbers) of a table: the one to wrap when it is too wide."""
-    widths = _widths(header, rows)
-    text = [i for i, h in enumerate(header) if not _numeric(h)]
-    return header[max(text, key=widths.__getitem__)] if text else None
+def _text_columns(header) -> tuple[str, ...]:
+    """The columns of text (not numbers) of a table: those :func:`fit` may wrap when it is too wide."""
+    return tuple(h for h in header if not _numeric(h))
 
 
 def print_call_tables(records, file=None) -> None:

@@ -15,6 +15,8 @@ from ..measuring.baselines import Cusparse
 from .calltables import call_tables, cell
 from ..records.selection import section, spmv_records, summary_records
 from .summaries import summary_tables
+from . import wrong_answers
+from ..records.wrong import EXIT_WRONG, is_wrong, wrong_records
 
 
 def _md_table(header, rows) -> list[str]:
@@ -59,11 +61,15 @@ def matrices_table(records) -> tuple[list[str], list[list[str]]]:
 
 
 def markdown(records: list[dict], title: str, header_lines=(), plots=()) -> str:
-    """The Markdown report: header, matrices, call time, call overhead and targets, summaries, plots,
-    then GFLOP/s per suite and dtype."""
+    """The Markdown report: header, wrong answers (where a record holds one), matrices, call time, call
+    overhead and targets, summaries, plots, then GFLOP/s per suite and dtype."""
     lines = [f"# {title}", ""]
     for note in header_lines:
         lines += [note, ""]
+    wrong = wrong_answers.table(records)
+    if wrong is not None:
+        heading, header, rows = wrong
+        lines += ["## Wrong answers", "", f"**{heading}.**", "", *_md_table(header, rows)]
     header, rows = matrices_table(records)
     lines += ["## Matrices", "", *_md_table(header, rows)]
     for table_title, header, rows in call_tables(records):
@@ -80,7 +86,7 @@ def markdown(records: list[dict], title: str, header_lines=(), plots=()) -> str:
             header, rows = pivot(spmv, dtype, suite)
             if rows:
                 lines += [f"## GFLOP/s: suite `{suite}`, {dtype}", "", *_md_table(header, rows)]
-    notes = [r for r in records if r.get("note")]
+    notes = [r for r in records if r.get("note") and not is_wrong(r)]
     if notes:
         lines += ["## Methods that did not run", "",
                   *_md_table(["section", "suite", "matrix", "dtype", "method", "note"],
@@ -150,7 +156,8 @@ def main(argv=None) -> int:
     add_arguments(parser)
     args = parser.parse_args(argv)
     try:
-        return render(args, load(args.json))
+        records = load(args.json)
+        return render(args, records) or (EXIT_WRONG if wrong_records(records) else 0)
     except ValueError as exc:
         parser.error(str(exc))
 

@@ -57,6 +57,8 @@ class Record:
     rel_err: float | None = None
     speedup_cusparse_best: float | None = None
     speedup_cupyx: float | None = None
+    paired_with: str = ""  # CPU: the method this one was timed with, call for call (:mod:`.paired`)
+    noise_band: float | None = None  # CPU, paired: the 95% band of the two times' ratio, a fraction (0.02: ±2%)
     analysis_spmvs: float | None = None  # cocktail-*: features and planning, in SpMVs of the chosen plan
     features_spmvs: float | None = None  # cocktail-*: of which the features, in SpMVs of the chosen plan
     convert_spmvs: float | None = None  # cocktail-*: building the chosen plan, in SpMVs of it

@@ -9,8 +9,12 @@ vectors) or ``"overhead"`` (per-call host+GPU time of one way of calling a produ
 
 from __future__ import annotations
 
-from ..measuring.baselines import CUSPARSE
+from ..measuring.baselines import CUSPARSE, CUSPARSE_BEST
 from .record import OVERHEAD, SPMM, SPMV
+from .wrong import is_wrong, untimed
+
+#: The derived record of the fastest of our single formats on a problem (:func:`~..runner.best_single`).
+BEST_SINGLE = "best-single"
 
 
 def section(record) -> str:
@@ -35,6 +39,23 @@ def overhead_records(records) -> list:
 
 
 def summary_records(records) -> list[dict]:
-    """The SpMV records summaries compare: ``cusparse-best`` stands for the four cuSPARSE algorithms."""
+    """The SpMV records summaries compare: ``cusparse-best`` stands for the four cuSPARSE algorithms, and a wrong
+    answer (:mod:`.wrong`) is there without its time, so that it counts as not measured."""
     algs = {b.name for b in CUSPARSE}
-    return [r for r in spmv_records(records) if r["method"] not in algs]
+    return [untimed(r) if is_wrong(r) else r for r in spmv_records(records) if r["method"] not in algs]
+
+
+def compared_methods(records) -> tuple[list[str], list[str]]:
+    """(tried, ran) of :func:`summary_records`: the methods a run tried, and those with a time (a right answer)
+    on at least one problem.  ``best-single`` (a copy of the fastest of our single formats' records) is no
+    method of its own; ``cusparse-best`` counts once, for cuSPARSE's algorithms."""
+    rows = [r for r in summary_records(records) if r["method"] != BEST_SINGLE]
+    tried = list(dict.fromkeys(r["method"] for r in rows))
+    timed = {r["method"] for r in rows if r.get("kernel_us", r.get("time_us"))}
+    return tried, [m for m in tried if m in timed]
+
+
+def compared_label(method: str) -> str:
+    """The name a method is counted under among :func:`compared_methods`: ``cusparse-best`` for each of
+    cuSPARSE's algorithms, the method itself otherwise."""
+    return CUSPARSE_BEST if method in {b.name for b in CUSPARSE} else method
