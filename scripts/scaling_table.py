@@ -35,6 +35,8 @@ from collections import defaultdict
 
 import numpy as np
 
+from cocktail.precision import itemsize
+
 PREDICT = (2, 4, 8, 16, 32, 64)
 
 
@@ -136,7 +138,7 @@ def main(paths) -> None:
             continue  # only one GPU ran: nothing measured to scale, and no fit of its own
         one = runs[1]
         matrix, dtype = key[0], key[-1]
-        item = np.dtype(dtype).itemsize
+        item = itemsize(dtype)  # a bfloat16 record needs no ml_dtypes
 
         def local(P):  # a rank's own work: an even share of the entries (strong), or the base's (weak)
             return one["product_us"] / P if kind == "strong" else one["product_us"]

@@ -1,4 +1,9 @@
-"""Shared test configuration: GPU tests skip themselves when no CUDA GPU is present."""
+"""Shared test configuration: GPU tests skip themselves when no CUDA GPU is present.
+
+``COCKTAIL_TEST_HIDE=ml_dtypes,torch`` runs the tests as in an install without those optional packages: each named
+module is hidden before Cocktail is imported (``import ml_dtypes`` raises ImportError), so one environment can test
+what every install gives (tests/test_optional_packages.py does so).
+"""
 
 from __future__ import annotations
 
@@ -9,6 +14,11 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
+
+from hide_packages import hide_from_environment
+
+hide_from_environment()
+
 
 from cocktail.arrays import cuda_available
 

@@ -433,3 +433,39 @@ def test_explain_param_errors_are_one_line(param, message, capsys):
     assert main(["explain", "laplace5_8", "--device", "cpu", "--format", "pkt", "--param", param]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("cocktail: error: ") and message in err[0]
+
+
+# --- optional packages: named before any work, never a different number ------------------------------------
+
+@pytest.mark.skipif(importlib.util.find_spec("torch") is not None, reason="torch is installed here")
+def test_a_baseline_named_alone_without_its_package_is_refused_before_the_run(capsys):
+    assert main(["bench", "laplace5_6", "--methods", "torch", "--repeat", "1"]) == 2
+    err = capsys.readouterr().err
+    assert "--methods torch needs PyTorch" in err and "pip install torch" in err
+
+
+def test_distributed_takes_one_dtype_checked_like_the_others(capsys):
+    assert main(["bench", "--distributed", "--dtype", "float32,float64"]) == 2
+    assert "one dtype per run" in capsys.readouterr().err
+    assert main(["bench", "--distributed", "--dtype", "float8"]) == 2
+    assert "unknown dtype 'float8'" in capsys.readouterr().err
+
+
+def test_a_missing_optional_package_is_one_line_naming_it(monkeypatch, capsys):
+    from cocktail import cli
+
+    def needs_mpi(args):
+        import mpi4py_not_here  # noqa: F401 - the ImportError a command without its extra raises
+
+    monkeypatch.setattr(cli, "_bench", needs_mpi)
+    assert main(["bench"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("cocktail: error: this needs mpi4py_not_here") and "Traceback" not in err
+
+
+def test_the_targets_weigh_a_bfloat16_record_without_ml_dtypes():
+    """A saved run's bfloat16 records are reported where ml_dtypes is missing (np.dtype('bfloat16') would fail)."""
+    from cocktail import precision
+
+    assert precision.itemsize("bfloat16") == 2 and precision.itemsize(np.float64) == 8
+    assert all(precision.itemsize(d) == d.itemsize for d in precision.PRODUCT_DTYPES)

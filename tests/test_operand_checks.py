@@ -225,6 +225,19 @@ def test_bind_names_what_it_cannot_take_without_copying(device):
     refused(lambda: A.bind(x.astype(np.float32), out=buf[:M]), TypeError, r"bind: x must have the matrix dtype", buf)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_bind_refuses_an_operand_without_a_dtype_in_every_dtype(dtype):
+    """An operand with a shape and no dtype is refused by name for a float64 matrix too: the check once read
+    ``getattr(x, "dtype", None) != float64``, which NumPy answers False (``np.dtype(None)`` is float64)."""
+    A = matrix("cpu").astype(dtype)
+
+    class Shaped:  # a shape, no dtype, no __array__: nothing to take without a copy
+        shape = (N,)
+
+    refused(lambda: A.bind(Shaped(), out=np.zeros(M, dtype=dtype)), TypeError,
+            r"bind: x must have the matrix dtype .* got None")
+
+
 # --- devices -----------------------------------------------------------------------------
 
 @pytest.mark.gpu

@@ -112,8 +112,10 @@ def _methods(args, on_gpu: bool) -> list:
             fmt = name.partition(":")[2]
             formats.get(fmt)
             chosen.append(methods.ReferenceMethod(fmt))
+        elif name in groups:
+            chosen += groups[name]
         else:
-            chosen += groups[name] if name in groups else [baselines.get(name)]
+            chosen.append(_installed(baselines.get(name)))
     if not on_gpu:
         gpu_only = [m.name for m in chosen if m.needs_gpu]
         if gpu_only and "all" not in _split(args.methods):
@@ -123,6 +125,17 @@ def _methods(args, on_gpu: bool) -> list:
     if not chosen:
         raise ValueError("no method to run: check --formats and --methods")
     return list(dict.fromkeys(chosen))
+
+
+def _installed(method):
+    """``method``, named alone by ``--methods``: refused before the run where the optional package it needs is
+    missing (a whole run would record only that it did not run)."""
+    import importlib.util
+
+    package = getattr(method, "package", None)
+    if package is not None and importlib.util.find_spec(package[0]) is None:
+        raise ValueError(f"--methods {method.name} needs {package[1]}, which is not installed")
+    return method
 
 
 def _check_outputs(args) -> None:
@@ -266,6 +279,8 @@ def _bench(args) -> int:
     if args.distributed:
         from .bench import distributed
 
+        if len(_check_options(args)) != 1:  # one product is timed per run
+            raise ValueError(f"--distributed times one dtype per run; --dtype {args.dtype} names several")
         return distributed.run(args)
     from .arrays import cuda_available
     from .bench import runner
@@ -661,6 +676,10 @@ def main(argv=None) -> int:
         return 1
     except (CocktailError, ValueError, TypeError, OSError) as exc:
         print(f"cocktail: error: {exc}", file=sys.stderr)
+        return 2
+    except ImportError as exc:  # an optional package this command needs (mpi4py for --distributed, ...)
+        print(f"cocktail: error: this needs {exc.name or 'a package'}, which is not installed ({exc}); the README's "
+              "extras table says which extra brings it", file=sys.stderr)
         return 2
 
 

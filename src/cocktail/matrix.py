@@ -126,7 +126,9 @@ def _require_memory(facts: _InputFacts, dtype, index_dtype, device: str) -> None
                      ("x and y", (m + n) * value_size)], device)
 
 
-def _resolve_device(device, on_gpu: bool) -> str:
+def resolve_device(device, on_gpu: bool) -> str:
+    """``device`` checked ("cpu", "cuda"), or for None the GPU where CuPy sees one (``on_gpu``: the input is on
+    it), else the CPU with a :class:`CPUFallbackWarning`."""
     if device is None:
         if on_gpu or cuda_available():
             return "cuda"
@@ -228,7 +230,7 @@ class SparseMatrix(OperatorProtocol):
         facts = _input_facts(S, shape)
         if facts is None:
             _source_arrays(S, shape)  # raises the error that names what is wrong with the input
-        self.device = _resolve_device(device, facts.on_gpu)
+        self.device = resolve_device(device, facts.on_gpu)
         if self.device == "cpu" and kernel is not None:
             raise ValueError(f"kernel={kernel!r} needs device='cuda': kernels run on the GPU")
         if tune not in ("model", "measure"):
@@ -569,9 +571,10 @@ class SparseMatrix(OperatorProtocol):
         """``a`` for a bound block product: exactly the shape and dtype, C- or Fortran-contiguous (never copied)."""
         if getattr(a, "shape", None) != shape:
             raise ValueError(f"bind: {name} must have shape {shape}, got {getattr(a, 'shape', None)}")
-        if a.dtype != self._dtype:
+        found = getattr(a, "dtype", None)
+        if not isinstance(found, np.dtype) or found != self._dtype:
             raise TypeError(f"bind: {name} must have the matrix dtype {self._dtype.name} (a bound product never "
-                            f"converts), got {a.dtype.name}")
+                            f"converts), got {getattr(found, 'name', found)}")
         if not (a.flags.c_contiguous or a.flags.f_contiguous):
             raise ValueError(f"bind: {name} must be C- or Fortran-contiguous (a bound product never copies its "
                              "buffers)")
@@ -646,9 +649,10 @@ class SparseMatrix(OperatorProtocol):
         a = self._device_view(a, name)
         if getattr(a, "shape", None) != shape:
             raise ValueError(f"bind: {name} must have shape {shape}, got {getattr(a, 'shape', None)}")
-        if getattr(a, "dtype", None) != self._dtype:
+        found = getattr(a, "dtype", None)  # not "!= self._dtype" alone: None != float64 is False in NumPy
+        if not isinstance(found, np.dtype) or found != self._dtype:
             raise TypeError(f"bind: {name} must have the matrix dtype {self._dtype.name} (a bound product never "
-                            f"converts), got {getattr(getattr(a, 'dtype', None), 'name', None)}")
+                            f"converts), got {getattr(found, 'name', found)}")
         if not a.flags.c_contiguous:
             raise ValueError(f"bind: {name} must be contiguous (a bound product never copies its buffers)")
         return a

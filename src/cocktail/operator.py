@@ -24,7 +24,7 @@ import numpy as np
 from scipy.sparse.linalg import LinearOperator
 
 from .formats.csr import converted
-from .precision import compute_dtype, is_half, is_value_dtype
+from .precision import compute_dtype, dtype_named, is_half, is_value_dtype
 
 #: SciPy sparse-array methods a SparseMatrix does not have: each raises a TypeError that says what to call.
 SCIPY_ONLY = ("multiply", "power", "sum", "mean", "maximum", "minimum", "nonzero", "count_nonzero", "setdiag",
@@ -245,7 +245,7 @@ class OperatorProtocol(LinearOperator):
     def astype(self, dtype, casting="unsafe", copy=True):
         """The matrix with its values in ``dtype`` (float32, float64, complex64, complex128), planned anew;
         this matrix itself where ``dtype`` is its own and ``copy=False``."""
-        dtype = np.dtype(dtype)
+        dtype = dtype_named(dtype)  # "bfloat16" names ml_dtypes where it is missing
         if dtype == self.dtype and not copy:
             return self
         if not np.can_cast(self.dtype, dtype, casting):

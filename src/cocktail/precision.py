@@ -51,12 +51,25 @@ if BFLOAT16 is not None:
 
 
 def dtype_named(name) -> np.dtype:
-    """The dtype ``name`` spells (``"bfloat16"`` through ml_dtypes, a clear ``TypeError`` without it)."""
+    """The dtype ``name`` spells (``"bfloat16"`` through ml_dtypes, a clear ``TypeError`` without it).  ``None`` is
+    a ``TypeError`` too, never NumPy's float64 (``np.dtype(None)``): a missing dtype must not pass for one."""
+    if name is None:
+        raise TypeError("a dtype is needed here, got None")
     if isinstance(name, str) and name.strip().lower() == "bfloat16":
         if BFLOAT16 is None:
             raise TypeError("bfloat16 needs the optional package ml_dtypes (pip install ml_dtypes)")
         return BFLOAT16
     return np.dtype(name)
+
+
+#: Bytes per value of each value dtype, by name: what a saved record's dtype weighs in any install (a bfloat16
+#: record read where ml_dtypes is missing too).
+ITEMSIZE = {"float16": 2, "bfloat16": 2, "float32": 4, "float64": 8, "complex64": 8, "complex128": 16}
+
+
+def itemsize(name) -> int:
+    """Bytes per value of the value dtype ``name`` (a name or a dtype), without needing the dtype itself."""
+    return ITEMSIZE[name if isinstance(name, str) else np.dtype(name).name]
 
 
 def is_bfloat16(dtype) -> bool:
@@ -67,18 +80,18 @@ def is_bfloat16(dtype) -> bool:
 
 def is_half(dtype) -> bool:
     """Whether ``dtype`` is float16 or bfloat16."""
-    return np.dtype(dtype) in HALF_DTYPES
+    return dtype_named(dtype) in HALF_DTYPES
 
 
 def is_value_dtype(dtype) -> bool:
     """Whether arrays of ``dtype`` hold matrix values (floating or complex), not indices or codes."""
-    dt = np.dtype(dtype)
+    dt = dtype_named(dtype)
     return dt.kind in "fc" or dt in HALF_DTYPES
 
 
 def compute_dtype(dtype) -> np.dtype:
     """The dtype a product in ``dtype`` sums in: float32 for a half type, else ``dtype`` itself."""
-    dt = np.dtype(dtype)
+    dt = dtype_named(dtype)
     return FLOAT32 if dt in HALF_DTYPES else dt
 
 
@@ -91,7 +104,7 @@ def sampled_dtype(dtype) -> np.dtype:
 
 def unit_roundoff(dtype) -> float:
     """Half an ulp of 1 in the real ``dtype`` (or a complex dtype's parts)."""
-    dt = np.dtype(dtype)
+    dt = dtype_named(dtype)
     if dt.kind == "c":
         dt = np.dtype(dt.char.lower())
     return _UNIT_ROUNDOFF[dt]

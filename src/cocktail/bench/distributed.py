@@ -23,6 +23,8 @@ import time
 import numpy as np
 import scipy.sparse as sp
 
+from ..precision import dtype_named
+
 #: The 27 neighbour offsets of a box stencil, in the order that keeps each row's columns ascending.
 _BOX = [(dk, dj, di) for dk in (-1, 0, 1) for dj in (-1, 0, 1) for di in (-1, 0, 1)]
 
@@ -107,7 +109,7 @@ def run(args) -> int:
 
     comm = MPI.COMM_WORLD
     P, rank = comm.Get_size(), comm.Get_rank()
-    dtype = np.dtype(args.dtype.split(",")[0])
+    dtype = dtype_named(args.dtype)  # one, checked by the command line (bfloat16 names ml_dtypes where missing)
     t0 = time.perf_counter()
     A, facts = _matrix(args, comm, dtype)
     build_s = comm.allreduce(time.perf_counter() - t0, op=MPI.MAX)

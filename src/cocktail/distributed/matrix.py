@@ -66,7 +66,8 @@ class DistributedMatrix:
         ``col_offsets``: every rank's first row and first owned column (P + 1 each, the same on every rank).
         ``options`` go to each block's ``SparseMatrix`` (``format=``, ``vendor=``, ...)."""
         from .. import SparseMatrix
-        from ..arrays import cuda_available, to_numpy
+        from ..arrays import to_numpy
+        from ..matrix import resolve_device
 
         self.comm = comm if comm is not None else _world()
         self.rank, self.size = self.comm.Get_rank(), self.comm.Get_size()
@@ -84,7 +85,7 @@ class DistributedMatrix:
         self.shape = (int(self.row_offsets[-1]), int(self.col_offsets[-1]))
         r0, r1 = self.row_offsets[self.rank], self.row_offsets[self.rank + 1]
         c0, c1 = self.col_offsets[self.rank], self.col_offsets[self.rank + 1]
-        self.device = device or ("cuda" if cuda_available() else "cpu")
+        self.device = resolve_device(device, on_gpu=False)  # warns where no GPU is found, as SparseMatrix does
         if self.device == "cuda":
             _use_local_gpu(self.comm)
         indptr, indices, data = (to_numpy(a) for a in (local.indptr, local.indices, local.data))

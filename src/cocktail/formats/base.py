@@ -12,7 +12,7 @@ from typing import ClassVar
 import numpy as np
 
 from ..arrays import get_xp, to_numpy
-from ..precision import is_value_dtype
+from ..precision import dtype_named, is_value_dtype
 
 
 def array_bytes(arr, val: int) -> int:
@@ -64,7 +64,7 @@ class SparseFormat:
 
     def __init__(self, shape, dtype, index_dtype, nnz, params, **fields):
         self.shape = (int(shape[0]), int(shape[1]))
-        self.dtype = np.dtype(dtype)
+        self.dtype = dtype_named(dtype)  # never None read as float64
         self.index_dtype = np.dtype(index_dtype)
         self.nnz = int(nnz)
         self.params = dict(params)

@@ -103,6 +103,9 @@ class Torch:
 
     name: str = "torch"
     needs_gpu = True
+    #: The optional package it needs, as imported and as installed: named alone, the method is refused before a
+    #: run where it is missing (in a group it is recorded as not run).
+    package = ("torch", "PyTorch (pip install torch)")
 
     def prepare(self, inputs: Inputs) -> Prepared:
         """The torch CSR tensor; torch is pointed at CuPy's current stream until ``close``."""

@@ -29,9 +29,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
-
 from ..records import metrics
+from ...precision import itemsize
 from ..measuring.baselines import CUSPARSE_BEST
 from ..problems.families import POWER_LAW, REGULAR
 from ..measuring.overhead_ways import BOUND, BOUND_GRAPH, EMPTY_LAUNCH, MATMUL, MATVEC
@@ -287,7 +286,7 @@ def csr_dram_bytes(record) -> int:
     """The size of a record's matrix for the L2 test: the DRAM model of its CSR with int32 indices
     (values and column indices, row pointers, ``x`` and ``y`` once), whatever method ran, so the
     matrices judged do not change with the format the planner picks."""
-    val = np.dtype(record["dtype"]).itemsize
+    val = itemsize(record["dtype"])  # a bfloat16 record read without ml_dtypes too
     m, n, nnz = int(record["rows"]), int(record["cols"]), int(record["nnz"])
     return nnz * (val + 4) + (m + 1) * 4 + n * val + m * val
 
@@ -305,7 +304,7 @@ def floor_fraction(record) -> float | None:
     t, copy = metrics.time_us(record), record.get("copy_gbps")
     if not t or not copy:
         return None
-    floor = (int(record["nnz"]) + int(record["cols"]) + int(record["rows"])) * np.dtype(record["dtype"]).itemsize
+    floor = (int(record["nnz"]) + int(record["cols"]) + int(record["rows"])) * itemsize(record["dtype"])
     return floor / (t * 1e-6) / (copy * 1e9)
 
 
