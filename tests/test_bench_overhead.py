@@ -130,14 +130,17 @@ def test_overhead_records_and_floor_ratios(fake_run):
         assert r["back_to_back_us"] > 0 and r["sync_call_us"] > 0 and r["back_to_back_calls"] >= 1
         assert r["samples"] == 10 and r["setup_ms"] >= 0
         for key in ("over_empty_launch", "over_empty_graph", "sync_over_empty_launch", "sync_over_empty_graph"):
-            assert r[key] > 0
+            if r["method"] == "wrong":  # a wrong answer's time is no call of the product: no ratio to the floors
+                assert r[key] is None
+            else:
+                assert r[key] > 0
     by = {(r.matrix, r.dtype, r.method): r for r in fake_run}
     launch = by[("small", "float64", ways.EMPTY_LAUNCH)]
     assert launch.over_empty_launch == 1.0 and launch.sync_over_empty_launch == 1.0
     # The ratios are the measured times over the same matrix's and dtype's floors (exact arithmetic;
     # the spinning methods' times themselves vary with the machine's load).
     for (matrix, dtype, method), r in by.items():
-        if r.back_to_back_us is None:
+        if r.back_to_back_us is None or method == "wrong":
             continue
         empty, graph = by[(matrix, dtype, ways.EMPTY_LAUNCH)], by[(matrix, dtype, ways.EMPTY_GRAPH)]
         assert r.over_empty_launch == pytest.approx(r.back_to_back_us / empty.back_to_back_us)

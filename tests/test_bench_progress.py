@@ -58,3 +58,19 @@ def test_the_cli_messages_fit_80_columns(monkeypatch, capsys):
     assert main(["bench", "laplace5_6", "--cpu", "--formats", "csr", "--repeat", "1"]) == 0
     err = capsys.readouterr().err.splitlines()
     assert err and max(map(len, err)) <= 80
+
+
+def test_a_problem_where_every_cusparse_algorithm_was_refused_counts_alike(monkeypatch):
+    """No cusparse-best record is derived there; cuSPARSE was tried all the same, in the headline as in the progress
+    line (it said "3 of 4 methods ran" and the headline "all 3 methods")."""
+    from cocktail.bench.output import console
+
+    monkeypatch.setenv("COLUMNS", "100")
+    records = [_rec("m", "cocktail-auto", 1.0), _rec("m", "csr", 2.0),
+               _rec("m", "cusparse-csr-alg1", None, note="refused: no float16 here"),
+               _rec("m", "cusparse-coo-alg1", None, note="refused: no float16 here")]
+    for r in records[:2]:
+        r.kernel_timing = "graph"
+    assert "2 of 3 methods ran" in progress.problem_line(records, 4, 4, 1.0, 1.0)
+    text = console.headline([r.as_dict() for r in records])
+    assert "fastest of the 2 methods that ran (3 tried) on 1 of 1 matrices" in text

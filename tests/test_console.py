@@ -225,7 +225,7 @@ def test_the_verbose_report_of_a_run_with_wrong_answers_fits_100_columns(monkeyp
         no_rich(monkeypatch)
     text = printed(cpu_run_with_wrong_answers(), verbose=True)
     assert max(len(line.rstrip()) for line in text.splitlines()) <= 100
-    assert "miss (6 not" in text and "WRONG ANSWERS: 6 records" in text
+    assert "miss (6 wrong)" in text and "WRONG ANSWERS: 6 records" in text
 
 
 def test_fit_wraps_several_text_columns_side_by_side():

@@ -144,6 +144,16 @@ def test_bandwidth_cells_label_methods_that_did_not_run():
     assert plots.cell_number(12.34, False) == "12.3"
 
 
+def test_a_wrong_answer_is_labelled_wrong_in_its_own_colour(figures):
+    wrong = RECORDS + [{**rec("c", "cocktail-auto", 1.0, gbps=80.0), "note": "WRONG: relative error 1.00e-06"},
+                       {**rec("c", "csr_vector", 2.0, gbps=40.0), "rel_err": 1e-6}]  # past float64's bound, no note
+    _, _, cells, _ = plots.bandwidth_cells(wrong)
+    assert cells[("s", "c"), "cocktail-auto"] == "wrong" and cells[("s", "c"), "csr_vector"] == "wrong"
+    assert plots.MISSING_COLOURS["wrong"] not in (plots.MISSING_COLOURS["refused"], plots.MISSING_COLOURS["n/a"])
+    ax = draw(figures, plots.bandwidth_figure, wrong).axes[0]
+    assert "wrong" in {t.get_text() for t in ax.texts} and "red: wrong answer" in ax.get_title()
+
+
 def test_bandwidth_map_writes_labels_readably(figures):
     ax = draw(figures, plots.bandwidth_figure, RECORDS).axes[0]
     texts = {(round(t.get_position()[0]), round(t.get_position()[1])): t for t in ax.texts}

@@ -20,21 +20,9 @@ BENCH_EXIT = ("Exit status: 0 done; 2 an error (an option, a file, a matrix); 3 
 def _say(text: str) -> None:
     """Print a message on stderr, wrapped within the terminal's width (at most 100 columns; continuation
     lines indented)."""
-    from .bench.output.progress import wrapped
+    from .bench.output.progress import say
 
-    print(wrapped(text), file=sys.stderr, flush=True)
-
-
-def _status_of(records, command: str) -> int:
-    """0, or :data:`~.bench.records.wrong.EXIT_WRONG` (saying so on stderr) when a record holds a wrong answer."""
-    from .bench.records.wrong import EXIT_WRONG, wrong_records
-
-    found = wrong_records(records)
-    if not found:
-        return 0
-    _say(f"cocktail {command}: {len(found)} record{'s' * (len(found) != 1)} past {'their' if len(found) > 1 else 'its'}"
-         f" error bound, listed first in the report and left out of every speedup and count; exit status {EXIT_WRONG}")
-    return EXIT_WRONG
+    say(text)
 
 
 def _load_matrices(specs):
@@ -161,6 +149,7 @@ def _require_matplotlib(option: str) -> None:
 
 
 def _write_outputs(args, rows) -> None:
+    """``--json`` and ``--csv``: the records, written before anything that may fail."""
     from pathlib import Path
 
     if args.json:
@@ -173,6 +162,10 @@ def _write_outputs(args, rows) -> None:
             writer = csv.DictWriter(fh, fieldnames=fields)
             writer.writeheader()
             writer.writerows({k: json.dumps(v) if isinstance(v, dict) else v for k, v in r.items()} for r in rows)
+
+
+def _write_plots(args, rows) -> None:
+    """``--plot``: the PNG plots of the records."""
     if args.plot:
         from .bench.output import plots
 
@@ -284,7 +277,7 @@ def _bench(args) -> int:
         return distributed.run(args)
     from .arrays import cuda_available
     from .bench import runner
-    from .bench.output import console
+    from .bench.output import console, wrong_answers
     from .bench.output.progress import reporter
     from .provenance import provenance
 
@@ -326,6 +319,9 @@ def _bench(args) -> int:
             kept.close(finished=False)
             _say(f"cocktail bench: interrupted; the records measured are kept in {kept.path}: run the same "
                  f"command with --resume to finish")
+            if kept.wrong:
+                _say(f"cocktail bench: {kept.wrong} of the records kept answered wrong (past the error bound of "
+                     f"their dtype); the finished run lists them first and exits 3")
             return 130
     if args.overhead or (on_gpu and _default_suite_run(args) and not args.no_overhead):
         records += [r.stamp(info) for r in _overhead(args, problems, dtypes)]
@@ -333,24 +329,28 @@ def _bench(args) -> int:
     _write_outputs(args, rows)  # first: nothing measured is lost if a summary fails
     if kept is not None:
         kept.close(finished=True)
-    console.print_report(rows, verbose=args.verbose)
-    return _status_of(rows, "bench")
+    with wrong_answers.told_on_error(rows, "bench"):  # a failing plot or report still says what was wrong
+        _write_plots(args, rows)
+        console.print_report(rows, verbose=args.verbose)
+    return wrong_answers.exit_status(rows, "bench")
 
 
 def _report(args) -> int:
     from pathlib import Path
 
-    from .bench.output import report
+    from .bench.output import report, wrong_answers
 
     records = report.load(args.json)
     paths = []
-    if args.plots and not args.terminal:
-        from .bench.output import plots
+    with wrong_answers.told_on_error(records, "report"):  # a failing plot or report still says what was wrong
+        if args.plots and not args.terminal:
+            from .bench.output import plots
 
-        base = Path(args.out).parent if args.out else Path(".")
-        paths = [str(Path(p).relative_to(base)) if Path(p).is_relative_to(base) else str(p)
-                 for p in plots.write_all(records, args.plots)]
-    return report.render(args, records, paths) or _status_of(records, "report")
+            base = Path(args.out).parent if args.out else Path(".")
+            paths = [str(Path(p).relative_to(base)) if Path(p).is_relative_to(base) else str(p)
+                     for p in plots.write_all(records, args.plots)]
+        status = report.render(args, records, paths)
+    return status or wrong_answers.exit_status(records, "report")
 
 
 def _formats(args) -> int:
@@ -388,20 +388,31 @@ def _explain(args) -> int:
     return 0
 
 
+#: SparseMatrix's keywords that ``cocktail explain`` sets from options of its own: ``--param`` refuses them.
+EXPLAIN_OPTIONS = {"format": "--format", "device": "--device", "dtype": "--dtype"}
+
+
 def _format_params(items) -> dict:
     """``--param KEY=VALUE`` options as SparseMatrix's keywords: a VALUE that reads as a Python literal (``60``,
-    ``2.5``, ``None``, ``True``) is that value, any other is the text itself."""
+    ``2.5``, ``None``, ``True``) is that value, any other is the text itself.  The keys explain sets from its
+    own options (:data:`EXPLAIN_OPTIONS`) are refused, naming the option."""
     import ast
 
     params = {}
     for item in items:
         key, sep, text = item.partition("=")
-        if not sep or not key.strip().isidentifier():
+        key, text = key.strip(), text.strip()
+        if not sep or not key.isidentifier():
             raise ValueError(f"--param takes KEY=VALUE (e.g. --param max_fill=60), got {item!r}")
+        if key in EXPLAIN_OPTIONS:
+            raise ValueError(f"--param {key}=...: {key} is an option of cocktail explain: give "
+                             f"{EXPLAIN_OPTIONS[key]} {text or 'VALUE'} instead")
+        if key == "S":
+            raise ValueError("--param S=...: S is the matrix, which FILE names")
         try:
-            params[key.strip()] = ast.literal_eval(text.strip())
+            params[key] = ast.literal_eval(text)
         except (ValueError, SyntaxError):
-            params[key.strip()] = text.strip()
+            params[key] = text
     return params
 
 

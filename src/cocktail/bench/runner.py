@@ -12,7 +12,7 @@ import scipy.sparse as sp
 from .measuring import paired
 from .measuring.baselines import CUPYX, CUSPARSE_BEST, Scipy, best_of_cusparse
 from .measuring.blocks import SPMM_BEST, BlockKernel, best_of_cusparse_spmm, for_block
-from .measuring.methods import AutoMethod, Inputs, KernelMethod, Unavailable
+from .measuring.methods import CPU_AUTO, AutoMethod, Inputs, KernelMethod, Unavailable
 from ..timing import time_cpu, time_gpu
 from .records import metrics, wrong
 from .records.record import SPMM, Record, fastest_per_problem
@@ -126,8 +126,9 @@ def _fill(rec: Record, prep, t, inputs: Inputs, settings: Settings, hit_s=None) 
 
 
 def _headline_pair(methods, keys, done) -> list:
-    """On the CPU: ``[(cocktail-auto, key), (scipy, key)]`` when both are to be measured now, else ``[]``."""
-    auto = [(m, k) for m, k in zip(methods, keys) if isinstance(m, AutoMethod) and not m.needs_gpu]
+    """On the CPU: ``[(cocktail-auto, key), (scipy, key)]`` when both are to be measured now, else ``[]``; the
+    pair is :data:`~.measuring.methods.CPU_AUTO`, the method the headline reads, and SciPy."""
+    auto = [(m, k) for m, k in zip(methods, keys) if m == CPU_AUTO]
     scipy = [(m, k) for m, k in zip(methods, keys) if isinstance(m, Scipy)]
     pair = auto[:1] + scipy[:1]
     return pair if len(pair) == 2 and not any(k in done for _, k in pair) else []
@@ -136,14 +137,14 @@ def _headline_pair(methods, keys, done) -> list:
 def _measure_pair(p: Problem, dtype, pair, inputs: Inputs, settings: Settings, stamp) -> dict:
     """The records of the CPU headline's two methods (:func:`_headline_pair`), timed call for call
     (:func:`.paired.time_pair`), by key; ``{}`` when either fails to prepare or run (each is then
-    measured alone, which records why)."""
+    measured alone, which records why).  SciPy is prepared first: it refuses a half dtype at once, before
+    cocktail-auto plans."""
     recs = [_new_record(p, dtype, method) for method, _ in pair]
     preps = []
     try:
-        for (method, _), rec in zip(pair, recs):
-            preps.append(_prepare(method, inputs, rec))
-        t_a, t_b, band = paired.time_pair(preps[0].calls, preps[1].calls, settings.repeat,
-                                          2 * settings.cpu_budget_seconds)
+        for (method, _), rec in reversed(list(zip(pair, recs))):
+            preps.insert(0, _prepare(method, inputs, rec))
+        timed = paired.time_pair(preps[0].calls, preps[1].calls, settings.repeat, 2 * settings.cpu_budget_seconds)
         for rec, prep in zip(recs, preps):
             rec.rel_err = _error(prep, inputs)
     except Exception:  # noqa: BLE001 - measured again alone, where the error is recorded
@@ -151,10 +152,34 @@ def _measure_pair(p: Problem, dtype, pair, inputs: Inputs, settings: Settings, s
     finally:
         for prep in preps:
             prep.close()
-    for rec, prep, t, (other, _) in zip(recs, preps, (t_a, t_b), reversed(pair)):
-        _fill(rec, prep, t, inputs, settings)
-        rec.paired_with, rec.noise_band = other.name, band
-    return {key: rec.stamp(stamp or {}) for (_, key), rec in zip(pair, recs)}
+    auto, scipy = recs
+    flipped = tuple(None if end is None else 1 / end for end in (timed.high, timed.low))  # SciPy's over ours
+    sides = ((auto, preps[0], timed.a, scipy, timed.ratio, (timed.low, timed.high)),
+             (scipy, preps[1], timed.b, auto, 1 / timed.ratio, flipped))
+    for rec, prep, t, other, ratio, (low, high) in sides:
+        try:
+            _fill(rec, prep, t, inputs, settings)
+            rec.paired_with, rec.paired_ratio, rec.paired_low, rec.paired_high = other.method, ratio, low, high
+        except Exception as exc:  # noqa: BLE001 - recorded, shown in the table and JSON
+            _failed(rec, exc)
+    return {key: _stamped(rec, stamp) for (_, key), rec in zip(pair, recs)}
+
+
+def _failed(rec: Record, exc: Exception) -> None:
+    """Note ``rec`` as failed with ``exc``, with no figure left of the measurement it did not finish."""
+    for key in wrong.MEASURED_FIELDS:
+        if hasattr(rec, key):
+            setattr(rec, key, None)
+    rec.note = f"error: {type(exc).__name__}: {exc}"
+
+
+def _stamped(rec: Record, stamp) -> Record:
+    """``rec`` with the provenance fields of ``stamp``; an error there is recorded, not raised."""
+    try:
+        return rec.stamp(stamp or {})
+    except Exception as exc:  # noqa: BLE001 - recorded, shown in the table and JSON
+        rec.note = rec.note or f"error: provenance: {type(exc).__name__}: {exc}"
+        return rec
 
 
 def stream_for(on_gpu: bool):
@@ -200,10 +225,13 @@ def run(problems, methods, dtypes, settings: Settings, on_gpu: bool, progress=No
                                                                                       value_dtype=settings.value_dtype)
                     pair = [] if on_gpu else _headline_pair(per_k[k], keys, done)
                     together = _measure_pair(p, dtype, pair, inputs, settings, stamp) if pair else {}
+                    if journal is not None:  # both at once: an interrupt before SciPy's turn keeps its record
+                        for key, rec in together.items():
+                            journal.append(key, rec)
                     for method, key in zip(per_k[k], keys):
                         rec = done.get(key) or together.get(key) or _record(p, dtype, method, inputs, settings,
                                                                             stamp, k)
-                        if key not in done and journal is not None:
+                        if key not in done and key not in together and journal is not None:
                             journal.append(key, rec)
                         records.append(rec)
                         if isinstance(method, (KernelMethod, BlockKernel)):
@@ -239,8 +267,8 @@ def _record(p: Problem, dtype, method, inputs: Inputs, settings: Settings, stamp
     except Unavailable as exc:
         rec.note = str(exc)
     except Exception as exc:  # noqa: BLE001 - recorded, shown in the table and JSON
-        rec.note = f"error: {type(exc).__name__}: {exc}"
-    return rec.stamp(stamp or {})
+        _failed(rec, exc)
+    return _stamped(rec, stamp)
 
 
 def _new_record(p: Problem, dtype, method) -> Record:
@@ -284,7 +312,7 @@ def add_speedups(records) -> None:
     record's ``k`` (a block record's cuSPARSE reference is ``cusparse-spmm-best``); none for a wrong answer."""
     base = {}
     for r in records:
-        if r.method in (CUSPARSE_BEST, SPMM_BEST, CUPYX) and r.kernel_us and not r.note:
+        if r.method in (CUSPARSE_BEST, SPMM_BEST, CUPYX) and r.kernel_us and wrong.usable(r):
             base[(r.suite, r.matrix, r.dtype, r.k, r.method)] = r.kernel_us
     for r in records:
         if not r.kernel_us or wrong.is_wrong(r):  # a wrong answer's time is no speedup

@@ -201,6 +201,10 @@ def kernel_label(kernel: str, format: str) -> str:
     return kernel if kernels.get(kernel).formats[0] == format else f"{kernel}@{format}"
 
 
+#: The name of ``format="auto"`` as the reports compare it with the baselines.
+AUTO = "cocktail-auto"
+
+
 @dataclass(frozen=True)
 class AutoMethod:
     """``SparseMatrix(S, format="auto", device=..., tune=...)``: the format (or Cocktail) Cocktail picks by itself.
@@ -211,7 +215,7 @@ class AutoMethod:
     the benchmark turns the decision cache off so every record pays its own measurement).
     """
 
-    name: str = "cocktail-auto"
+    name: str = AUTO
     device: str = "cuda"
     tune: str = "model"
     vendor: bool = True
@@ -262,6 +266,8 @@ class AutoMethod:
         return again.analysis_s if again is not None and again.cached else None
 
 
+#: The CPU's cocktail-auto: the method the CPU headline times call for call with SciPy.
+CPU_AUTO = AutoMethod(device="cpu")
 MEASURED = AutoMethod("cocktail-measured", "cuda", "measure")
 OWN = AutoMethod("cocktail-auto-own", "cuda", "model", vendor=False)
 

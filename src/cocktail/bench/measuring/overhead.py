@@ -123,12 +123,15 @@ def measure(method, inputs: Inputs, rec: Record, sync, repeat: int = 100,
 
 
 def add_floor_ratios(records) -> None:
-    """Fill each record's times over the floors (``empty-launch``, ``empty-graph``) of its matrix and dtype."""
+    """Fill each record's times over the floors (``empty-launch``, ``empty-graph``) of its matrix and dtype;
+    none for a wrong answer (:func:`~..records.wrong.is_wrong`): its time is no call of the product."""
     floors = {}
     for r in records:
-        if r.method in (EMPTY_LAUNCH, EMPTY_GRAPH) and r.back_to_back_us and r.sync_call_us and not r.note:
+        if r.method in (EMPTY_LAUNCH, EMPTY_GRAPH) and r.back_to_back_us and r.sync_call_us and wrong.usable(r):
             floors[(r.suite, r.matrix, r.dtype, r.method)] = r
     for r in records:
+        if wrong.is_wrong(r):
+            continue
         key = (r.suite, r.matrix, r.dtype)
         launch, graph = floors.get(key + (EMPTY_LAUNCH,)), floors.get(key + (EMPTY_GRAPH,))
         r.over_empty_launch = _over(r, launch, "back_to_back_us")

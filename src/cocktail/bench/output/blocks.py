@@ -6,10 +6,13 @@ from __future__ import annotations
 from collections import defaultdict
 
 from ..measuring.blocks import AUTO_COLUMNS, SPMM_BEST
+from ..measuring.methods import AUTO
 from ..records import metrics
 from ..records.selection import spmm_records
+from ..records.wrong import is_wrong, usable
 
-AUTO = "cocktail-auto"
+#: What a cell of a wrong answer says (:mod:`..records.wrong`).
+WRONG = "wrong"
 
 
 def _by(records) -> dict:
@@ -21,23 +24,34 @@ def _by(records) -> dict:
 
 
 def _us(r) -> float | None:
-    return metrics.time_us(r) if r is not None and not r.get("note") else None
+    """The record's kernel time where it ran and answered right (:func:`~..records.wrong.usable`)."""
+    return metrics.time_us(r) if r is not None and usable(r) else None
+
+
+def _time_cell(r) -> str:
+    """A time cell: ``wrong`` for a wrong answer, ``-`` without a time."""
+    if r is not None and is_wrong(r):
+        return WRONG
+    t = _us(r)
+    return f"{t:.1f}" if t else "-"
 
 
 def sections(records) -> list[tuple[str, list[str], list[list[str]]]]:
     """``(headline, header, rows)`` per (dtype, k) of the SpMM records: each matrix's ``cocktail-auto``
     time and block kernel, ``cusparse-spmm-best`` (and its algorithm), the speedup, ``k`` separate SpMVs
     of the same plan and what the block product gains over them, and the DRAM model's share of the copy
-    bandwidth.  The gain is left out (``-``) where the k-SpMV record planned differently."""
+    bandwidth.  The gain is left out (``-``) where the k-SpMV record planned differently; a wrong answer's
+    times say ``wrong`` and give no figure."""
     out = []
     for (dtype, k), by in _by(spmm_records(records)).items():
         matrices = list(dict.fromkeys((suite, matrix) for suite, matrix, _ in by))
-        rows, speedups, gains = [], [], []
+        rows, speedups, gains, wrong = [], [], [], 0
         for suite, matrix in matrices:
             auto = by.get((suite, matrix, AUTO))
             best = by.get((suite, matrix, SPMM_BEST))
             spmvs = by.get((suite, matrix, AUTO_COLUMNS))
             t_auto, t_best, t_spmvs = _us(auto), _us(best), _us(spmvs)
+            wrong += auto is not None and is_wrong(auto)
             speedup = t_best / t_auto if t_auto and t_best else None
             # k SpMVs of the same plan only: each record plans for itself, and a raced plan may differ
             same_plan = bool(auto and spmvs) and auto["params"].get("plan") == spmvs["params"].get("plan")
@@ -46,24 +60,35 @@ def sections(records) -> list[tuple[str, list[str], list[list[str]]]]:
                 speedups.append(speedup)
             if gain:
                 gains.append(gain)
-            dram = auto.get("dram_fraction") if auto else None
-            rows.append([matrix, f"{t_auto:.1f}" if t_auto else "-", (auto or {}).get("params", {}).get("block", "-"),
-                         f"{t_best:.1f}" if t_best else "-",
-                         _alg(best) if best else "-",
-                         f"{speedup:.2f}x" if speedup else "-", f"{t_spmvs:.1f}" if t_spmvs else "-",
+            dram = auto.get("dram_fraction") if t_auto else None
+            rows.append([matrix, _time_cell(auto), (auto or {}).get("params", {}).get("block", "-"),
+                         _time_cell(best), _alg(best) if best else "-",
+                         f"{speedup:.2f}x" if speedup else "-", _time_cell(spmvs),
                          f"{gain:.2f}x" if gain else "-", f"{dram:.0%}" if dram else "-"])
-        head = f"{dtype}, k = {k}: {AUTO} "
-        if speedups:
-            head += (f"{metrics.geomean(speedups):.2f}x {SPMM_BEST} in geometric mean over {len(speedups)} "
-                     f"matrices (lowest {min(speedups):.2f}x)")
-        else:
-            head += f"has no {SPMM_BEST} to compare with"
-        if gains:
-            head += f"; {metrics.geomean(gains):.2f}x {k} separate SpMVs of its plan"
-        header = ["matrix", "auto µs", "block kernel", "cuSPARSE µs", "cuSPARSE alg", "speedup", f"{k} SpMVs µs",
-                  "gain", "DRAM of copy"]
-        out.append((head, header, rows))
+        out.append((_headline(dtype, k, speedups, gains, wrong), _header(k), rows))
     return out
+
+
+def _headline(dtype: str, k: int, speedups: list, gains: list, wrong: int) -> str:
+    """One (dtype, k)'s line: the geometric-mean speedup over cusparse-spmm-best, the matrices where
+    cocktail-auto answered wrong, the gain over k SpMVs."""
+    head = f"{dtype}, k = {k}: {AUTO} "
+    if speedups:
+        head += (f"{metrics.geomean(speedups):.2f}x {SPMM_BEST} in geometric mean over {len(speedups)} "
+                 f"matrices (lowest {min(speedups):.2f}x)")
+        head += f" ({wrong} more where {AUTO} answered wrong)" if wrong else ""
+    elif wrong:
+        head += f"answered wrong on {wrong} matri{'ces' if wrong != 1 else 'x'}: no speedup to give"
+    else:
+        head += f"has no {SPMM_BEST} to compare with"
+    if gains:
+        head += f"; {metrics.geomean(gains):.2f}x {k} separate SpMVs of its plan"
+    return head
+
+
+def _header(k: int) -> list[str]:
+    return ["matrix", "auto µs", "block kernel", "cuSPARSE µs", "cuSPARSE alg", "speedup", f"{k} SpMVs µs", "gain",
+            "DRAM of copy"]
 
 
 def _alg(best) -> str:

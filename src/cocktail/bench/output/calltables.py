@@ -9,10 +9,15 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from ..measuring import paired
 from ..records import metrics
 from . import targets
 from ..measuring.overhead_ways import BOUND, MATMUL, MATVEC, METHODS
-from ..records.selection import overhead_records, spmv_records
+from ..records.selection import BEST_SINGLE, overhead_records, spmv_records
+from ..records.wrong import is_wrong, usable
+
+#: What a cell of a wrong answer's time or ratio says (:mod:`..records.wrong`).
+WRONG = "wrong"
 
 
 def cell(value) -> str:
@@ -31,7 +36,8 @@ def _dtypes(records) -> list[str]:
 def overhead_table(records, dtype: str) -> tuple[list[str], list[list[str]]]:
     """Call overhead of one dtype: a row per matrix, each way of calling's back-to-back / synchronous
     per-call µs, and the back-to-back ratios to the floors that the targets read (``cocktail-matvec``
-    and ``cocktail-matmul`` over ``empty-launch``, ``cocktail-bound`` over ``empty-graph``)."""
+    and ``cocktail-matmul`` over ``empty-launch``, ``cocktail-bound`` over ``empty-graph``); ``wrong`` for
+    the times and ratios of a wrong answer."""
     rows = [r for r in overhead_records(records) if r["dtype"] == dtype]
     order = [m.name for m in METHODS]
     methods = sorted(dict.fromkeys(r["method"] for r in rows),
@@ -48,15 +54,18 @@ def overhead_table(records, dtype: str) -> tuple[list[str], list[list[str]]]:
         for m in methods:
             r = by_method.get(m, {})
             b2b, sync = r.get("back_to_back_us"), r.get("sync_call_us")
-            cells.append("-" if b2b is None else f"{b2b:.3g} / {cell(sync)}")
-        ratios = [cell(by_method.get(m, {}).get(field)) for m, field, _ in ratio_columns]
+            cells.append(WRONG if r and is_wrong(r) else "-" if b2b is None else f"{b2b:.3g} / {cell(sync)}")
+        ratios = [WRONG if m in by_method and is_wrong(by_method[m]) else cell(by_method.get(m, {}).get(field))
+                  for m, field, _ in ratio_columns]
         body.append([first["matrix"], str(first["rows"]), str(first["nnz"]), *cells, *ratios])
     return ["matrix", "rows", "nnz", *(f"{m} µs" for m in methods), *(h for _, _, h in ratio_columns)], body
 
 
 def comparison_table(records, dtype: str, cpu: bool = False) -> tuple[list[str], list[list[str]]]:
     """``cocktail-auto`` beside cupyx and torch (GPU call time), or on the CPU beside SciPy, a row per matrix
-    where it and another ran; the ratios are speedups, as everywhere: their time over ours."""
+    where it and another ran; the ratios are speedups, as everywhere: their time over ours (on the CPU the
+    paired median ratio, :func:`~..measuring.paired.speedup`), none beside a wrong answer, whose time says
+    ``wrong``."""
     auto = targets.AUTO
     if cpu:
         others, time_of = ["scipy"], metrics.time_us
@@ -65,17 +74,25 @@ def comparison_table(records, dtype: str, cpu: bool = False) -> tuple[list[str],
     by_matrix = defaultdict(dict)
     for r in spmv_records(records):
         on_cpu = r.get("kernel_timing") == "cpu"
-        if r["dtype"] == dtype and r["method"] in (auto, *others) and not r.get("note") and on_cpu == cpu \
-                and time_of(r):
-            by_matrix[(r.get("suite", ""), r["matrix"])][r["method"]] = time_of(r)
+        if r["dtype"] == dtype and r["method"] in (auto, *others) and on_cpu == cpu and time_of(r) \
+                and (usable(r) or is_wrong(r)):
+            by_matrix[(r.get("suite", ""), r["matrix"])][r["method"]] = r
     body = []
-    for (_, matrix), times in by_matrix.items():
-        if auto not in times or not set(others) & set(times):
+    for (_, matrix), by in by_matrix.items():
+        if auto not in by or not set(others) & set(by):
             continue
-        ratios = [times[o] / times[auto] if o in times else None for o in others]
-        body.append([matrix, cell(times[auto]), *(cell(times.get(o)) for o in others), *map(cell, ratios)])
+        shown = {m: WRONG if is_wrong(r) else time_of(r) for m, r in by.items()}
+        ratios = [_speedup(by[auto], by[o], time_of, cpu) if o in by else None for o in others]
+        body.append([matrix, cell(shown[auto]), *(cell(shown.get(o)) for o in others), *map(cell, ratios)])
     ratio_headers = [f"{o} / {auto}" for o in others]
     return ["matrix", f"{auto} µs", *(f"{o} µs" for o in others), *ratio_headers], body
+
+
+def _speedup(auto, other, time_of, cpu: bool) -> float | None:
+    """``other``'s time over ``auto``'s, None where either answered wrong; on the CPU the paired ratio."""
+    if is_wrong(auto) or is_wrong(other):
+        return None
+    return paired.speedup(auto, other) if cpu else time_of(other) / time_of(auto)
 
 
 def call_tables(records) -> list[tuple[str, list[str], list[list[str]]]]:
@@ -116,14 +133,14 @@ def planner_table(records, dtype: str) -> tuple[list[str], list[list[str]]]:
             by[(r.get("suite", ""), r["matrix"])][r["method"]] = r
     rows = []
     for (suite, matrix), methods in by.items():
-        best, auto = methods.get(targets.BEST_SINGLE), methods.get(targets.AUTO)
-        if not best or not auto or auto.get("note"):
+        best, auto = methods.get(BEST_SINGLE), methods.get(targets.AUTO)
+        if not best or not auto or not usable(auto):
             continue
         row = [suite, matrix, f"{best['params'].get('best_of', '')} {cell(best['kernel_us'])}"]
         for method in (targets.AUTO, targets.MEASURED):
             r = methods.get(method)
-            if not r or r.get("note") or not r.get("kernel_us"):
-                row += ["-", "-", "-"]
+            if not r or not usable(r) or not r.get("kernel_us"):
+                row += ["-", WRONG if r and is_wrong(r) else "-", "-"]
                 continue
             plan = r["params"].get("plan_detail") or r["params"].get("plan", "")
             share = r["params"].get("plan", "")
@@ -142,7 +159,7 @@ def verdict_table(found) -> tuple[list[str], list[list[str]]]:
     rows = []
     for v in found:
         worst = v.worst
-        rows.append([v.target.title, v.dtype, str(len(v.ratios) + len(v.missing)), cell(v.geomean),
+        rows.append([v.target.title, v.dtype, str(len(v.ratios) + len(v.missing) + len(v.wrong)), cell(v.geomean),
                      "-" if worst is None else f"{worst[1]:.3g} ({worst[0]})", v.target.limit_text(),
                      v.verdict_text()])
     return ["target", "dtype", "matrices", "geomean", "worst (matrix)", "limit", "verdict"], rows

@@ -16,7 +16,7 @@ import textwrap
 from ...describe import figures
 from ..records import metrics
 from .calltables import call_tables
-from .headline import AUTO, TIE_PERCENT, baseline, headline, on_cpu  # noqa: F401 - the report's parts, here
+from .headline import AUTO, TIE_PERCENT, auto_speedups, baseline, headline, on_cpu  # noqa: F401 - the report's parts
 from .summaries import COLUMNS, summary_tables
 from ..records.selection import overhead_records, spmv_records, summary_records
 from ..records.wrong import is_wrong
@@ -47,18 +47,23 @@ TERMS = {
                "device-to-device copy bandwidth; above 1 where the L2 cache serves part of the traffic",
     "DRAM of copy": "as of copy, with the DRAM traffic model's bytes (what the L2 cache cannot hold)",
     "× cuSPARSE": "speedup over the fastest of cuSPARSE's 4 algorithms on that matrix: its kernel time over ours",
-    "× SciPy": "speedup over SciPy's CSR product on that matrix: its time over ours",
+    "× SciPy": "speedup over SciPy's CSR product on that matrix: its time over ours (timed call for call: the "
+               "median of the paired ratios, see timing noise)",
     "geometric mean": "of the per-matrix speedups",
     "fastest": f"within {TIE_PERCENT}% of the fastest time on a matrix (methods that run the same kernel "
-               f"differ by timing noise alone)",
+               f"differ by timing noise alone); on the CPU cocktail-auto's and SciPy's times there are the medians "
+               f"of their calls that follow a call of their own, as every method timed alone is timed",
     "ballpark": "neither the fastest nor the slowest of the methods measured on a matrix (Flegar & Anzt "
                 "Fig. 7); ties count for every tied method",
     "rel err": "||y - y_ref|| / ||y_ref||, y_ref the product in float64 on the host",
     "bound": "the largest rel err a product may have in the dtype its values are stored in; past it the answer "
              "is wrong, whatever its time",
-    "timing noise": "cocktail-auto and SciPy are timed call for call, in alternating rounds; ± is the 95% band "
-                    "of the geometric mean from the spread of the rounds' ratios, and a speedup within its band "
-                    "is the same speed",
+    "timing noise": "cocktail-auto and SciPy are timed call for call, in samples of a round A B and a round B A "
+                    "(so that which runs first cancels); × SciPy is the median over the samples of SciPy's time "
+                    "over cocktail-auto's, its 95% interval the order statistics that hold the median whatever the "
+                    "distribution (binomial; none under 6 samples); the geometric mean's interval adds the "
+                    "matrices' log half-widths in quadrature over their count; an interval holding 1 is the "
+                    "same speed. It is the noise within this run: another run can land outside it",
 }
 
 
@@ -77,12 +82,12 @@ class Output:
             print(part, file=self.file)
 
     def table(self, title: str, header: list[str], rows: list[list[str]], shorten=None, drop=(),
-              wrap: str | None = None) -> list[str]:
+              wrap: str | tuple[str, ...] | None = None) -> list[str]:
         """Print a table and return the header printed. With ``shorten`` (column names) the table is fitted
-        to the width (:func:`fit`): column ``wrap`` wraps onto more rows, the columns named in ``drop`` go,
-        in order, then those in ``shorten`` are cut. Without it, every column stays and the table keeps its
-        natural width (a cell folded into 3-letter pieces reads worse than a line longer than the
-        terminal: ``less -S``)."""
+        to the width (:func:`fit`): the columns named in ``wrap`` (one name or several) wrap onto more rows,
+        the columns named in ``drop`` go, in order, then those in ``shorten`` are cut. Without it, every
+        column stays and the table keeps its natural width (a cell folded into 3-letter pieces reads worse
+        than a line longer than the terminal: ``less -S``)."""
         if shorten is not None:
             header, rows = fit(header, rows, self.width, SEP, shorten, drop, wrap)
         if self.console:
@@ -245,7 +250,7 @@ def compact_table(records) -> tuple[list[str], list[list[str]]]:
     records = summary_records(records)
     cpu = on_cpu(records)
     base, label = baseline(records)
-    ratios = metrics.speedups(records, base).get(AUTO, {})
+    ratios = auto_speedups(records, base)
     times = metrics.times_by_problem(records)
     by = {(r.get("suite", ""), r["matrix"], r["method"]): r for r in records}
     has_auto = any(r["method"] == AUTO for r in records)

@@ -17,6 +17,7 @@ from pathlib import Path
 from ...errors import CocktailError
 from ..records import metrics
 from ..records.selection import spmm_records, summary_records
+from ..records.wrong import is_wrong, usable
 
 #: The methods a reader compares, in legend order, with their colours: ours in a strong red,
 #: cuSPARSE in blue, the other libraries apart from both.
@@ -50,8 +51,9 @@ _DASHES = ("-", "--", ":", "-.", (0, (5, 1, 1, 1)))
 _KERNEL_DASHES = {name: _DASHES[i % len(_DASHES)] for family in _KERNEL_FAMILIES for i, (name, _) in
                   enumerate(family)}
 
-#: Heatmap cells without a value: a record that says why the method did not run, or none at all.
-MISSING_COLOURS = {"refused": "#c8c8c8", "error": "#c8c8c8", "n/a": "#ececec"}
+#: Heatmap cells without a value: a wrong answer (its own colour, a pale red), a record that says why the method
+#: did not run, or none at all.
+MISSING_COLOURS = {"wrong": "#f2b8b5", "refused": "#c8c8c8", "error": "#c8c8c8", "n/a": "#ececec"}
 
 
 def colour(method: str) -> str:
@@ -210,9 +212,14 @@ def tau_ticks(right: float) -> list[float]:
 
 
 def cell_label(record) -> str:
-    """What a bandwidth cell without a value says: ``n/a`` without a record, ``error`` or ``refused`` by its note."""
-    if record is None or metrics.time_us(record):
-        return "n/a"  # no record, or a time without a bandwidth
+    """What a bandwidth cell without a value says: ``n/a`` without a record, ``wrong`` for a wrong answer
+    (:func:`~..records.wrong.is_wrong`), ``error`` or ``refused`` by its note."""
+    if record is None:
+        return "n/a"
+    if is_wrong(record):
+        return "wrong"
+    if metrics.time_us(record):
+        return "n/a"  # a time without a bandwidth
     return "error" if str(record.get("note", "")).startswith("error") else "refused"
 
 
@@ -274,7 +281,8 @@ def bandwidth_figure(records, title: str):
     ax.set_ylabel("matrix (grouped by suite)")
     label = "effective bandwidth / copy bandwidth" if fractions else "effective bandwidth (GB/s)"
     fig.colorbar(plt.cm.ScalarMappable(norm=norm, cmap=cmap), ax=ax, label=label, fraction=0.03, pad=0.02, aspect=50)
-    ax.set_title(f"{title}\n(model bytes / kernel time; grey: refused or failed, light grey: n/a)", fontsize=11)
+    ax.set_title(f"{title}\n(model bytes / kernel time; red: wrong answer, grey: refused or failed, light grey: n/a)",
+                 fontsize=11)
     return fig
 
 
@@ -317,7 +325,7 @@ def block_data(records, dtype: str) -> tuple[list[int], dict, dict]:
     """``(ks, speedups, gains)`` of the block-product records of ``dtype``: per matrix, ``cocktail-auto``'s
     speedup over ``cusparse-spmm-best`` and its gain over k SpMVs of its plan (``cocktail-auto-spmvs``) at
     each block width ``k`` (None where a record is missing)."""
-    rows = [r for r in spmm_records(records) if r["dtype"] == dtype and metrics.time_us(r) and not r.get("note")]
+    rows = [r for r in spmm_records(records) if r["dtype"] == dtype and metrics.time_us(r) and usable(r)]
     time = {(r["matrix"], r["k"], r["method"]): metrics.time_us(r) for r in rows}
     ks = sorted({r["k"] for r in rows})
     matrices = list(dict.fromkeys(r["matrix"] for r in rows if r["method"] == "cocktail-auto"))

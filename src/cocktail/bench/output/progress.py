@@ -29,6 +29,11 @@ def wrapped(text: str) -> str:
                          break_long_words=False)
 
 
+def say(text: str) -> None:
+    """Print a message on stderr, :func:`wrapped`."""
+    print(wrapped(text), file=sys.stderr, flush=True)
+
+
 def _rich_bar(description: str, total):
     """A transient rich progress bar on stderr and its task, or None without rich."""
     try:

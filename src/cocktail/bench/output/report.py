@@ -16,7 +16,7 @@ from .calltables import call_tables, cell
 from ..records.selection import section, spmv_records, summary_records
 from .summaries import summary_tables
 from . import wrong_answers
-from ..records.wrong import EXIT_WRONG, is_wrong, wrong_records
+from ..records.wrong import is_wrong
 
 
 def _md_table(header, rows) -> list[str]:
@@ -157,7 +157,9 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     try:
         records = load(args.json)
-        return render(args, records) or (EXIT_WRONG if wrong_records(records) else 0)
+        with wrong_answers.told_on_error(records, "report"):
+            status = render(args, records)
+        return status or wrong_answers.exit_status(records, "report")
     except ValueError as exc:
         parser.error(str(exc))
 

@@ -7,8 +7,8 @@ every host-bound matrix (:func:`host_bound`); and, not an issue target, the boun
 raw replay of its own graph on every matrix (Cocktail's host cost alone).  Call time of the SpMV records (one synchronous call): cupyx ``A @ x`` over
 ``cocktail-auto`` at least 2.5x in geometric mean, ``torch.mv`` never faster than
 ``cocktail-auto``.  On the CPU: ``cocktail-auto`` within 1.2x of SciPy's time on every matrix.
-Records are dictionaries as written to JSON; records with a ``note`` (refused, failed or
-flagged as wrong) count as not measured.
+Records are dictionaries as written to JSON; records with a ``note`` (refused, failed) count as not
+measured, and wrong answers (:func:`~..records.wrong.is_wrong`) as wrong: a verdict names both.
 
 Issue 10 (:func:`performance_verdicts`), on the GPU SpMV records: ``cusparse-best`` kernel time
 over ``cocktail-auto``'s at least 1.5x in geometric mean and 0.95x on every matrix; the cupyx
@@ -31,15 +31,17 @@ from dataclasses import dataclass
 
 from ..records import metrics
 from ...precision import itemsize
-from ..measuring.baselines import CUSPARSE_BEST
+from ..measuring import methods as _methods, paired
+from ..measuring.baselines import CUSPARSE_BEST, Scipy
 from ..problems.families import POWER_LAW, REGULAR
 from ..measuring.overhead_ways import BOUND, BOUND_GRAPH, EMPTY_LAUNCH, MATMUL, MATVEC
-from ..records.selection import overhead_records, spmv_records
+from ..records.selection import BEST_SINGLE, overhead_records, spmv_records
+from ..records.wrong import is_wrong, usable
 
-AUTO = "cocktail-auto"
-OWN = "cocktail-auto-own"
-MEASURED = "cocktail-measured"
-BEST_SINGLE = "best-single"
+AUTO = _methods.AUTO
+OWN = _methods.OWN.name
+MEASURED = _methods.MEASURED.name
+SCIPY = Scipy().name
 
 
 @dataclass(frozen=True)
@@ -119,6 +121,7 @@ class Verdict:
     dtype: str
     ratios: dict  # matrix -> ratio
     missing: tuple = ()  # matrices where a side of the ratio was not measured
+    wrong: tuple = ()  # matrices where a side of the ratio answered wrong
 
     @property
     def geomean(self) -> float | None:
@@ -136,7 +139,10 @@ class Verdict:
 
     @property
     def passed(self) -> bool | None:
-        """True or False where measured on every matrix; None where no matrix was measured."""
+        """True or False where measured on every matrix (a wrong answer misses); None where no matrix was
+        measured and none answered wrong."""
+        if self.wrong:
+            return False
         if not self.ratios:
             return None
         value = self.geomean if self.target.statistic == "geomean" else self.worst[1]
@@ -144,26 +150,32 @@ class Verdict:
         return within and not self.missing
 
     def verdict_text(self) -> str:
-        """``pass``, ``miss``, or why there is no verdict."""
+        """``pass``, ``miss``, ``miss (1 wrong, 2 not measured)``, or why there is no verdict."""
         if self.passed is None:
             return "not measured"
-        if self.missing:
-            return f"miss ({len(self.missing)} not measured)"
+        why = [f"{n} {what}" for n, what in ((len(self.wrong), "wrong"), (len(self.missing), "not measured")) if n]
+        if why:
+            return f"miss ({', '.join(why)})"
         return "pass" if self.passed else "miss"
 
 
-def _ratios(by_matrix: dict, numerator: str, denominator: str, field) -> tuple[dict, tuple]:
-    ratios, missing = {}, []
+def _ratios(by_matrix: dict, numerator: str, denominator: str, field) -> tuple[dict, tuple, tuple]:
+    """``(ratios, missing, wrong)``: ``field`` of ``numerator``'s record over ``denominator``'s per matrix; the
+    matrices where a side did not run (or has no value), and those where a side answered wrong."""
+    ratios, missing, wrong = {}, [], []
     for matrix, methods in by_matrix.items():
         a, b = methods.get(numerator), methods.get(denominator)
         if a is None and b is None:
             continue
-        va, vb = (None if r is None or r.get("note") else field(r) for r in (a, b))
+        if any(r is not None and is_wrong(r) for r in (a, b)):
+            wrong.append(matrix)
+            continue
+        va, vb = (None if r is None or not usable(r) else field(r) for r in (a, b))
         if va and vb:
             ratios[matrix] = va / vb
         else:
             missing.append(matrix)
-    return ratios, tuple(missing)
+    return ratios, tuple(missing), tuple(wrong)
 
 
 def _by_matrix(records, dtype: str, keep=lambda r: True) -> dict:
@@ -197,7 +209,7 @@ def host_bound(methods: dict) -> bool:
     one empty launch from Python.  On larger matrices back-to-back calls run at the kernels' pace and
     the floor ratios measure the kernels, not the call; without the graph replay, assume host-bound."""
     graph, empty = methods.get(BOUND_GRAPH), methods.get(EMPTY_LAUNCH)
-    if not graph or not empty or graph.get("note") or empty.get("note"):
+    if not graph or not empty or not usable(graph) or not usable(empty):
         return True
     g, e = graph.get("back_to_back_us"), empty.get("back_to_back_us")
     return not (g and e) or g < e
@@ -211,16 +223,9 @@ def overhead_verdicts(records) -> list[Verdict]:
     for dtype in dict.fromkeys(r["dtype"] for r in rows):
         by_matrix = _by_matrix(rows, dtype)
         for target, (method, field) in OVERHEAD_TARGETS.items():
-            ratios, missing = {}, []
-            for matrix, methods in by_matrix.items():
-                if not host_bound(methods):
-                    continue
-                r = methods.get(method)
-                if r is not None and r.get(field) and not r.get("note"):
-                    ratios[matrix] = float(r[field])
-                elif r is not None:
-                    missing.append(matrix)
-            out.append(Verdict(target, dtype, ratios, tuple(missing)))
+            picked = {matrix: methods[method] for matrix, methods in by_matrix.items()
+                      if host_bound(methods) and method in methods}
+            out.append(Verdict(target, dtype, *_values(picked, lambda r, field=field: r.get(field))))
         out.append(Verdict(BOUND_HOST_TARGET, dtype,
                            *_ratios(by_matrix, BOUND, BOUND_GRAPH, lambda r: r.get("back_to_back_us"))))
     return out
@@ -244,9 +249,11 @@ def cpu_verdicts(records) -> list[Verdict]:
     rows = [r for r in spmv_records(records) if r.get("kernel_timing") == "cpu"]
     out = []
     for dtype in dict.fromkeys(r["dtype"] for r in rows):
-        relevant = {m: v for m, v in _by_matrix(rows, dtype).items() if AUTO in v and "scipy" in v}
+        relevant = {m: v for m, v in _by_matrix(rows, dtype).items() if AUTO in v and SCIPY in v}
         if relevant:
-            out.append(Verdict(CPU_TARGET, dtype, *_ratios(relevant, "scipy", AUTO, metrics.time_us)))
+            ratios, missing, wrong = _ratios(relevant, SCIPY, AUTO, metrics.time_us)
+            paired_ratios = {m: paired.speedup(relevant[m][AUTO], relevant[m][SCIPY]) for m in ratios}
+            out.append(Verdict(CPU_TARGET, dtype, paired_ratios, missing, wrong))
     return out
 
 
@@ -262,24 +269,26 @@ def planner_verdicts(records) -> list[Verdict]:
                                      (COCKTAIL_SUITE_TARGET, AUTO, "cocktail")):
             out += _time_verdicts(by_matrix, dtype, (target,), BEST_SINGLE, method,
                                   lambda v, method=method, keep=keep: keep is None or v[method].get("suite") == keep)
-        analysis = {m: float(v[AUTO]["analysis_spmvs"]) for m, v in by_matrix.items()
-                    if AUTO in v and v[AUTO].get("analysis_spmvs") and not v[AUTO].get("note")}
-        if analysis:
-            out.append(Verdict(ANALYSIS_TARGET, dtype, analysis))
+        picked = {m: v[AUTO] for m, v in by_matrix.items() if AUTO in v and (v[AUTO].get("analysis_spmvs")
+                                                                            or is_wrong(v[AUTO]))}
+        if picked:
+            out.append(Verdict(ANALYSIS_TARGET, dtype, *_values(picked, lambda r: r.get("analysis_spmvs"))))
     return out
 
 
-def _values(picked: dict, value) -> tuple[dict, tuple]:
-    """``{matrix: value(record)}`` of the records in ``picked`` (``{matrix: record}``); one with a note
-    or without a value is not measured."""
-    ratios, missing = {}, []
+def _values(picked: dict, value) -> tuple[dict, tuple, tuple]:
+    """``(values, missing, wrong)``: ``{matrix: value(record)}`` of the records in ``picked`` (``{matrix:
+    record}``); one refused, failed or without a value is not measured; a wrong answer is wrong."""
+    ratios, missing, wrong = {}, [], []
     for matrix, r in picked.items():
-        v = None if r.get("note") else value(r)
-        if v:
+        v = value(r) if usable(r) else None
+        if is_wrong(r):
+            wrong.append(matrix)
+        elif v:
             ratios[matrix] = float(v)
         else:
             missing.append(matrix)
-    return ratios, tuple(missing)
+    return ratios, tuple(missing), tuple(wrong)
 
 
 def csr_dram_bytes(record) -> int:
@@ -340,14 +349,16 @@ def vendor_verdicts(records) -> list[Verdict]:
         out += _time_verdicts(by_matrix, dtype, (OWN_POWER_LAW_TARGET,), CUSPARSE_BEST, OWN,
                               lambda v: v[OWN].get("family") == POWER_LAW)
         out += _time_verdicts(by_matrix, dtype, (AUTO_OVER_MEASURED_TARGET,), MEASURED, AUTO)
-        large = {m: v[AUTO] for m, v in by_matrix.items() if AUTO in v and not v[AUTO].get("note")
-                 and v[AUTO].get("analysis_spmvs") and int(v[AUTO]["nnz"]) >= ANALYSIS_MIN_NNZ}
-        planning = {m: r["analysis_spmvs"] + (r.get("measure_spmvs") or 0) for m, r in large.items()}
-        if planning:
-            out.append(Verdict(PLANNING_TARGET, dtype, planning))
-        hits = {m: r["cache_hit_spmvs"] for m, r in large.items() if r.get("cache_hit_spmvs") is not None}
-        if hits:
-            out.append(Verdict(CACHE_HIT_TARGET, dtype, hits))
+        large = {m: v[AUTO] for m, v in by_matrix.items() if AUTO in v and int(v[AUTO]["nnz"]) >= ANALYSIS_MIN_NNZ
+                 and (v[AUTO].get("analysis_spmvs") and usable(v[AUTO]) or is_wrong(v[AUTO]))}
+        wrong = tuple(m for m, r in large.items() if is_wrong(r))
+        right = {m: r for m, r in large.items() if m not in wrong}
+        planning = {m: r["analysis_spmvs"] + (r.get("measure_spmvs") or 0) for m, r in right.items()}
+        if planning or wrong:
+            out.append(Verdict(PLANNING_TARGET, dtype, planning, (), wrong))
+        hits = {m: r["cache_hit_spmvs"] for m, r in right.items() if r.get("cache_hit_spmvs") is not None}
+        if hits or (wrong and any(r.get("cache_hit_spmvs") is not None for r in large.values())):
+            out.append(Verdict(CACHE_HIT_TARGET, dtype, hits, (), wrong))
     return out
 
 

@@ -3,8 +3,11 @@ bound of its dtype (:mod:`..records.wrong`), with that error and that bound."""
 
 from __future__ import annotations
 
+import contextlib
+
 from ..records.selection import section
-from ..records.wrong import error_bound, stored_dtype, wrong_records
+from .progress import say
+from ..records.wrong import EXIT_WRONG, error_bound, stored_dtype, wrong_records
 
 #: What a record's section is called in the block, where the block holds more than SpMV records.
 _WHAT = {"spmv": "SpMV", "spmm": "SpMM", "overhead": "call overhead"}
@@ -41,3 +44,31 @@ def table(records) -> tuple[str, list[str], list[list[str]]] | None:
         for row, r, kind in zip(rows, found, kinds):
             row.insert(0, _WHAT.get(kind, kind) + (f" k={r.get('k')}" if kind == "spmm" else ""))
     return title(len(found)), header, rows
+
+
+def exit_status(records, command: str) -> int:
+    """The exit status of ``cocktail COMMAND`` for ``records``: 0, or :data:`~..records.wrong.EXIT_WRONG` saying
+    on stderr how many records answered wrong."""
+    found = wrong_records(records)
+    if found:
+        say(f"{_wrong_text(command, len(found))}; exit status {EXIT_WRONG}")
+    return EXIT_WRONG if found else 0
+
+
+@contextlib.contextmanager
+def told_on_error(records, command: str):
+    """Run the block (printing a report, drawing plots); where it raises, first say how many records answered
+    wrong, which the error's exit status no longer says."""
+    try:
+        yield
+    except BaseException:
+        found = wrong_records(records)
+        if found:
+            say(f"{_wrong_text(command, len(found))}; the error below stops the command before its exit status "
+                f"{EXIT_WRONG}")
+        raise
+
+
+def _wrong_text(command: str, count: int) -> str:
+    return (f"cocktail {command}: {count} record{'s' * (count != 1)} past {'their' if count > 1 else 'its'} error "
+            f"bound, listed first in the report and left out of every speedup and count")

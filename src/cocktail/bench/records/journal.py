@@ -14,6 +14,7 @@ import os
 from pathlib import Path
 
 from .record import Record
+from .wrong import is_wrong
 
 SUFFIX = ".partial.jsonl"
 
@@ -25,7 +26,10 @@ def companion(json_path) -> Path:
 
 
 class Journal:
-    """The companion file of one run: records appended as measured, keyed by (suite, matrix, dtype, method)."""
+    """The companion file of one run: records appended as measured, keyed by (suite, matrix, dtype, method).
+
+    ``wrong`` counts the records it holds that answered wrong (:func:`~.wrong.is_wrong`), resumed ones too.
+    """
 
     def __init__(self, json_path, resume: bool = False):
         self.path = companion(json_path)
@@ -36,6 +40,7 @@ class Journal:
         elif self.path.exists():
             self.kept_aside = self.path.with_name(self.path.name + ".old")
             self.path.replace(self.kept_aside)
+        self.wrong = sum(map(is_wrong, self.done.values()))
         self._fh = open(self.path, "a")
 
     def _read(self) -> dict:
@@ -56,6 +61,7 @@ class Journal:
         self._fh.write(json.dumps({"key": list(key), "record": record.as_dict()}) + "\n")
         self._fh.flush()
         os.fsync(self._fh.fileno())
+        self.wrong += is_wrong(record)
 
     def close(self, finished: bool) -> None:
         """Close the file; a ``finished`` run removes it (its records are in the JSON now)."""

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, fields
 
+from .wrong import usable
+
 #: The sections a record belongs to.
 SPMV, SPMM, OVERHEAD = "spmv", "spmm", "overhead"
 
@@ -57,8 +59,10 @@ class Record:
     rel_err: float | None = None
     speedup_cusparse_best: float | None = None
     speedup_cupyx: float | None = None
-    paired_with: str = ""  # CPU: the method this one was timed with, call for call (:mod:`.paired`)
-    noise_band: float | None = None  # CPU, paired: the 95% band of the two times' ratio, a fraction (0.02: ±2%)
+    paired_with: str = ""  # CPU: the method this one was timed with, call for call (:mod:`..measuring.paired`)
+    paired_ratio: float | None = None  # paired: median over the rounds of paired_with's time over this one's
+    paired_low: float | None = None  # paired: the 95% interval of that median (None: too few rounds to tell)
+    paired_high: float | None = None
     analysis_spmvs: float | None = None  # cocktail-*: features and planning, in SpMVs of the chosen plan
     features_spmvs: float | None = None  # cocktail-*: of which the features, in SpMVs of the chosen plan
     convert_spmvs: float | None = None  # cocktail-*: building the chosen plan, in SpMVs of it
@@ -100,14 +104,14 @@ class Record:
 def fastest_per_problem(records, label: str, extra_params) -> list:
     """One record per (suite, matrix, dtype, k): a copy of the fastest of ``records``, relabelled ``label``.
 
-    Records without a kernel time or with a note (refused, failed, flagged as wrong) never win.
+    Records without a kernel time, refused or failed, or wrong (:func:`~.wrong.usable`) never win.
     The copy's params are the winner's plus ``extra_params(winner)``; the originals are untouched.
     """
     import copy
 
     best = {}
     for r in records:
-        if r.kernel_us is not None and not r.note:
+        if r.kernel_us is not None and usable(r):
             key = (r.suite, r.matrix, r.dtype, r.k)
             if key not in best or r.kernel_us < best[key].kernel_us:
                 best[key] = r

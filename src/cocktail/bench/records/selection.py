@@ -46,12 +46,13 @@ def summary_records(records) -> list[dict]:
 
 
 def compared_methods(records) -> tuple[list[str], list[str]]:
-    """(tried, ran) of :func:`summary_records`: the methods a run tried, and those with a time (a right answer)
-    on at least one problem.  ``best-single`` (a copy of the fastest of our single formats' records) is no
-    method of its own; ``cusparse-best`` counts once, for cuSPARSE's algorithms."""
-    rows = [r for r in summary_records(records) if r["method"] != BEST_SINGLE]
-    tried = list(dict.fromkeys(r["method"] for r in rows))
-    timed = {r["method"] for r in rows if r.get("kernel_us", r.get("time_us"))}
+    """(tried, ran): the methods a run tried (every SpMV record's method, as :func:`compared_label` counts it, so
+    that a problem where every cuSPARSE algorithm was refused still tried ``cusparse-best``), and those with a
+    time (a right answer, :func:`summary_records`) on at least one problem.  ``best-single`` (a copy of the
+    fastest of our single formats' records) is no method of its own."""
+    tried = list(dict.fromkeys(compared_label(r["method"]) for r in spmv_records(records)
+                               if r["method"] != BEST_SINGLE))
+    timed = {r["method"] for r in summary_records(records) if r.get("kernel_us", r.get("time_us"))}
     return tried, [m for m in tried if m in timed]
 
 

@@ -4,6 +4,7 @@ The harness checks every product it times against the float64 answer (:mod:`.run
 and notes a record past its bound ``WRONG: relative error ...``.  Such a record's time is of a product
 that did not compute the product: the reports list it on its own, leave it out of every speedup,
 count and summary, and ``cocktail bench`` and ``cocktail report`` exit with :data:`EXIT_WRONG`.
+Every place that judges whether a record's figures count asks :func:`is_wrong` (or :func:`usable`).
 Records are :class:`~.record.Record` objects or the dictionaries written to JSON.
 """
 
@@ -54,7 +55,23 @@ def wrong_records(records) -> list:
     return [r for r in records if is_wrong(r)]
 
 
+def usable(record) -> bool:
+    """True for a record whose figures count: it ran to the end (no note saying it was refused or failed) and
+    did not answer wrong (:func:`is_wrong`)."""
+    return not _get(record, "note") and not is_wrong(record)
+
+
+#: Every field a measurement fills or derives from its times: what a wrong record must not show.  The
+#: format's byte models (``spmv_bytes``, ``dram_bytes``, ``l2_ratio``, ``padding_ratio``) and the device's
+#: ``copy_gbps`` stay: they are no measurement of the product.
+MEASURED_FIELDS = ("kernel_us", "call_us", "time_us", "samples", "setup_ms", "gflops", "gbps", "bandwidth_fraction",
+                   "dram_fraction", "speedup_cusparse_best", "speedup_cupyx", "paired_ratio", "paired_low",
+                   "paired_high", "analysis_spmvs", "features_spmvs", "convert_spmvs", "measure_spmvs",
+                   "cache_hit_spmvs", "back_to_back_us", "back_to_back_calls", "sync_call_us", "over_empty_launch",
+                   "over_empty_graph", "sync_over_empty_launch", "sync_over_empty_graph")
+
+
 def untimed(record: dict) -> dict:
-    """A copy of a record dictionary with no time (``kernel_us`` and ``call_us`` None): what every summary
-    sees of a wrong record, so that it counts as not measured."""
-    return {**record, "kernel_us": None, "call_us": None}
+    """A copy of a record dictionary with every measured or derived field (:data:`MEASURED_FIELDS`) None: what
+    every summary, table and plot sees of a wrong record, so that it counts as not measured."""
+    return {**record, **{key: None for key in MEASURED_FIELDS if key in record}}
