@@ -50,7 +50,10 @@ def test_bench_default_runs_and_prints_table(tmp_path):
     saved = run_cli("report", str(out), "--terminal", columns=80)
     assert saved.returncode == 0 and saved.stdout == proc.stdout
     proc = run_cli("report", str(out), "--terminal", "-v", columns=80)
-    records = json.loads(out.read_text())
+    every = json.loads(out.read_text())
+    assert {r["section"] for r in every} == {"spmv", "end-to-end"}  # the default run ends with the whole job
+    assert {r["matrix"] for r in every if r["section"] == "end-to-end"} == set(names)
+    records = [r for r in every if r["section"] == "spmv"]
     assert {r["matrix"] for r in records} == set(names) and {r["suite"] for r in records} == {"default-cpu"}
     methods = {r["method"] for r in records}
     assert {"csr", "coo", "ell", "hyb", "pkt", "sbell", "cocktail-auto", "scipy"} <= methods
@@ -60,7 +63,6 @@ def test_bench_default_runs_and_prints_table(tmp_path):
     assert all(r["params"]["executor"] == "cpu" for r in measured if r["method"] != "scipy")
     refused = [r for r in records if r["gflops"] is None]
     assert all(r["note"].startswith("refused:") for r in refused)
-    assert {r["section"] for r in records} == {"spmv"}
     assert "GFLOP/s statistics" in proc.stdout
     assert "CPU time: cocktail-auto against SciPy" in proc.stdout and "Targets: call overhead and the planner" in proc.stdout
 

@@ -249,6 +249,28 @@ def _overhead(args, problems, dtypes) -> list:
         return overhead.run(problems, dtypes, repeat=repeat, progress=progress)
 
 
+def _end_to_end(args, problems, dtypes, on_gpu: bool) -> list:
+    """The end-to-end section (a build and N products, ours against cupyx and torch; on the CPU SciPy) on
+    ``problems``."""
+    from .bench.measuring import end_to_end
+
+    plan = end_to_end.plan_for(on_gpu)
+    against = "cupyx and torch, from a host and from a device matrix" if on_gpu else "SciPy, from a host matrix"
+    _say(f"cocktail bench: end to end on {len(problems)} matrices: build, then N = "
+         f"{', '.join(f'{n:,}' for n in plan.marks)} products A @ x, cocktail-auto against {against} (the "
+         f"decision cache off); medians of {plan.repeats}, at most {plan.budget_s:g} s of products a repetition")
+    total = len(problems) * len(dtypes)
+    count = iter(range(1, total + 1))
+
+    def progress(p, dtype, records, seconds):
+        ran = {r.method for r in records if r.total_us is not None}
+        tried = list(dict.fromkeys(r.method for r in records))
+        _say(f"cocktail bench: end to end {next(count)}/{total} {p.name} {dtype}: {len(ran)} of {len(tried)} "
+             f"methods ran, {seconds:.1f} s")
+
+    return end_to_end.run(problems, dtypes, on_gpu, plan, value_dtype=args.value_dtype, progress=progress)
+
+
 def _journal(args):
     """The run's journal (:mod:`.bench.records.journal`) when it writes ``--json``, else None; says what it
     resumes or keeps aside."""
@@ -283,6 +305,10 @@ def _bench(args) -> int:
 
     dtypes = _check_options(args)
     ks = _block_widths(args.k)
+    if args.end_to_end and args.no_end_to_end:
+        raise ValueError("--end-to-end runs only the end-to-end section, which --no-end-to-end leaves out: give one")
+    if args.end_to_end and ks != [1]:
+        raise ValueError("--end-to-end times SpMV jobs; --k applies to the SpMV section")
     on_gpu = cuda_available() and not args.cpu
     if ks != [1] and not on_gpu:
         raise ValueError("--k times block products on the GPU: " + ("it does not run with --cpu" if args.cpu else
@@ -291,9 +317,9 @@ def _bench(args) -> int:
         raise ValueError("--overhead times calls on the GPU: " + ("it does not run with --cpu" if args.cpu else
                          "no GPU found (it needs CuPy and a CUDA device)"))
     _check_outputs(args)
-    methods = [] if args.overhead else _methods(args, on_gpu)
+    methods = [] if args.overhead or args.end_to_end else _methods(args, on_gpu)
     problems = _problems(args, on_gpu)  # first: a bad file is the only line printed
-    if not on_gpu:
+    if not on_gpu and methods:
         why = "--cpu given" if args.cpu else "no GPU found"
         _say(f"cocktail bench: {why}; timing each format's CPU executor, cocktail-auto and SciPy"
              + ("" if args.matrices or args.suite else " on the default suite shrunk to CPU size"))
@@ -323,7 +349,9 @@ def _bench(args) -> int:
                 _say(f"cocktail bench: {kept.wrong} of the records kept answered wrong (past the error bound of "
                      f"their dtype); the finished run lists them first and exits 3")
             return 130
-    if args.overhead or (on_gpu and _default_suite_run(args) and not args.no_overhead):
+    if args.end_to_end or (_default_suite_run(args) and not (args.no_end_to_end or args.overhead)):
+        records += [r.stamp(info) for r in _end_to_end(args, problems, dtypes, on_gpu)]
+    if args.overhead or (on_gpu and _default_suite_run(args) and not (args.no_overhead or args.end_to_end)):
         records += [r.stamp(info) for r in _overhead(args, problems, dtypes)]
     rows = [r.as_dict() for r in records]
     _write_outputs(args, rows)  # first: nothing measured is lost if a summary fails
@@ -438,9 +466,10 @@ def build_parser() -> argparse.ArgumentParser:
     bench = sub.add_parser(
         "bench", help="benchmark SpMV: our kernels against cuSPARSE, cupyx, torch and SciPy",
         description="Benchmark SpMV on benchmark suites, Matrix Market (.mtx, .mtx.gz, .mtx.bz2) or SciPy .npz "
-                    "files. With no matrices and no --suite it runs the default suite and, on the GPU, the "
-                    "call-overhead section after it (on a machine without a GPU: the default suite shrunk to CPU "
-                    "size, timing each format's default CPU executor, cocktail-auto and SciPy).",
+                    "files. With no matrices and no --suite it runs the default suite, then the end-to-end "
+                    "section (a build and N products) and, on the GPU, the call-overhead section (on a machine "
+                    "without a GPU: the default suite shrunk to CPU size, timing each format's default CPU "
+                    "executor, cocktail-auto and SciPy, and end to end cocktail-auto and SciPy).",
         epilog=BENCH_EXIT)
     bench.add_argument("matrices", nargs="*",
                        help="matrix files, generated Laplacians named laplace<points>_<k> (points 3, 5, 9, 7, 27; "
@@ -514,6 +543,13 @@ def build_parser() -> argparse.ArgumentParser:
                               "matrices and suites given")
     section.add_argument("--no-overhead", action="store_true",
                          help="leave out the call-overhead section that follows a GPU run of the default suite")
+    section.add_argument("--end-to-end", action="store_true",
+                         help="run only the end-to-end section: the whole job, SparseMatrix(S) (format='auto', the "
+                              "decision cache off) then N = 1, 10, 100, 1,000, 10,000 products A @ x, against cupyx "
+                              "and torch, from a host and from a device matrix (CPU: against SciPy, N up to 100), on "
+                              "the default suite or the matrices and suites given")
+    bench.add_argument("--no-end-to-end", action="store_true",
+                       help="leave out the end-to-end section that follows a run of the default suite")
     bench.add_argument("-v", "--verbose", action="store_true",
                        help="print a line per measurement, and after the answer every method's record, the suite "
                             "summaries and the call-time tables")

@@ -3,7 +3,8 @@
 First the wrong answers, where a record holds one (:mod:`.wrong_answers`); then per dtype a
 headline (:mod:`.headline`: cocktail-auto against the best of cuSPARSE's algorithms on the GPU,
 against SciPy on the CPU) and a per-matrix table of cocktail-auto's plan and rates, sized to the
-terminal; then a footnote defining the terms shown. ``verbose`` adds every record, the suite summaries and
+terminal; the block products and the end-to-end section (:mod:`.end_to_end`) where the records hold
+them; then a footnote defining the terms shown. ``verbose`` adds every record, the suite summaries and
 the call-time tables. Everything is computed from the records, so saved JSON prints the same.
 """
 
@@ -20,7 +21,7 @@ from .headline import AUTO, TIE_PERCENT, auto_speedups, baseline, headline, on_c
 from .summaries import COLUMNS, summary_tables
 from ..records.selection import overhead_records, spmv_records, summary_records
 from ..records.wrong import is_wrong
-from . import blocks, wrong_answers
+from . import blocks, end_to_end, wrong_answers
 
 SEP = 2  # spaces between table columns, rich's and plain
 #: The compact table's columns left out, in this order, when the terminal is too narrow for them.
@@ -64,6 +65,7 @@ TERMS = {
                     "distribution (binomial; none under 6 samples); the geometric mean's interval adds the "
                     "matrices' log half-widths in quadrature over their count; an interval holding 1 is the "
                     "same speed. It is the noise within this run: another run can land outside it",
+    **end_to_end.TERMS,
 }
 
 
@@ -341,6 +343,10 @@ def print_report(records, verbose: bool = False, file=None, plain: bool = False)
         out.line()
         out.line(head, indent="  ")
         terms += out.table("", header, body, shorten=("matrix", "block kernel"), drop=("DRAM of copy",))
+    for title, head, header, body in end_to_end.sections(records):
+        out.line()
+        out.line(f"{title}: {head}", indent="  ")
+        terms += end_to_end.terms(out.table("", header, body, shorten=("matrix",)))
     tables = call_tables(records)
     if verbose:
         terms += _print_verbose(out, spmv, records)

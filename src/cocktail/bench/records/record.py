@@ -1,8 +1,9 @@
 """One benchmark measurement, as written to JSON and CSV.
 
 A record belongs to a ``section``: ``"spmv"`` (a method's kernel and call time on one problem),
-``"spmm"`` (the same for a block of ``k`` vectors, ``cocktail bench --k``) or ``"overhead"``
-(per-call host+GPU time of one way of calling a product, :mod:`.overhead`).
+``"spmm"`` (the same for a block of ``k`` vectors, ``cocktail bench --k``), ``"overhead"``
+(per-call host+GPU time of one way of calling a product, :mod:`.overhead`) or ``"end-to-end"`` (building
+a matrix and ``products`` products with it, :mod:`..measuring.end_to_end`).
 Both kinds share this class, so a run's records are one JSON list with one set of keys.
 """
 
@@ -13,7 +14,7 @@ from dataclasses import asdict, dataclass, field, fields
 from .wrong import usable
 
 #: The sections a record belongs to.
-SPMV, SPMM, OVERHEAD = "spmv", "spmm", "overhead"
+SPMV, SPMM, OVERHEAD, END_TO_END = "spmv", "spmm", "overhead", "end-to-end"
 
 #: Keys every record carries (the JSON schema the tests check).
 REQUIRED_KEYS = ("section", "suite", "matrix", "rows", "cols", "nnz", "dtype", "method", "params", "kernel_us",
@@ -21,6 +22,8 @@ REQUIRED_KEYS = ("section", "suite", "matrix", "rows", "cols", "nnz", "dtype", "
 #: Keys a call-overhead record fills (``section == "overhead"``) besides the ones above.
 OVERHEAD_KEYS = ("back_to_back_us", "back_to_back_calls", "sync_call_us", "samples", "over_empty_launch",
                  "over_empty_graph", "sync_over_empty_launch", "sync_over_empty_graph")
+#: Keys an end-to-end record fills (``section == "end-to-end"``) besides the required ones.
+END_TO_END_KEYS = ("build_from", "products", "build_us", "total_us", "samples")
 
 
 @dataclass
@@ -28,7 +31,8 @@ class Record:
     """One (matrix, dtype, method) measurement, or the reason the method did not run (``note``).
 
     SpMV records fill ``kernel_us`` and ``call_us``; overhead records leave them empty and fill
-    ``back_to_back_us``, ``sync_call_us`` and the ratios to the floors of the same matrix and dtype.
+    ``back_to_back_us``, ``sync_call_us`` and the ratios to the floors of the same matrix and dtype;
+    end-to-end records fill ``build_from``, ``products``, ``build_us`` and ``total_us``.
     """
 
     suite: str
@@ -39,7 +43,7 @@ class Record:
     dtype: str
     method: str
     params: dict = field(default_factory=dict)
-    section: str = SPMV  # SPMV, SPMM or OVERHEAD
+    section: str = SPMV  # SPMV, SPMM, OVERHEAD or END_TO_END
     k: int = 1  # columns of X: 1 for an SpMV, the block's width for an SpMM record
     kernel_us: float | None = None  # graph replay or back-to-back calls: host cost amortised
     call_us: float | None = None  # one synchronous call from Python
@@ -75,6 +79,10 @@ class Record:
     over_empty_graph: float | None = None  # back_to_back_us over the empty graph replay's
     sync_over_empty_launch: float | None = None  # sync_call_us over the empty kernel launch's
     sync_over_empty_graph: float | None = None  # sync_call_us over the empty graph replay's
+    build_from: str = ""  # end-to-end: where the matrix was built from, "host" (SciPy) or "device" (cupyx)
+    products: int | None = None  # end-to-end: N, the products A @ x after the build
+    build_us: float | None = None  # end-to-end: the construction, synchronised (median of the repetitions)
+    total_us: float | None = None  # end-to-end: construction and N products, synchronised at the end (median)
     kind: str = ""
     family: str = ""  # the matrix's family (cocktail.bench.problems.families), empty when unstated
     note: str = ""
