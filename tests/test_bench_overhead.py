@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from cocktail.bench.output import calltables, console, report, targets
-from cocktail.bench.measuring import overhead
+from cocktail.bench.measuring import end_to_end, overhead
 from cocktail.bench.measuring import overhead_ways as ways
 from cocktail.bench.problems.generators import laplacian
 from cocktail.bench.measuring.methods import Prepared, Unavailable
@@ -307,8 +307,13 @@ def fake_gpu(monkeypatch):
         return [Record(p.suite, p.name, 1, 1, 1, d, "cocktail-auto", kernel_us=1.0, call_us=3.0) for p in problems
                 for d in dtypes]
 
+    def fake_end_to_end(problems, dtypes, on_gpu, plan=None, **kwargs):
+        calls["end-to-end"] = [p.name for p in problems]
+        return []
+
     monkeypatch.setattr(cocktail.arrays, "cuda_available", lambda: True)
     monkeypatch.setattr(overhead, "run", fake_overhead)
+    monkeypatch.setattr(end_to_end, "run", fake_end_to_end)
     monkeypatch.setattr(runner, "run", fake_spmv)
     monkeypatch.setattr(suites, "load", lambda m: laplacian(5, 4))
     monkeypatch.setattr(provenance, "provenance", lambda gpu: {"gpu": "fake GPU"})
@@ -323,7 +328,7 @@ def test_overhead_runs_after_the_default_suite_and_alone(fake_gpu, tmp_path, cap
     default = [m.name for m in suites.DEFAULT]
     out = tmp_path / "r.json"
     assert main(["bench", "--json", str(out)]) == 0
-    assert fake_gpu == {"spmv": default, "overhead": [overhead.SMALL_NAME, *default]}
+    assert fake_gpu == {"spmv": default, "end-to-end": default, "overhead": [overhead.SMALL_NAME, *default]}
     assert {r["section"] for r in json.loads(out.read_text())} == {"spmv", "overhead"}
     text = capsys.readouterr().out
     assert "Call overhead, float64" not in text and "more tables: add -v" in " ".join(text.split())
@@ -331,7 +336,7 @@ def test_overhead_runs_after_the_default_suite_and_alone(fake_gpu, tmp_path, cap
     assert "Call overhead, float64" in capsys.readouterr().out
     fake_gpu.clear()
     assert main(["bench", "--suite", "default", "--no-overhead"]) == 0
-    assert fake_gpu == {"spmv": default} and "Call overhead" not in capsys.readouterr().out
+    assert fake_gpu == {"spmv": default, "end-to-end": default} and "Call overhead" not in capsys.readouterr().out
     fake_gpu.clear()
     assert main(["bench", "--overhead", "--dtype", "float32"]) == 0
     assert fake_gpu == {"overhead": [overhead.SMALL_NAME, *default]}

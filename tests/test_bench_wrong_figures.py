@@ -20,7 +20,7 @@ NOTE = "WRONG: relative error 1.00e-06"
 #: The fields a wrong record keeps: what was timed, where and how, and the format's byte models.
 KEPT = {"suite", "matrix", "rows", "cols", "nnz", "dtype", "method", "params", "section", "k", "kernel_timing",
         "copy_gbps", "spmv_bytes", "l2_ratio", "l2_bytes", "dram_bytes", "padding_ratio", "rel_err", "paired_with",
-        "kind", "family", "note", "gpu", "cuda", "cupy", "commit", "date"}
+        "kind", "family", "note", "gpu", "cuda", "cupy", "commit", "date", "build_from", "products"}
 
 
 def test_untimed_blanks_every_measured_or_derived_field():

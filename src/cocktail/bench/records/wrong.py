@@ -68,7 +68,7 @@ MEASURED_FIELDS = ("kernel_us", "call_us", "time_us", "samples", "setup_ms", "gf
                    "dram_fraction", "speedup_cusparse_best", "speedup_cupyx", "paired_ratio", "paired_low",
                    "paired_high", "analysis_spmvs", "features_spmvs", "convert_spmvs", "measure_spmvs",
                    "cache_hit_spmvs", "back_to_back_us", "back_to_back_calls", "sync_call_us", "over_empty_launch",
-                   "over_empty_graph", "sync_over_empty_launch", "sync_over_empty_graph")
+                   "over_empty_graph", "sync_over_empty_launch", "sync_over_empty_graph", "build_us", "total_us")
 
 
 def untimed(record: dict) -> dict:
