@@ -12,7 +12,6 @@ import scipy.sparse as sp
 
 import cocktail
 from cocktail import SparseMatrix
-from cocktail.auto import planning as auto_planning
 from cocktail.auto import profile, variants
 from test_planner import model_profile
 
@@ -57,20 +56,18 @@ def test_auto_builds_and_runs_its_plan(modelled, which, dtype):
                          shape=(30_000, 30_000))
     S = S.astype(dtype)
     A = SparseMatrix(S)  # format="auto" is the default
-    assert A.auto is not None and A.auto.tune == "model"
+    assert A.auto is not None and A.auto.tune == "auto"
     plan = A.auto.plan
     if plan.single:
         assert A.kernel == plan.parts[0].kernel
     else:
         assert A.format == "cocktail" and A.kernel == "+".join(p.kernel for p in plan.parts)
-    modelled_choice = A.auto.planning.chosen  # the race may overrule the modelled profile with real timings
+    modelled_choice = A.auto.planning.chosen
     if which == "stencil":
         assert modelled_choice.single and variants.get(modelled_choice.parts[0].variant).category == "diagonal"
     if which == "cocktail":
         assert not modelled_choice.single and modelled_choice.parts[0].selector[0] == "diagonals"
-    # a plan overruling the modelled choice measured faster (a vendor single: within the race's tie margin)
-    assert plan is modelled_choice or (A.auto.raced and plan.measured_us
-                                       <= modelled_choice.measured_us * (1 + auto_planning.RACE_TIE))
+    assert plan is modelled_choice  # nothing is timed at construction: the model's plan runs first
     _check_product(A, S, dtype)
     text = A.explain()
     assert "candidates" in text and plan.label(A.nnz) in text
@@ -101,7 +98,7 @@ def test_modelled_decisions_are_cached_and_measured_ones_serve_both(modelled):
     _check_product(B, S * 2.0, np.float64)
     M = SparseMatrix(S, tune="measure")  # a modelled decision never stands for a measured one
     assert not M.auto.cached and M.auto.measure_s > 0
-    C = SparseMatrix(S)  # the measured decision serves tune="model" too
+    C = SparseMatrix(S)  # the measured decision serves tune="auto" too
     assert C.auto.cached and C.auto.plan.parts == M.auto.plan.parts
     own = SparseMatrix(S, vendor=False)  # another key: decided afresh
     assert not own.auto.cached
@@ -228,17 +225,37 @@ def vendor_close(monkeypatch, tmp_path):
     return prof
 
 
-def test_auto_races_its_plan_against_a_close_vendor_kernel(vendor_close):
+def test_auto_tunes_on_the_users_products_against_a_close_vendor_kernel(vendor_close, monkeypatch):
+    """Nothing is timed at construction; the user's products time the plan, then its close vendor rival, and the
+    matrix keeps the faster one (moving only to one measured faster), caches it and says so in explain()."""
+    from cocktail.auto import decisions, online
+
+    monkeypatch.setattr(online, "BUDGET", 1.0)  # let the rival's build be paid for by the first products
     S = sp.random_array((50_000, 50_000), density=2e-4, format="csr", rng=np.random.default_rng(6))
     A = SparseMatrix(S)
     report = A.auto
     assert report.planning.chosen.parts[0].variant == "csr_stream(k=8)"
-    assert report.raced and report.measure_s > 0 and len(report.measured) >= 2
-    timed = {label: us for label, us in report.measured.items()}
-    assert report.plan.measured_us == min(timed.values())  # the faster of the two is kept
+    assert report.plan is report.planning.chosen and report.measure_s == 0 and not report.measured
+    assert "tuning: on the matrix's own products, from the first (none yet)" in A.explain().replace("\n    ", " ")
+    x = cupy.asarray(np.random.default_rng(1).standard_normal(S.shape[1]))
+    expected = S @ cupy.asnumpy(x)
+    for _ in range(400):
+        y = A @ x
+        np.testing.assert_allclose(cupy.asnumpy(y), expected, rtol=1e-10, atol=1e-10)
+    assert A._planned.tuner is None, report.tuning  # stopped
+    assert "cusparse_csr(alg=1)" in report.measured
+    if report.plan is not report.planning.chosen:  # moved: only to a plan measured faster, by the margin
+        assert report.plan.measured_us * (1 + online.MARGIN) < report.planning.chosen.measured_us
     assert A.kernel == report.plan.parts[0].kernel
-    explained = A.explain().replace("\n    ", " ")
-    assert "raced: rivals (the vendor's kernels, plans of ours of other families) were predicted close" in explained
+    explained = A.explain().replace("\n      ", " ")
+    assert "tuning on the matrix's own products:" in explained and "done after" in explained
     _check_product(A, S, np.float64)
-    own = SparseMatrix(S, vendor=False)  # no vendor kernel: nothing to race
-    assert not own.auto.raced and own.kernel == "csr_stream"
+    again = SparseMatrix(S)  # the tuned decision is cached: the next matrix of the structure starts from it
+    assert decisions.path() is not None
+    assert again.auto.cached and again.auto.plan.parts == report.plan.parts and again._planned.tuner is None
+    own = SparseMatrix(S, vendor=False)  # no vendor kernel: no rival predicted close
+    for _ in range(100):
+        own @ x
+    assert own.kernel == "csr_stream" and "cusparse_csr(alg=1)" not in own.auto.measured
+    fixed = SparseMatrix(S, tune="model")  # the model's plan, never tuned
+    assert fixed._planned.tuner is None and fixed.auto.tuning is None

@@ -510,72 +510,13 @@ def test_calibration_check_points_lie_off_the_grid():
     assert median == pytest.approx(0.1) and worst == pytest.approx(0.5) and at == 1
 
 
-def test_the_race_keeps_the_fastest_and_gives_ties_to_the_vendor(monkeypatch):
-    from cocktail.auto import planning
-
-    def race(times, *plans):
-        monkeypatch.setattr(planning, "fitting_build", lambda p, csr, guard=False: (p, p.parts[0].variant))
-        monkeypatch.setattr(planning, "_time_us", lambda executor, *a: times[executor])
-        for p in plans:
-            p.measured_us = None
-        report = planning.AutoReport(plans[0], "model")
-        csr = csr_of(sp.eye_array(4, format="csr"))
-        got, built, crowded = planning._race(planner.Planning(None, list(plans), "model"), plans[0],
-                                             (plans[0], plans[0].parts[0].variant), csr, report)
-        assert built == (got, got.parts[0].variant) and report.raced == (len(report.measured) > 1)
-        assert not crowded and set(report.measured) == {p.parts[0].variant for p in plans if p.measured_us}
-        return got.parts[0].variant, len(report.measured)
-
-    ours, csr1, coo1 = single("csr_stream(k=8)", 10), single("cusparse_csr(alg=1)", 12), single("cusparse_coo(alg=1)", 13)
-    assert race({"csr_stream(k=8)": 10.0, "cusparse_csr(alg=1)": 12.0, "cusparse_coo(alg=1)": 13.0},
-                ours, csr1, coo1) == ("csr_stream(k=8)", 3)  # ours by 20%: kept
-    assert race({"csr_stream(k=8)": 10.0, "cusparse_csr(alg=1)": 10.2, "cusparse_coo(alg=1)": 13.0},
-                ours, csr1, coo1) == ("cusparse_csr(alg=1)", 3)  # 2% is a tie: the vendor's
-    assert race({"csr_stream(k=8)": 10.0, "cusparse_csr(alg=1)": 10.2, "cusparse_coo(alg=1)": 10.1},
-                ours, csr1, coo1) == ("cusparse_coo(alg=1)", 3)  # between the vendor's own, the faster
-    block = single("bcsr(3x3)", 11)
-    assert race({"csr_stream(k=8)": 10.0, "bcsr(3x3)": 9.9}, ours, block) == ("bcsr(3x3)", 2)  # ours against ours
-    assert race({"cusparse_csr(alg=1)": 10.0, "bcsr(3x3)": 9.8}, csr1, block) == ("cusparse_csr(alg=1)", 2)  # a tie
-    assert race({"cusparse_csr(alg=1)": 10.0, "bcsr(3x3)": 9.0}, csr1, block) == ("bcsr(3x3)", 2)
-
-
-def test_a_plan_measured_slower_than_predicted_widens_the_race(monkeypatch):
-    from cocktail.auto import planning
-
-    bdia, bcsr = single("bdia_direct", 10.0), single("bcsr(3x3)", 18.0)  # bcsr predicted past 1.5x
-    times = {"bdia_direct": 10.5, "bcsr(3x3)": 17.0}
-    monkeypatch.setattr(planning, "fitting_build", lambda p, csr, guard=False: (p, p.parts[0].variant))
-    monkeypatch.setattr(planning, "_time_us", lambda executor, *a: times[executor])
-    csr = csr_of(sp.eye_array(4, format="csr"))
-
-    def race():
-        report = planning.AutoReport(bdia, "model")
-        got, _, _ = planning._race(planner.Planning(None, [bdia, bcsr], "model"), bdia, (bdia, "bdia_direct"), csr,
-                                   report)
-        return got, report
-
-    got, report = race()  # measured as predicted: bcsr is not timed
-    assert got is bdia and not report.raced and list(report.measured) == ["bdia_direct"]
-    times["bdia_direct"] = 24.0  # measured 2.4x its prediction: bcsr is within 1.5x of that, timed, and wins
-    got, report = race()
-    assert got is bcsr and report.raced and report.measured == {"bdia_direct": 24.0, "bcsr(3x3)": 17.0}
-
-
-def test_a_coded_plan_races_the_plans_without_the_cut_each_timed_once(monkeypatch):
+def test_a_coded_plan_is_tried_against_the_plans_without_the_cut_each_once():
     from cocktail.auto import planning
 
     coded, bdia = single("csr_vector(t=8)", 6.0, coded=True), single("bdia_direct", 8.0)
     dia, vendor = single("dia", 8.5), single("cusparse_csr(alg=1)", 9.0)
     uncut = [bdia, dia, single("csr_vector(t=8)", 7.0), vendor]
-    timed = []
-    times = {"csr_vector(t=8)@csr_vi": 9.0, "csr_vector(t=8)": 8.8, "bdia_direct": 9.5, "dia": 7.5,
-             "cusparse_csr(alg=1)": 9.2}
-    monkeypatch.setattr(planning, "fitting_build", lambda p, csr, guard=False: (p, p.detail()))
-    monkeypatch.setattr(planning, "_time_us", lambda executor, *a: timed.append(executor) or times[executor])
-    report = planning.AutoReport(coded, "model")
-    csr = csr_of(sp.eye_array(4, format="csr"))
-    # the vendor single is both a rival of the coded plan and of the plan chosen without the cut
-    got, _, _ = planning._race(planner.Planning(None, [coded, bdia, vendor], "model", uncut=uncut), coded,
-                               (coded, coded.detail()), csr, report)
-    assert got is dia and report.raced  # DIA, which the cut's share put out of the race, wins it
-    assert sorted(timed) == sorted(set(timed)) and set(timed) == set(times)
+    # the vendor single is both a rival of the coded plan and of the plan chosen without the cut: tried once
+    got = planning.rivals(planner.Planning(None, [coded, bdia, vendor], "model", uncut=uncut), coded, 6.0)
+    assert dia in got and len(got) == len({id(p) for p in got}) and coded not in got
+    assert [p.predicted_us for p in got] == sorted(p.predicted_us for p in got)  # fastest predicted first

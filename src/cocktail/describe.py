@@ -225,9 +225,9 @@ def _why(report, nnz: int) -> str:
         timed = sum(c.measured_us is not None for c in cands)
         return (f"fastest measured of the {timed} candidates timed on this matrix "
                 f"({_gflops(nnz, plan.measured_us)} GFLOP/s)")
-    if report.raced and plan is not cands[0]:
+    if report.tune == "auto" and plan is not cands[0] and plan.measured_us and cands[0].measured_us:
         whose = "the vendor's kernel" if plan.single and plan.delegates else "a rival plan"
-        return (f"{whose}, measured faster on this matrix than the fastest predicted plan "
+        return (f"{whose}, measured faster on this matrix's own products than the fastest predicted plan "
                 f"{cands[0].label(nnz)} ({_gflops(nnz, plan.measured_us)} against "
                 f"{_gflops(nnz, cands[0].measured_us)} GFLOP/s)")
     return _predicted_why(cands, plan, nnz)
@@ -248,6 +248,19 @@ def candidate_lines(planning, chosen, nnz: int, measured: bool = True, top: int 
         if measured:
             speeds += f" {_gflops(nnz, cand.measured_us):>8}"
         lines.append(f"   {mark} {speeds}  {cand.label(nnz)}" + ("" if cand.single else f"  ({cand.detail()})"))
+    return lines
+
+
+def tuning_lines(report) -> list[str]:
+    """What ``tune="auto"`` did so far on the matrix's own products (:mod:`cocktail.auto.online`)."""
+    if not report.tuning:
+        return textwrap.wrap("tuning: on the matrix's own products, from the first (none yet): it times its plan, "
+                             "then tries the rivals the profile ranks close, within a few percent of the products' "
+                             "time, and moves only to one it measured faster", WIDTH,
+                             initial_indent="  ", subsequent_indent="    ")
+    lines = ["  tuning on the matrix's own products:"]
+    for call, words in report.tuning:
+        lines += textwrap.wrap(f"product {call}: {words}", WIDTH, initial_indent="    ", subsequent_indent="      ")
     return lines
 
 
@@ -274,12 +287,8 @@ def auto_lines(report, nnz: int) -> list[str]:
                      f"slots per entry, else csr)")
         return lines
     lines += textwrap.wrap(f"why: {_why(report, nnz)}", WIDTH, initial_indent="  ", subsequent_indent="    ")
-    if report.raced:
-        timed = ", ".join(f"{label} {us:.3g} µs" for label, us in report.measured.items())
-        lines += textwrap.wrap(f"raced: rivals (the vendor's kernels, plans of ours of other families) were predicted "
-                               f"close to the plan's time (predicted, or measured when slower), so they were timed "
-                               f"on this matrix ({timed}); the fastest is kept",
-                               WIDTH, initial_indent="  ", subsequent_indent="    ")
+    if report.tuning is not None:
+        lines += tuning_lines(report)
     lines += feature_lines(report.planning.features)
     lines += [f"  time: analysis {report.analysis_s * 1e3:.1f} ms (features {report.features_s * 1e3:.1f} ms), "
               f"conversion {report.convert_s * 1e3:.1f} ms"

@@ -18,7 +18,7 @@ import numpy as np
 from scipy.sparse.linalg import LinearOperator
 
 from . import _memory, describe, executors, formats, kernels, precision, torch_ops, validate
-from ._device_arrays import as_device_array
+from ._device_arrays import as_device_array, upload
 from .arrays import cuda_available, is_cupy_array, to_numpy
 from .bound import BoundProduct, bound_nothing
 from .errors import CPUFallbackWarning, FormatFillError, FormatValuesError
@@ -174,9 +174,13 @@ class SparseMatrix(OperatorProtocol):
         ``"auto"`` runs the planner (:mod:`cocktail.auto.planning`): it measures the matrix's
         features, costs candidate plans with the device profile and returns a single format
         or a Cocktail of several; on the CPU it picks ``csr`` (:mod:`cocktail.auto.fixed_rule`).
-    tune : with ``format="auto"`` on the GPU, ``"model"`` (default: the profile's predictions)
-        or ``"measure"`` (also time the best few candidates on this matrix and keep the
-        fastest; the decision is cached on disk by structure, device and dtype).
+    tune : with ``format="auto"`` on the GPU, ``"auto"`` (default: the profile's plan runs from the
+        first product, and the matrix times its own products, tries the few rival plans the profile
+        ranks close on some of them, within a few percent of their time, and moves to one it measured
+        faster: :mod:`cocktail.auto.online`; ``explain()`` says what it did), ``"model"`` (the
+        profile's plan, never timed or moved) or ``"measure"`` (time the best few candidates at
+        construction and keep the fastest).  Decisions are cached on disk by structure, device and
+        dtype.  With ``deterministic=True`` the plan never moves.
     device : ``"cpu"``, ``"cuda"`` or ``None`` (the GPU when CuPy sees one, else the CPU
         with one warning).
     executor : ``None`` (the device's default), ``"cuda"`` (a GPU kernel), ``"cpu"`` (SciPy's
@@ -221,7 +225,7 @@ class SparseMatrix(OperatorProtocol):
     """
 
     def __init__(self, S, format="auto", device=None, *, executor=None, kernel=None, shape=None, dtype=None,
-                 index_dtype=None, tune="model", deterministic=False, vendor=True, transpose="store", value_dtype=None,
+                 index_dtype=None, tune="auto", deterministic=False, vendor=True, transpose="store", value_dtype=None,
                  **params):
         if not isinstance(deterministic, bool):
             raise TypeError(f"deterministic must be True or False, got {deterministic!r}")
@@ -233,9 +237,9 @@ class SparseMatrix(OperatorProtocol):
         self.device = resolve_device(device, facts.on_gpu)
         if self.device == "cpu" and kernel is not None:
             raise ValueError(f"kernel={kernel!r} needs device='cuda': kernels run on the GPU")
-        if tune not in ("model", "measure"):
-            raise ValueError(f"tune must be 'model' or 'measure', got {tune!r}")
-        if format != "auto" and tune != "model":
+        if tune not in ("auto", "model", "measure"):
+            raise ValueError(f"tune must be 'auto', 'model' or 'measure', got {tune!r}")
+        if format != "auto" and tune == "measure":
             raise ValueError(f"tune={tune!r} applies to format='auto' only")
         _require_memory(facts, dtype, index_dtype, self.device)
         if format != "auto" and not vendor:
@@ -281,12 +285,13 @@ class SparseMatrix(OperatorProtocol):
             if value_dtype is None:
                 value_dtype = data.dtype  # ... and the same storage
         if self.device == "cuda":
-            import cupy
-
-            data, indices, indptr = (cupy.asarray(a) for a in (data, indices, indptr))
+            # arrays uploaded from the host are this matrix's own: the canonical CSR may keep them
+            owned = all(isinstance(a, np.ndarray) for a in (data, indices, indptr))
+            data, indices, indptr = upload((data, indices, indptr))
         else:
+            owned = False
             data, indices, indptr = (to_numpy(a) for a in (data, indices, indptr))
-        csr = CSR.from_arrays(data, indices, indptr, shape, index_dtype=index_dtype, dtype=dtype)
+        csr = CSR.from_arrays(data, indices, indptr, shape, index_dtype=index_dtype, dtype=dtype, owned=owned)
         del data, indices, indptr
         csr = csr.with_value_dtype(value_dtype)
         spec = kernels.get(kernel) if kernel is not None else None
@@ -300,15 +305,9 @@ class SparseMatrix(OperatorProtocol):
             from .auto import decide
 
             decision = decide(csr, self.device, executor, tune, deterministic, vendor)
-            if decision.report is not None:
-                self.storage, self._executor, self.auto = decision.storage, decision.executor, decision.report
-                if self.device == "cuda":  # block products planned per bucket of k, timed on first use
-                    from .auto.block_plans import WholeRival, planner
-
-                    for leaf in self._executor.block_executors():
-                        leaf.block_planner = planner(deterministic, vendor)
-                    if WholeRival.wanted(self._executor, self.storage):  # ... as stored, or as one CSR
-                        self._executor.block_rival = WholeRival(self.storage, deterministic, vendor)
+            if decision.report is not None:  # its product (auto.plans.PlannedProduct) holds the storage
+                self._planned = self._executor = decision.executor
+                self.auto = decision.report
                 return
             format, self._auto_reason = decision.format, decision.reason
         if spec is not None and "short_columns" in formats.get(format).defaults and params.get("short_columns") is None \
@@ -348,6 +347,20 @@ class SparseMatrix(OperatorProtocol):
             self._guard = _no_guard if self._executor.overlap_safe else _guard_host
 
     # --- attributes ---------------------------------------------------------------
+    #: The product of a matrix format="auto" planned on the GPU (auto.plans.PlannedProduct), else None.
+    _planned = None
+    _storage = None
+
+    @property
+    def storage(self):
+        """The stored matrix (a format's object): the current plan's, which ``tune="auto"`` may replace."""
+        planned = self._planned
+        return self._storage if planned is None else planned.storage
+
+    @storage.setter
+    def storage(self, value) -> None:
+        self._storage = value
+
     @property
     def shape(self) -> tuple[int, int]:
         """(rows, cols)."""
@@ -528,7 +541,8 @@ class SparseMatrix(OperatorProtocol):
         self._guard(x, y)
         alpha = validate.scalar(alpha, self._scalar_dtype, "alpha")
         beta = validate.scalar(beta, self._scalar_dtype, "beta")
-        return BoundProduct(self, self._executor.run, x, y, out, alpha, beta, stream)
+        runner = self._executor if self._planned is None else self._planned.current  # a bound product keeps its plan
+        return BoundProduct(self, runner.run, x, y, out, alpha, beta, stream)
 
     def _bind_block(self, X, out, alpha, beta, stream) -> BoundProduct:
         """:meth:`bind` for a block ``X`` (cols, k) and ``out`` (rows, k): both C-ordered or both Fortran-ordered,

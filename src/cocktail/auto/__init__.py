@@ -8,8 +8,10 @@
   writes the device profile (clSpMV's offline stage);
 - :mod:`.planner`: the candidates, single formats and Cocktails, costed from the profile, with the
   planner's thresholds;
-- :mod:`.planning`: the construction-time entry (:func:`.planning.choose`): features, planner, the
-  race on the matrix, ``tune="measure"``, the decision cache (:mod:`.decisions`);
+- :mod:`.planning`: the construction-time entry (:func:`.planning.choose`): features, planner,
+  ``tune="measure"``, the decision cache (:mod:`.decisions`);
+- :mod:`.plans` and :mod:`.online`: the planned matrix's product, and ``tune="auto"``'s tuning of it on
+  the user's own products;
 - :mod:`.fixed_rule`: the rule without a profile (and on the CPU).
 """
 
@@ -30,7 +32,7 @@ class Decision:
     reason: str | None = None
 
 
-def decide(csr, device: str, executor=None, tune: str = "model", deterministic: bool = False,
+def decide(csr, device: str, executor=None, tune: str = "auto", deterministic: bool = False,
            vendor: bool = True) -> Decision:
     """``format="auto"`` for the canonical CSR ``csr``: the planner on the GPU (real values with entries,
     GPU kernels: :func:`.planning.choose`), else the fixed rule (:mod:`.fixed_rule`)."""

@@ -107,9 +107,9 @@ def lookup(k: str) -> Plan | None:
 
 
 def _age(k: str, entry) -> tuple:
-    """Eviction order: modelled decisions before measured ones (cheaper to make again), then the oldest."""
+    """Eviction order: modelled decisions before measured or tuned ones (cheaper to make again), then the oldest."""
     saved = entry.get("saved_ns", 0) if isinstance(entry, dict) else 0
-    return ("|measure|" in k, saved if isinstance(saved, int) else 0)
+    return ("|measure|" in k or "|auto|" in k, saved if isinstance(saved, int) else 0)
 
 
 def store(k: str, plan: Plan) -> None:

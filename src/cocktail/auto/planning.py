@@ -1,25 +1,23 @@
-"""``format="auto"`` on the GPU: features, the planner, optional measurement, the decision cache.
+"""``format="auto"`` on the GPU: features, the planner, tuning, the decision cache.
 
-:func:`choose` runs once at construction of a ``SparseMatrix``:
+:func:`choose` runs once at construction of a ``SparseMatrix``: it computes the matrix's features on
+the GPU, costs the candidate plans with the device profile (:mod:`cocktail.auto.planner`) and builds
+the fastest that fits in GPU memory.  Nothing is timed at construction unless asked:
 
-1. ``tune="model"`` (default): compute the matrix's features on the GPU, cost the candidate
-   plans with the device profile (:mod:`cocktail.auto.planner`) and build the fastest.  When
-   up to two of the vendor's kernels (cuSPARSE's CSR and COO algorithms) are predicted within
-   2x of it (:meth:`~cocktail.auto.planner.Planning.vendor_rivals`), or the fastest plans of
-   our own of each other family and of another kind of its own within 1.5x
-   (:meth:`~cocktail.auto.planner.Planning.own_rivals`), the plan and they are timed on the
-   matrix, a few products each from one CUDA graph, and the fastest is kept: the profile's
-   mistakes within that range no longer leave the product slower than the vendor's, or than our
-   family it mis-ranked.  The plan is timed first; when it measures slower than predicted, the
-   ranges are taken from its measured time.  Where cuSPARSE refuses a plan (an error of the
-   library), the matrix is planned again with Cocktail's own kernels.
-2. ``tune="measure"``: the same, then build the best candidates
-   (:meth:`~cocktail.auto.planner.Planning.to_measure`), time each on the matrix (CUDA graph replays, as the benchmark does) and
-   keep the fastest.
+1. ``tune="auto"`` (default): the model's plan runs from the first product, and the matrix tunes it on
+   the user's own products (:mod:`cocktail.auto.online`): the rivals the model ranks close (the
+   vendor's kernels, cuSPARSE's CSR and COO algorithms; plans of ours of other families; the plan
+   without the coded cut) are built and timed one at a time, within a budget of the products' time,
+   and the matrix moves to one only once it measured it faster.  With ``deterministic=True`` it never
+   moves (a move may change the rounding).
+2. ``tune="model"``: the model's plan, never timed, never moved.
+3. ``tune="measure"``: build the best candidates (:meth:`~cocktail.auto.planner.Planning.to_measure`),
+   time each on the matrix (CUDA graph replays, as the benchmark does) and keep the fastest.
 
-Either decision is cached on disk (:mod:`cocktail.auto.decisions`): a matrix of the same
-structure, dtype and device reuses it without features, planning or timing (``tune="model"`` also
-reuses a measured decision, never the other way round).
+Where cuSPARSE refuses a plan (an error of the library), the matrix is planned again with Cocktail's
+own kernels.  Decisions are cached on disk (:mod:`cocktail.auto.decisions`): a matrix of the same
+structure, dtype and device reuses one without features, planning or timing (a measured or tuned
+decision serves every mode; a modelled one serves ``tune="model"``).
 
 With ``deterministic=True`` only kernels declared deterministic are planned, and with
 ``vendor=False`` only our own (no cuSPARSE); each is cached apart.
@@ -39,14 +37,14 @@ from ..precision import sampled_dtype
 from . import variants
 from ..errors import DeviceMemoryError, FormatFillError, FormatValuesError
 
-TUNE = ("model", "measure")
+TUNE = ("auto", "model", "measure")
+#: The cached decisions each mode reuses, first found first: a measured or tuned one serves every mode.
+REUSES = {"measure": ("measure",), "auto": ("measure", "auto"), "model": ("measure", "auto", "model")}
 #: Products per timed graph and timed replays of ``tune="measure"``.
 MEASURE_CALLS, MEASURE_REPLAYS = 10, 3
-#: Products per graph and timed replays of ``tune="model"``'s race against the vendor (one replay
-#: warms, the median of the others counts: with the first product, 13 products per candidate).
-RACE_CALLS, RACE_REPLAYS = 3, 3
-#: In the race a plan of ours must beat the vendor's kernel by this share to keep its place: the
-#: goal is never to be slower than the vendor, and a few percent is within the timing's noise.
+#: Between the vendor's choice and ours, a block product's plan of ours must beat the vendor's by this
+#: share to be kept (:mod:`.block_plans`): the goal is never to be slower than the vendor, and a few
+#: percent is within the timing's noise.
 RACE_TIE = 0.03
 
 
@@ -64,7 +62,7 @@ class AutoReport:
     measure_s: float = 0.0  # timing on the matrix: tune="model" its plan and rivals, "measure" the candidates
     measured: dict = field(default_factory=dict)  # candidate label -> measured µs
     notice: str = ""
-    raced: bool = False  # tune="model" timed rivals against its plan (measure_s: the plan's timing and theirs)
+    tuning: list | None = None  # tune="auto" while it may move: (product, what happened), as it happens
 
 
 def build(plan, csr, device: str = "cuda", guard: bool = False):
@@ -179,52 +177,47 @@ def _time_us(executor, shape, dtype, calls: int = MEASURE_CALLS, replays: int = 
         return replay_us(lambda: executor.run(x, y, 1, 0), calls, replays)
 
 
-def _beats(rival, plan) -> bool:
-    """Whether ``rival`` measured faster than ``plan``: between a vendor single and a plan of ours, the
-    vendor's side keeps a tie (within RACE_TIE)."""
-    rival_vendor, plan_vendor = (p.single and p.delegates for p in (rival, plan))
-    if rival_vendor == plan_vendor:
-        return rival.measured_us < plan.measured_us
-    if rival_vendor:
-        return rival.measured_us < plan.measured_us * (1.0 + RACE_TIE)
-    return rival.measured_us * (1.0 + RACE_TIE) < plan.measured_us
-
-
-def _race(planning, plan, built, csr, report):
-    """``(plan, built, crowded)``: the fastest on this matrix of ``plan`` (built) and its rivals, each
-    timed from RACE_CALLS products in a CUDA graph.  The plan is timed first; its rivals (the vendor's
-    kernels, plans of ours of other families: ``planning.vendor_rivals`` and ``own_rivals``; where the
-    coded cut was made, the race without it: ``uncut_rivals``) are those
-    predicted close to the plan's time, its prediction or, when it measured slower, its measured
-    time: a plan the profile mispredicted widens the race by as much.  Rivals are built and timed
-    one at a time, each kept only while it leads (between a vendor single and a plan of ours a tie
-    goes to the vendor: :func:`_beats`).  A rival that does not fit in GPU memory (``crowded``: the
-    outcome depends on free memory), or that the library refuses, loses."""
-    from ..kernels.cusparse import CusparseError
+def rivals(planning, plan, reference_us: float) -> list:
+    """The plans ``tune="auto"`` tries against ``plan`` once it measured ``reference_us`` (the larger of that
+    and its prediction sets the range): where the coded cut was made, the plans without it; the vendor's
+    kernels and our plans of other families predicted close (``planning.vendor_rivals``, ``own_rivals``);
+    fastest predicted first."""
     from .planner import distinct_plans
 
-    t0 = time.perf_counter()
-    plan.measured_us = _time_us(built[1], csr.shape, csr.dtype, RACE_CALLS, RACE_REPLAYS)
-    report.measured[plan.detail()] = plan.measured_us
-    reference = max(plan.predicted_us, plan.measured_us)
-    rivals = distinct_plans(planning.uncut_rivals(plan) + planning.vendor_rivals(plan, reference)
-                            + planning.own_rivals(plan, reference), [plan])
-    crowded = False
-    for rival in rivals:
-        try:
-            rival_built = fitting_build(rival, csr)
-            rival.measured_us = _time_us(rival_built[1], csr.shape, csr.dtype, RACE_CALLS, RACE_REPLAYS)
-        except DeviceMemoryError:
-            crowded = True
-            continue
-        except CusparseError:  # the library refused: the rival loses
-            continue
-        report.measured[rival.detail()] = rival.measured_us
-        if _beats(rival, plan):
-            plan, built = rival, rival_built
-        del rival_built
-    report.raced, report.measure_s = bool(rivals), time.perf_counter() - t0
-    return plan, built, crowded
+    reference = max(plan.predicted_us, reference_us)
+    found = distinct_plans(planning.uncut_rivals(plan) + planning.vendor_rivals(plan, reference)
+                           + planning.own_rivals(plan, reference), [plan])
+    return sorted(found, key=lambda p: p.predicted_us)
+
+
+def _aside_stream():
+    """A low-priority stream of the current device on which rivals are built, off the user's stream."""
+    import cupy
+
+    device_id = cupy.cuda.Device().id
+    stream = _ASIDE.get(device_id)
+    if stream is None:
+        least, _ = cupy.cuda.runtime.deviceGetStreamPriorityRange()
+        stream = _ASIDE[device_id] = cupy.cuda.Stream(non_blocking=True, priority=least)
+    return stream
+
+
+_ASIDE = {}  # device id -> stream
+
+
+def build_aside(plan, csr, yielding: bool = False):
+    """:func:`fitting_build` of ``plan`` on a stream of its own (the user's products go on meanwhile); the
+    current stream waits for it before its next work.  ``yielding``: bound with yielding grids, as the
+    matrix's first plan was."""
+    import cupy
+
+    caller = cupy.cuda.get_current_stream()
+    with device_kernels.yielding_grids(yielding), _aside_stream() as stream:
+        stream.wait_event(caller.record())  # the CSR as the caller's stream left it
+        built = fitting_build(plan, csr)
+        ready = stream.record()
+    caller.wait_event(ready)
+    return built
 
 
 def _cached(csr, keys):
@@ -246,10 +239,24 @@ def _cached(csr, keys):
     return None
 
 
-def choose(csr, tune: str = "model", deterministic: bool = False, vendor: bool = True):
-    """``(storage, executor, AutoReport)`` for a real-valued canonical CSR on the current GPU;
+def choose(csr, tune: str = "auto", deterministic: bool = False, vendor: bool = True):
+    """``(storage, product, AutoReport)`` for a real-valued canonical CSR on the current GPU, ``product`` a
+    :class:`~cocktail.auto.plans.PlannedProduct` (tuning on the user's products with ``tune="auto"``);
     ``deterministic``: from plans whose every kernel is declared deterministic; ``vendor``: cuSPARSE's
     kernels are candidates too (where the library loads)."""
+    from .plans import PlannedProduct
+
+    storage, executor, report, tuner = _decide(csr, tune, deterministic, vendor)
+    product = PlannedProduct(report, storage, executor, deterministic, vendor)
+    if tuner is not None:
+        product.tuner = tuner(product)
+        report.tuning = product.tuner.history
+    return storage, product, report
+
+
+def _decide(csr, tune, deterministic, vendor):
+    """``(storage, executor, AutoReport, tuner)`` of :func:`choose`; ``tuner(product)`` makes the
+    :class:`~cocktail.auto.online.OnlineTuner` of ``tune="auto"`` (None: the plan stays)."""
     from . import decisions, planner, profile
     from ..formats.csr_pattern import one_value
     from .features import compute, distinct_values, structure_fingerprint
@@ -262,7 +269,7 @@ def choose(csr, tune: str = "model", deterministic: bool = False, vendor: bool =
     sampled = sampled_dtype(csr.dtype)  # a half or complex matrix plans with real samples, scaled by its bytes
     if prof is None or not any(prof.has(key, sampled) for key in variants.keys()):
         return _fallback(csr, f"no device profile with {sampled.name} samples for {device['name']}: "
-                              "format='auto' used its fixed rule; run `cocktail calibrate`", deterministic)
+                              "format='auto' used its fixed rule; run `cocktail calibrate`", deterministic) + (None,)
     keys, t0 = {}, time.perf_counter()
     uniform, distinct = one_value(csr.data), None
     if decisions.path() is not None:
@@ -274,12 +281,12 @@ def choose(csr, tune: str = "model", deterministic: bool = False, vendor: bool =
         keys = {t: decisions.key(fingerprint, profile.key_of(device), csr.dtype, csr.index_dtype, deterministic,
                                  vendor, t, prof.digest, uniform, csr.value_dtype, coded, device_kernels.yielding())
                 for t in TUNE}
-        hit = _cached(csr, [keys["measure"]] + ([keys["model"]] if tune == "model" else []))
+        hit = _cached(csr, [keys[t] for t in REUSES[tune]])
         if hit is not None:
             plan, (storage, executor), convert_s = hit
             report = AutoReport(plan, tune, cached=True, analysis_s=time.perf_counter() - t0 - convert_s,
                                 convert_s=convert_s, notice=prof.notice)
-            return storage, executor, report
+            return storage, executor, report, None
     t1 = time.perf_counter()
     feats = compute(csr, block_fill_limit=planner.block_fill_limit(csr.dtype, csr.index_dtype), one_value=uniform,
                     distinct=distinct)
@@ -291,26 +298,55 @@ def choose(csr, tune: str = "model", deterministic: bool = False, vendor: bool =
     def fits(plans):  # the first of plans that fits in GPU memory, else plain CSR: first_that_fits
         return first_that_fits(plans, lambda p: fitting_build(p, csr), lambda: _plain_csr(csr, deterministic))
 
-    if tune == "model":
-        from ..kernels.cusparse import CusparseError
+    if tune == "measure":
+        return _measured(csr, planning, report, keys, fits) + (None,)
+    from ..kernels.cusparse import CusparseError
 
-        t0 = time.perf_counter()
-        try:
-            plan, built, skipped = fits(planning.candidates)
-        except CusparseError as exc:  # the library refused a plan that delegates: our own kernels only
-            planning = planner.plan(csr, feats, prof, csr.dtype, deterministic, vendor=False)
-            report.planning, report.notice = planning, _join(report.notice, f"cuSPARSE refused ({exc}): planned "
-                                                                            "with Cocktail's own kernels")
-            plan, built, skipped = fits(planning.candidates)
-            keys = {}  # a refusal may be this run's (an allocation): not a decision to keep for the structure
-        report.plan, report.convert_s = plan, time.perf_counter() - t0
-        report.notice = _join(report.notice, fallback_notice(skipped, plan, csr.nnz))
-        crowded = False
-        if not skipped:  # a plan forced by free memory is not raced
-            report.plan, built, crowded = _race(planning, plan, built, csr, report)
-        if keys and not skipped and not crowded:  # a decision forced by free memory is not one to reuse
-            decisions.store(keys["model"], report.plan)
-        return built[0], built[1], report
+    t0 = time.perf_counter()
+    try:
+        plan, built, skipped = fits(planning.candidates)
+    except CusparseError as exc:  # the library refused a plan that delegates: our own kernels only
+        planning = planner.plan(csr, feats, prof, csr.dtype, deterministic, vendor=False)
+        report.planning, report.notice = planning, _join(report.notice, f"cuSPARSE refused ({exc}): planned "
+                                                                        "with Cocktail's own kernels")
+        plan, built, skipped = fits(planning.candidates)
+        keys = {}  # a refusal may be this run's (an allocation): not a decision to keep for the structure
+    report.plan, report.convert_s = plan, time.perf_counter() - t0
+    report.notice = _join(report.notice, fallback_notice(skipped, plan, csr.nnz))
+    if skipped:  # a plan forced by free memory is neither kept nor tuned
+        return built[0], built[1], report, None
+    if keys:
+        decisions.store(keys["model"], plan)
+    if tune == "model" or deterministic:
+        return built[0], built[1], report, None
+    return built[0], built[1], report, _tuner_of(planning, csr, keys.get("auto"))
+
+
+def _tuner_of(planning, csr, key):
+    """``tuner(product)``: the :class:`~cocktail.auto.online.OnlineTuner` of a planned product, building its
+    rivals from ``csr`` aside and caching its last plan under ``key`` (None: not cached) when it stops."""
+    from . import decisions
+    from .online import OnlineTuner
+
+    yielding = device_kernels.yielding()
+
+    def tuner(product):
+        def done(plan, crowded):
+            product.retire(csr)  # the CSR the rivals were built from goes once no queued product reads it
+            if key is not None and not crowded:
+                decisions.store(key, plan)
+
+        return OnlineTuner(product, lambda us: rivals(planning, product.plan, us),
+                           lambda plan: build_aside(plan, csr, yielding), done)
+
+    return tuner
+
+
+def _measured(csr, planning, report, keys, fits):
+    """``tune="measure"``: build the candidates to measure, time each on the matrix and keep the fastest
+    (``(storage, executor, report)``); the first other candidate that fits where none of them does."""
+    from . import decisions
+
     t0 = time.perf_counter()
     best, skipped = None, []
     for candidate in planning.to_measure():

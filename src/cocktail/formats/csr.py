@@ -36,6 +36,15 @@ def _rising_within_rows(indices, indptr) -> bool:
     nnz = indices.shape[0]
     if nnz < 2:
         return True
+    if xp is not np:
+        # One synchronisation: pair p - 1 sits at p - 1, row starts mark theirs, and pointers that start no pair
+        # (0 and nnz) mark the spare last slot.
+        rising = xp.empty(nnz, dtype=bool)
+        xp.greater(indices[1:], indices[:-1], out=rising[:-1])
+        rising[-1] = True
+        inner = indptr[1:-1].astype(xp.int64)
+        rising[xp.where((inner > 0) & (inner < nnz), inner - 1, nnz - 1)] = True
+        return bool(rising.all())
     rising = indices[1:] > indices[:-1]  # pair (p - 1, p) for p = 1 .. nnz - 1
     rows = indptr.shape[0] - 1
     if nnz - 1 <= rows:
@@ -89,18 +98,19 @@ class CSR(SparseFormat):
     coded_format = "csr_vi"
 
     @classmethod
-    def from_arrays(cls, data, indices, indptr, shape, *, index_dtype=None, dtype=None, check=True):
+    def from_arrays(cls, data, indices, indptr, shape, *, index_dtype=None, dtype=None, check=True, owned=False):
         """Validate raw CSR arrays and return their canonical copy.
 
         The caller's arrays are never written.  ``index_dtype`` forces int32 or int64
         (int32 by default when every index and the entry count fit); ``dtype`` converts
-        the values.
+        the values.  ``owned``: the arrays are private copies (just uploaded from the host), which
+        the CSR may keep instead of copying them again.
         """
-        owned = False  # whether `data` is already a copy of the caller's array
+        data_owned = owned  # whether `data` is already a copy of the caller's array
         if dtype is not None:
             dt = validate.value_dtype(dtype, "dtype")
             if hasattr(data, "astype"):
-                data, owned = converted(data, dt, f"dtype={dt.name}", "keep a wider dtype or scale the matrix"), True
+                data, data_owned = converted(data, dt, f"dtype={dt.name}", "keep a wider dtype or scale the matrix"), True
         if check and getattr(data, "ndim", None) == 1 and hasattr(data, "dtype"):
             m, n = validate.shape2d(shape)
             size = validate.index_itemsize(max(m, n, int(data.shape[0])), index_dtype)
@@ -110,8 +120,8 @@ class CSR(SparseFormat):
         m, n = shape
         idt = validate.choose_index_dtype(max(m, n, int(data.shape[0])), index_dtype)
         if _rising_within_rows(indices, indptr):
-            return cls((m, n), data.dtype, idt, data.shape[0], {}, data=data if owned else data.copy(),
-                       indices=indices.astype(idt), indptr=indptr.astype(idt))
+            return cls((m, n), data.dtype, idt, data.shape[0], {}, data=data if data_owned else data.copy(),
+                       indices=indices.astype(idt, copy=not owned), indptr=indptr.astype(idt, copy=not owned))
         return cls.from_triplets(row_ids(indptr, data.shape[0]), indices, data, (m, n), idt)
 
     @classmethod

@@ -1,0 +1,272 @@
+"""``tune="auto"``: the matrix tunes its plan on the user's own products, within a budget of their time.
+
+The model's plan runs from the first product.  While the user multiplies, :class:`OnlineTuner`:
+
+1. times the plan on its own products (every other call, between CUDA events read back without
+   synchronising: :class:`EventClock`) until it holds :data:`SAMPLES` times;
+2. asks the planning for the rivals the model ranks close to the plan's measured time (the vendor's
+   kernels, plans of ours of other families, the plan without the coded cut), at most
+   :data:`MAX_RIVALS`, fastest predicted first;
+3. builds one rival at a time on a stream of its own, and only while the time spent tuning (building,
+   and the rival's products where it ran slower) stays within :data:`BUDGET` of the time the user's
+   products took;
+4. runs the rival on every other product, alternating with the plan (each timed), drops it once it
+   measures :data:`GIVE_UP` slower, and moves to it once it measured faster by :data:`MARGIN`
+   (:data:`SAMPLES` times each): the matrix never moves to a plan it has not measured faster;
+5. stops when no rival is left: the last plan stays, the decision is cached, the CSR it built rivals
+   from is released, and what it did is kept for ``explain()`` (:attr:`OnlineTuner.history`).
+
+Inside a CUDA graph capture nothing is timed or built: the product runs the current plan, which the
+:class:`~cocktail.auto.plans.PlannedProduct` then keeps alive (the graph holds its arrays).
+
+The clock and the build are injected, so the state machine is tested on the CPU with a fake clock.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+import time
+
+#: Products timed per plan before comparing (the plan's alone first, then each side of a trial).
+SAMPLES = 6
+#: A rival is dropped once it measured this much slower than the plan after half of SAMPLES times.
+GIVE_UP = 0.2
+#: A rival replaces the plan only when measured faster by this share (more than the timing's noise).
+MARGIN = 0.03
+#: At most this many rivals are tried, the fastest predicted first.
+MAX_RIVALS = 3
+#: Tuning (building rivals, their products where slower) may cost this share of the products' time.
+BUDGET = 0.05
+#: A build is expected to cost this many of the plan's products until one was measured: a rival on the CSR's
+#: own arrays binds only, any other converts.
+BIND_PRODUCTS, CONVERT_PRODUCTS = 10.0, 60.0
+
+
+class EventClock:
+    """Pairs of CUDA events around sampled products on the caller's stream, read back without synchronising.
+
+    A sample is *busy* when the previous sample had not finished as this one was queued: the GPU then
+    ran it back to back, and its time is the product's alone (an idle GPU adds the launch's latency)."""
+
+    def __init__(self, pairs: int = 32):
+        import cupy
+
+        self._cupy = cupy
+        self._free = [(cupy.cuda.Event(), cupy.cuda.Event()) for _ in range(pairs)]
+        self._last_end = None
+
+    def capturing(self) -> bool:
+        """Whether the current stream is capturing a CUDA graph (nothing may be timed or built)."""
+        return self._cupy.cuda.get_current_stream().is_capturing()
+
+    def start(self):
+        """A token for one sample, its first event recorded; None when every pair is in flight."""
+        if not self._free:
+            return None
+        pair = self._free.pop()
+        busy = self._last_end is not None and not self._last_end.done
+        pair[0].record(self._cupy.cuda.get_current_stream())
+        return pair, busy
+
+    def stop(self, token) -> None:
+        """Record the sample's second event, after the product."""
+        pair, _ = token
+        pair[1].record(self._cupy.cuda.get_current_stream())
+        self._last_end = pair[1]
+
+    def read(self, token):
+        """``(µs, busy)`` of a finished sample (its events returned to the pool), None while it runs."""
+        pair, busy = token
+        if not pair[1].done:
+            return None
+        us = self._cupy.cuda.get_elapsed_time(pair[0], pair[1]) * 1e3
+        self._free.append(pair)
+        return us, busy
+
+
+def typical_us(samples) -> float:
+    """The time a side of a comparison stands for: the median of its busy samples where it has half or more of
+    them busy (pure GPU time), else the median of all."""
+    busy = [us for us, b in samples if b]
+    chosen = busy if 2 * len(busy) >= len(samples) else [us for us, _ in samples]
+    return statistics.median(chosen)
+
+
+class _Trial:
+    """A rival being tried: its plan, what ``build`` returned, and both sides' samples during the trial."""
+
+    def __init__(self, plan, built, build_s: float):
+        self.plan, self.built, self.build_s = plan, built, build_s
+        self.rival, self.current = [], []  # (µs, busy) samples
+        self.turn = 0
+
+
+class OnlineTuner:
+    """The state machine of ``tune="auto"`` for one :class:`~cocktail.auto.plans.PlannedProduct`.
+
+    ``rivals(reference_us)``: the plans to try, fastest predicted first, given the plan's measured µs;
+    ``build(plan)``: its ``(storage, executor)`` ready on the caller's stream (raises
+    :class:`~cocktail.errors.DeviceMemoryError` where it does not fit, or any error of the library);
+    ``done(plan, crowded)``: called once when tuning stops (``crowded``: a rival did not fit in memory).
+    """
+
+    def __init__(self, product, rivals, build, done, clock=None, now=time.perf_counter):
+        self.product, self._rivals, self._build, self._done = product, rivals, build, done
+        self.clock = clock if clock is not None else EventClock()
+        self._now = now
+        self.calls = 0
+        self.products_us = 0.0  # the user's products' time so far, estimated from the plan's measured time
+        self.spent_us = 0.0  # building rivals, and rival products beyond the plan's time
+        self.baseline = []  # the plan's samples before the rivals are chosen
+        self.queue = None  # the rivals left to try, once chosen
+        self.trial = None
+        self.crowded = False
+        self.history = []  # what happened, for explain(): (call, words)
+        self._pending = []  # (side, trial or None, token): "plan" / "rival" samples not read yet
+        self._idle_until = 0  # products before which nothing is due (waiting for the products to pay a build)
+
+    # -- a product -----------------------------------------------------------------------------------
+    def run(self, x, y, alpha, beta) -> None:
+        """One of the user's products: run it (timed where a sample is due) and advance the tuning."""
+        product = self.product
+        if self.clock.capturing():
+            product.keep_current()
+            product.current.run(x, y, alpha, beta)
+            return
+        if self.calls < self._idle_until:  # nothing due: the plan runs, untimed
+            self.calls += 1
+            self.products_us += self._idle_us
+            product.current.run(x, y, alpha, beta)
+            return
+        self._read()
+        self.calls += 1
+        side = self._side()
+        executor = self.trial.built[1] if side == "rival" else product.current
+        token = self.clock.start() if self._sampled(side) else None
+        executor.run(x, y, alpha, beta)
+        if token is not None:
+            self.clock.stop(token)
+            self._pending.append((side, self.trial, token))
+        self.products_us += self._plan_us()
+        self._step()
+
+    def _side(self) -> str:
+        """Who runs this product: during a trial the rival every other call, else the plan."""
+        trial = self.trial
+        if trial is None:
+            return "plan"
+        trial.turn += 1
+        return "rival" if trial.turn % 2 else "plan"
+
+    def _sampled(self, side: str) -> bool:
+        """Every product of a trial is timed; the plan alone every other product."""
+        return self.trial is not None or (self.queue is None and self.calls % 2 == 1)
+
+    def _read(self) -> None:
+        """Collect the finished samples (no synchronisation)."""
+        still = []
+        for side, trial, token in self._pending:
+            got = self.clock.read(token)
+            if got is None:
+                still.append((side, trial, token))
+            elif trial is None:
+                self.baseline.append(got)
+            elif trial is self.trial and side == "rival":
+                trial.rival.append(got)
+                self.spent_us += max(0.0, got[0] - self._plan_us())
+            elif trial is self.trial:
+                trial.current.append(got)
+        self._pending = still  # a finished trial's late samples are dropped
+
+    def _plan_us(self) -> float:
+        """The plan's time per product: measured where it has samples, else predicted."""
+        if self.baseline:
+            return typical_us(self.baseline)
+        return float(getattr(self.product.plan, "predicted_us", 0.0) or 0.0)
+
+    # -- the state machine ---------------------------------------------------------------------------
+    def _step(self) -> None:
+        if self.queue is None:
+            if len(self.baseline) >= SAMPLES:
+                measured = typical_us(self.baseline)
+                self.product.plan.measured_us = measured
+                self.queue = list(self._rivals(measured))[:MAX_RIVALS]
+                self._say(f"timed its plan on {len(self.baseline)} products: {measured:.3g} µs; "
+                          + (f"{len(self.queue)} rival(s) to try" if self.queue else "no rival close enough"))
+            return
+        if self.trial is not None:
+            self._judge()
+            return
+        if not self.queue:
+            self._finish()
+            return
+        plan = self.queue[0]
+        short_us = self.spent_us + self._expected_build_us(plan) - BUDGET * self.products_us
+        if short_us > 0:  # the products have not yet paid for the next build: wait, untimed, until they have
+            self._idle_us = self._plan_us()
+            self._idle_until = self.calls + max(1, math.ceil(short_us / (BUDGET * max(self._idle_us, 1e-3))))
+            return
+        self.queue.pop(0)
+        self._start(plan)
+
+    def _expected_build_us(self, plan) -> float:
+        shares = all(p.format == "csr" for p in plan.parts) if hasattr(plan, "parts") else False
+        return (BIND_PRODUCTS if shares else CONVERT_PRODUCTS) * self._plan_us()
+
+    def _start(self, plan) -> None:
+        from ..errors import DeviceMemoryError
+
+        t0 = self._now()
+        try:
+            built = self._build(plan)
+        except DeviceMemoryError:
+            self.crowded = True
+            self._say(f"{_label(plan)} did not fit in GPU memory")
+            return
+        except Exception as exc:  # noqa: BLE001 - a library refusing a rival: the rival loses
+            if not _refused(exc):
+                raise
+            self._say(f"{_label(plan)} was refused ({exc})")
+            return
+        build_s = self._now() - t0
+        self.spent_us += build_s * 1e6
+        self.trial = _Trial(plan, built, build_s)
+        self._say(f"built {_label(plan)} in {build_s * 1e3:.2f} ms; trying it")
+
+    def _judge(self) -> None:
+        trial = self.trial
+        rival, current = trial.rival, trial.current
+        if len(rival) >= SAMPLES // 2 and len(current) >= SAMPLES // 2:
+            r, c = typical_us(rival), typical_us(current)
+            if r > c * (1.0 + GIVE_UP) or (len(rival) >= SAMPLES and len(current) >= SAMPLES):
+                trial.plan.measured_us = r
+                if r * (1.0 + MARGIN) < c:
+                    self._say(f"moved to {_label(trial.plan)}: {r:.3g} µs against {c:.3g} µs")
+                    self.product.switch(trial.plan, *trial.built)
+                    self.baseline = list(rival)
+                else:
+                    self._say(f"kept its plan: {_label(trial.plan)} {r:.3g} µs against {c:.3g} µs")
+                    self.product.retire(*trial.built)
+                self.product.measured[_label(trial.plan)] = r
+                self.trial = None
+
+    def _finish(self) -> None:
+        self._say(f"done after {self.calls} products; tuning cost {self.spent_us / 1e3:.3g} ms against "
+                  f"{self.products_us / 1e3:.3g} ms of products")
+        self.product.tuner = None
+        self._done(self.product.plan, self.crowded)
+
+    def _say(self, words: str) -> None:
+        self.history.append((self.calls, words))
+
+
+def _label(plan) -> str:
+    return plan.detail() if hasattr(plan, "detail") else str(plan)
+
+
+def _refused(exc) -> bool:
+    """Whether ``exc`` is a library refusing a plan (cuSPARSE), which makes a rival lose rather than fail."""
+    from ..kernels.cusparse import CusparseError
+
+    return isinstance(exc, CusparseError)

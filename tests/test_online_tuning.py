@@ -1,0 +1,159 @@
+"""tune="auto": the tuner's state machine on the user's products (a fake clock and fake plans: no GPU), and the
+rivals it tries."""
+
+from __future__ import annotations
+
+import pytest
+
+from cocktail.auto import online, planner, planning
+from cocktail.errors import DeviceMemoryError
+
+
+class FakePlan:
+    def __init__(self, name, predicted_us, fmt="ell"):
+        self.name, self.predicted_us, self.measured_us = name, predicted_us, None
+        self.parts = (type("Part", (), {"format": fmt})(),)
+
+    def detail(self):
+        return self.name
+
+
+class FakeExecutor:
+    """Runs in ``us`` microseconds of the fake clock."""
+
+    def __init__(self, clock, us):
+        self.clock, self.us, self.runs = clock, us, 0
+
+    def run(self, x, y, alpha, beta):
+        self.runs += 1
+        self.clock.ran(self.us)
+
+
+class FakeClock:
+    """Samples finish one product later (read without waiting), all busy; ``capturing`` as set."""
+
+    def __init__(self):
+        self.capture, self.last, self.now_us = False, None, 0.0
+        self.tokens = []
+
+    def capturing(self):
+        return self.capture
+
+    def ran(self, us):
+        self.last = us
+        self.now_us += us
+
+    def start(self):
+        token = {"us": None, "age": 0}
+        self.tokens.append(token)
+        return token
+
+    def stop(self, token):
+        token["us"] = self.last
+
+    def read(self, token):
+        token["age"] += 1
+        return (token["us"], True) if token["age"] > 1 else None
+
+
+class FakeProduct:
+    def __init__(self, plan, executor):
+        self.plan, self.current, self.storage = plan, executor, "storage"
+        self.tuner, self.measured, self.retired, self.kept, self.switched = None, {}, [], 0, []
+
+    def run(self, *args):
+        (self.current if self.tuner is None else self.tuner).run(*args)
+
+    def switch(self, plan, storage, executor):
+        self.retired.append(self.current)
+        self.plan, self.storage, self.current = plan, storage, executor
+        self.switched.append(plan.name)
+
+    def retire(self, *objects):
+        self.retired.extend(objects)
+
+    def keep_current(self):
+        self.kept += 1
+
+
+def tuner_for(plan_us, rival_times, build_s=0.0, fits=True, predicted=None):
+    """A product running a plan of ``plan_us`` and a tuner whose rivals run in ``rival_times`` (name -> µs)."""
+    clock = FakeClock()
+    plan = FakePlan("plan", plan_us)
+    product = FakeProduct(plan, FakeExecutor(clock, plan_us))
+    rivals = [FakePlan(name, (predicted or {}).get(name, us)) for name, us in rival_times.items()]
+    built, done, now = [], [], [0.0]
+
+    def build(p):
+        if not fits:
+            raise DeviceMemoryError("rival", 1 << 30, 0)
+        now[0] += build_s
+        built.append(p.name)
+        return ("storage-" + p.name, FakeExecutor(clock, rival_times[p.name]))
+
+    product.tuner = online.OnlineTuner(product, lambda us: rivals, build, lambda p, crowded: done.append((p, crowded)),
+                                       clock=clock, now=lambda: now[0])
+    return product, clock, built, done
+
+
+def multiply(product, calls):
+    for _ in range(calls):
+        product.run(None, None, 1, 0)
+
+
+def test_the_plan_runs_from_the_first_product_and_moves_only_to_a_rival_measured_faster():
+    product, clock, built, done = tuner_for(10.0, {"fast": 8.0, "tie": 9.8})
+    history = product.tuner.history
+    multiply(product, 5000)
+    assert product.tuner is None and len(done) == 1  # stopped, once
+    assert product.switched == ["fast"] and product.plan.name == "fast"
+    assert set(built) == {"fast", "tie"}  # each built once
+    assert product.measured == {"fast": pytest.approx(8.0), "tie": pytest.approx(9.8)}
+    assert "tie" not in product.switched  # within the margin of the plan (then "fast"): not a move
+    assert any("moved to fast" in words for _, words in history)
+
+
+def test_a_slower_rival_is_dropped_early_and_the_plan_stays():
+    product, clock, built, done = tuner_for(10.0, {"slow": 20.0})
+    multiply(product, 5000)
+    assert product.switched == [] and done[0][0].name == "plan"
+    assert product.measured["slow"] == pytest.approx(20.0)
+    # dropped after SAMPLES // 2 samples of each side, not SAMPLES
+    assert product.retired and product.retired[-1].runs <= online.SAMPLES // 2 + 2
+
+
+def test_no_rival_is_built_before_the_products_paid_for_it():
+    build_s = 0.001  # 1 ms: 100 products of 10 µs
+    product, clock, built, done = tuner_for(10.0, {"r1": 9.0}, build_s=build_s)
+    tuner = product.tuner
+    multiply(product, 1000)
+    assert built == []  # 1,000 products of 10 µs do not pay, at BUDGET, for a build expected to cost 60 of them
+    multiply(product, 2000)
+    assert built == ["r1"] and product.tuner is None
+    assert tuner.spent_us <= online.BUDGET * tuner.products_us + build_s * 1e6  # within budget, but for one build
+
+
+def test_a_rival_that_does_not_fit_loses_and_the_decision_is_not_kept():
+    product, clock, built, done = tuner_for(10.0, {"big": 5.0}, fits=False)
+    multiply(product, 5000)
+    assert product.switched == [] and done == [(product.plan, True)]  # crowded: not a decision to cache
+
+
+def test_inside_a_capture_nothing_is_timed_or_built_and_the_plan_is_kept_alive():
+    product, clock, built, done = tuner_for(10.0, {"fast": 5.0})
+    clock.capture = True
+    multiply(product, 50)
+    assert clock.tokens == [] and built == [] and product.kept == 50 and product.tuner is not None
+    clock.capture = False
+    multiply(product, 5000)
+    assert product.switched == ["fast"]
+
+
+def test_rivals_are_ranged_from_the_measured_time_when_the_plan_is_slower_than_predicted():
+    def single(name, us):
+        return planner.Plan((planner.Part(name, ("rest",), 100, 100, us),), us)
+
+    bdia, bcsr = single("bdia_direct", 10.0), single("bcsr(3x3)", 18.0)  # bcsr predicted past 1.5x of bdia
+    ranked = planner.Planning(None, [bdia, bcsr], "model")
+    assert planning.rivals(ranked, bdia, 10.5) == []
+    assert planning.rivals(ranked, bdia, 24.0) == [bcsr]  # measured 2.4x its prediction: bcsr is within 1.5x
