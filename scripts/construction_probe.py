@@ -142,7 +142,7 @@ def main():
         x = cupy.ones(S.shape[1]); y = cupy.zeros(S.shape[0])
         B = csp.csr_matrix(dev)
         with side_stream():
-            row["spmv_us"] = replay_us(lambda: A._executor.run(x, y, 1, 0), 10, 3)
+            row["spmv_us"] = replay_us(lambda: getattr(A._executor, "current", A._executor).run(x, y, 1, 0), 10, 3)
             B @ x
             st = cupy.cuda.get_current_stream()
             e0, e1 = cupy.cuda.Event(), cupy.cuda.Event()
@@ -152,6 +152,23 @@ def main():
             e1.record(st)
             e1.synchronize()
             row["cupyx_spmv_us"] = cupy.cuda.get_elapsed_time(e0, e1) * 1e3 / 20
+        if getattr(A.auto, "tuning", None) is not None:  # tune="auto": the plan after N of the user's products
+            M = SparseMatrix(dev, tune="measure")
+            with side_stream():
+                row["measure_plan"] = M.auto.plan.detail()
+                row["measure_us"] = replay_us(lambda: M._executor.current.run(x, y, 1, 0), 10, 3)
+                done = 0
+                for mark in (200, 1000, 5000):
+                    t = time.perf_counter()
+                    for _ in range(mark - done):
+                        A @ x
+                    cupy.cuda.get_current_stream().synchronize()
+                    row[f"products_{mark}_ms"] = (time.perf_counter() - t) * 1e3
+                    done = mark
+                    row[f"plan_after_{mark}"] = A.auto.plan.detail()
+                    row[f"us_after_{mark}"] = replay_us(lambda: A._executor.current.run(x, y, 1, 0), 10, 3)
+            row["tuning"] = [f"{c}: {w}" for c, w in (A.auto.tuning or [])]
+            del M
         prof = cProfile.Profile()
         prof.enable()
         SparseMatrix(dev)

@@ -43,11 +43,18 @@ BUDGET = 0.05
 BIND_PRODUCTS, CONVERT_PRODUCTS = 10.0, 60.0
 
 
+#: Where the GPU may be idle as a sample starts, a busy wait this long goes first: the host then queues the
+#: product (the Python and the library's calls of a product, with room to spare) before the GPU reaches it,
+#: so the sample times the product's kernels, not the host.  Counted in the tuning's cost.
+HEAD_START_US = 30.0
+
+
 class EventClock:
     """Pairs of CUDA events around sampled products on the caller's stream, read back without synchronising.
 
-    A sample is *busy* when the previous sample had not finished as this one was queued: the GPU then
-    ran it back to back, and its time is the product's alone (an idle GPU adds the launch's latency)."""
+    A sample is *busy* when the GPU ran it right after earlier work: the previous sample had not finished
+    as this one was queued, or a busy wait of :data:`HEAD_START_US` went first.  Its time is then the
+    product's alone (on an idle GPU it would include the host's time to launch it)."""
 
     def __init__(self, pairs: int = 32):
         import cupy
@@ -55,6 +62,7 @@ class EventClock:
         self._cupy = cupy
         self._free = [(cupy.cuda.Event(), cupy.cuda.Event()) for _ in range(pairs)]
         self._last_end = None
+        self.overhead_us = 0.0  # the busy waits queued so far
 
     def capturing(self) -> bool:
         """Whether the current stream is capturing a CUDA graph (nothing may be timed or built)."""
@@ -64,10 +72,15 @@ class EventClock:
         """A token for one sample, its first event recorded; None when every pair is in flight."""
         if not self._free:
             return None
+        from ..timing import spin
+
         pair = self._free.pop()
-        busy = self._last_end is not None and not self._last_end.done
-        pair[0].record(self._cupy.cuda.get_current_stream())
-        return pair, busy
+        stream = self._cupy.cuda.get_current_stream()
+        if self._last_end is None or self._last_end.done:
+            spin(HEAD_START_US * 1e-6, stream)
+            self.overhead_us += HEAD_START_US
+        pair[0].record(stream)
+        return pair, True
 
     def stop(self, token) -> None:
         """Record the sample's second event, after the product."""
@@ -202,13 +215,17 @@ class OnlineTuner:
             self._finish()
             return
         plan = self.queue[0]
-        short_us = self.spent_us + self._expected_build_us(plan) - BUDGET * self.products_us
+        short_us = self._spent_us() + self._expected_build_us(plan) - BUDGET * self.products_us
         if short_us > 0:  # the products have not yet paid for the next build: wait, untimed, until they have
             self._idle_us = self._plan_us()
             self._idle_until = self.calls + max(1, math.ceil(short_us / (BUDGET * max(self._idle_us, 1e-3))))
             return
         self.queue.pop(0)
         self._start(plan)
+
+    def _spent_us(self) -> float:
+        """What tuning cost so far: builds, rival products beyond the plan's time, the clock's busy waits."""
+        return self.spent_us + getattr(self.clock, "overhead_us", 0.0)
 
     def _expected_build_us(self, plan) -> float:
         shares = all(p.format == "csr" for p in plan.parts) if hasattr(plan, "parts") else False
@@ -252,7 +269,7 @@ class OnlineTuner:
                 self.trial = None
 
     def _finish(self) -> None:
-        self._say(f"done after {self.calls} products; tuning cost {self.spent_us / 1e3:.3g} ms against "
+        self._say(f"done after {self.calls} products; tuning cost {self._spent_us() / 1e3:.3g} ms against "
                   f"{self.products_us / 1e3:.3g} ms of products")
         self.product.tuner = None
         self._done(self.product.plan, self.crowded)

@@ -16,8 +16,9 @@ the fastest that fits in GPU memory.  Nothing is timed at construction unless as
 
 Where cuSPARSE refuses a plan (an error of the library), the matrix is planned again with Cocktail's
 own kernels.  Decisions are cached on disk (:mod:`cocktail.auto.decisions`): a matrix of the same
-structure, dtype and device reuses one without features, planning or timing (a measured or tuned
-decision serves every mode; a modelled one serves ``tune="model"``).
+structure, dtype and device reuses one without features, planning or timing, and does not tune it (a
+measured decision serves every mode, a tuned one ``"auto"`` and ``"model"``, a modelled one too until
+the structure's first tuning finishes and stores the tuned one).
 
 With ``deterministic=True`` only kernels declared deterministic are planned, and with
 ``vendor=False`` only our own (no cuSPARSE); each is cached apart.
@@ -38,8 +39,8 @@ from . import variants
 from ..errors import DeviceMemoryError, FormatFillError, FormatValuesError
 
 TUNE = ("auto", "model", "measure")
-#: The cached decisions each mode reuses, first found first: a measured or tuned one serves every mode.
-REUSES = {"measure": ("measure",), "auto": ("measure", "auto"), "model": ("measure", "auto", "model")}
+#: The cached decisions each mode reuses, first found first (a measured one serves every mode).
+REUSES = {"measure": ("measure",), "auto": ("measure", "auto", "model"), "model": ("measure", "auto", "model")}
 #: Products per timed graph and timed replays of ``tune="measure"``.
 MEASURE_CALLS, MEASURE_REPLAYS = 10, 3
 #: Between the vendor's choice and ours, a block product's plan of ours must beat the vendor's by this
@@ -196,9 +197,8 @@ def _aside_stream():
 
     device_id = cupy.cuda.Device().id
     stream = _ASIDE.get(device_id)
-    if stream is None:
-        least, _ = cupy.cuda.runtime.deviceGetStreamPriorityRange()
-        stream = _ASIDE[device_id] = cupy.cuda.Stream(non_blocking=True, priority=least)
+    if stream is None:  # CUDA's default stream priority is its lowest (0; higher priorities are negative)
+        stream = _ASIDE[device_id] = cupy.cuda.Stream(non_blocking=True)
     return stream
 
 
