@@ -520,3 +520,35 @@ def test_a_coded_plan_is_tried_against_the_plans_without_the_cut_each_once():
     got = planning.rivals(planner.Planning(None, [coded, bdia, vendor], "model", uncut=uncut), coded, 6.0)
     assert dia in got and len(got) == len({id(p) for p in got}) and coded not in got
     assert [p.predicted_us for p in got] == sorted(p.predicted_us for p in got)  # fastest predicted first
+
+
+def test_vectorised_predictions_match_the_profiles_own():
+    rng = np.random.default_rng(0)
+    for prof in [*profile.shipped(), model_profile(), _with_scattered(model_profile(), 2.0)]:
+        for dt in ("float32", "float64"):
+            pred = prof.predictions(dt)
+            keys = list(pred.index)
+            n = 2000
+            v = rng.integers(0, len(keys), n)
+            rows = np.exp(rng.uniform(0, 16, n)).round()
+            slots = rows * np.exp(rng.uniform(-3, 9, n))
+            slots[:50] = 0
+            for scatter in (0.0, 0.4, 1.0):
+                got = pred.us(v, rows, slots, scatter)
+                want = [prof.predict_us(keys[i], dt, r, s, scatter) for i, r, s in zip(v, rows, slots)]
+                np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+def test_vectorised_padded_slots_match_the_features_own():
+    from cocktail.auto.features import WIDTH_CAP, row_groups
+
+    rng = np.random.default_rng(1)
+    lengths = np.minimum(rng.zipf(1.5, 5000), 3 * WIDTH_CAP)  # some rows past the cap
+    lengths[::7] = 0
+    groups = row_groups(lengths)
+    table = planner._Widths(groups)
+    asks = [(g, n, limit, skip) for g in groups for n in (1, 2, 4, 8, 32) for limit in (None, 1, 3, 16, 5000)
+            for skip in (0, 1, 4, 700)]
+    got = table.padded_slots(*zip(*asks))
+    assert got == [groups[g].padded_slots(n, limit, skip) for g, n, limit, skip in asks]
+    assert table.covered([1, 5, 64]) == [groups[1].covered(w) for w in (1, 5, 64)]

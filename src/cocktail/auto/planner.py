@@ -351,7 +351,8 @@ def _kind(plan: Plan) -> str:
 
 
 class _Costing:
-    """Predictions for one matrix, dtype and profile."""
+    """Predictions for one matrix, dtype and profile: one at a time (:meth:`time`, :meth:`flat`) or many in one
+    vectorised call (:meth:`times`, :meth:`flats`)."""
 
     def __init__(self, features: Features, profile, dtype, deterministic: bool = False, vendor: bool = True,
                  precision: str | None = None):
@@ -359,9 +360,10 @@ class _Costing:
         self.f, self.profile, self.dtype = features, profile, sampled_dtype(dtype).name
         self.m = features.shape[0]
         self.scatter = float(features.x_scatter.get(sampled_dtype(dtype).itemsize, 0.0))
-        self._has = {v.key: profile.has(v.key, self.dtype) and allowed(v, deterministic, vendor, precision)
-                     and holds_values(v, features) for v in _variants.VARIANTS}
+        self._has = {key: limit is None or features.distinct_values <= limit
+                     for key, limit in _plannable(profile, self.dtype, deterministic, vendor, precision)}
         self._times = {}
+        self._widths = {}
 
     def time(self, variant: str, slots: float, widest: float = 0.0, rows: int | None = None) -> float | None:
         """Predicted µs of ``variant`` reading ``slots``; ``widest``: slots of the widest row a thread or warp takes."""
@@ -380,10 +382,26 @@ class _Costing:
             t = max(t, tail)
         return t
 
+    def times(self, variants, slots, widest) -> list[float]:
+        """:meth:`time` of each sampled ``variants[i]`` reading ``slots[i]`` on the matrix's rows with its widest
+        row's slots ``widest[i]``: the profile's surfaces evaluated in one vectorised call."""
+        pred = self.profile.predictions(self.dtype)
+        n = len(variants)
+        index = np.fromiter((pred.index[v] for v in variants), np.int64, n)
+        slots, widest = np.asarray(slots, dtype=float), np.asarray(widest, dtype=float)
+        tail = widest > 0
+        k = int(tail.sum())
+        rows = np.concatenate([np.full(n, float(self.m)), np.full(k, float(TAIL_ROWS))])
+        t = pred.us(np.concatenate([index, index[tail]]), rows, np.concatenate([slots, TAIL_ROWS * widest[tail]]),
+                    self.scatter)
+        out = t[:n]
+        out[tail] = np.maximum(out[tail], t[n:])
+        return out.tolist()
+
     def has(self, variant: str) -> bool:
         """Sampled in the profile, its kernel registered and allowed (:func:`allowed`), and its format able
         to store the matrix's values."""
-        return self._has[variant]
+        return self._has.get(variant, False)
 
     def flat(self, variant: str, groups, nnz: int, skip: int = 0, limit: int | None = None):
         """``(slots, µs)`` of a flat variant on rows whose widths ``groups`` describes, or None when unsampled."""
@@ -392,6 +410,146 @@ class _Costing:
         slots, tail = flat_work(_variants.get(variant), groups, nnz, self.m, skip, limit)
         t = self.time(variant, slots, tail)
         return None if t is None else (int(slots), t)
+
+    def flats(self, groups, queries) -> list:
+        """:meth:`flat` of each ``(variant, nnz, skip, limit)`` of ``queries`` (variants sampled and allowed), in one
+        vectorised call: ``[(slots, µs)]``."""
+        if not queries:
+            return []
+        slots, tails = self.widths(groups).flat_work(queries, self.m)
+        return list(zip(slots, self.times([q[0] for q in queries], slots, tails)))
+
+    def widths(self, groups) -> _Widths:
+        """The :class:`_Widths` of ``groups`` (built once per plan and rows)."""
+        found = self._widths.get(id(groups))
+        if found is None or found.groups is not groups:
+            found = self._widths[id(groups)] = _Widths(groups)
+        return found
+
+
+def _plannable(profile, dtype: str, deterministic: bool, vendor: bool, precision) -> tuple:
+    """``(key, max_values)`` of every variant sampled in ``profile`` for ``dtype`` whose kernel may be planned
+    (:func:`allowed`), ``max_values`` its format's value table (None: any values); once per profile."""
+    key = ("plannable", dtype, deterministic, vendor, precision)
+    found = profile.memo.get(key)
+    if found is None:
+        found = profile.memo[key] = tuple(
+            (v.key, formats.get(v.format).max_values) for v in _variants.VARIANTS
+            if profile.has(v.key, dtype) and allowed(v, deterministic, vendor, precision))
+    return found
+
+
+class _Widths:
+    """The row groups of one set of rows (a :class:`~.features.GroupWidths` of every size) as one table:
+    :meth:`padded_slots` answers many of ``GroupWidths.padded_slots``' questions in one vectorised call, those
+    that skip nothing from running sums over the occupied widths (built once per group size and lanes of the
+    padded variants)."""
+
+    def __init__(self, groups):
+        self.groups = groups
+        sizes = sorted(groups)
+        self.row = {g: i for i, g in enumerate(sizes)}
+        cap = groups[sizes[0]].cap
+        counts = np.stack([np.asarray(groups[g].counts[:cap + 1], dtype=np.int64) for g in sizes])
+        occupied = np.nonzero(counts.any(axis=0))[0]
+        self.widths, self.counts = occupied.astype(np.int64), counts[:, occupied]
+        self.over = [(int(groups[g].counts[cap + 1]), groups[g].over_sum) for g in sizes]
+        self.widest = groups[1].max_width
+        # groups at or below each occupied width, by size: a leading 0, then running counts
+        self._groups_upto = np.concatenate([np.zeros((len(sizes), 1), np.int64), self.counts.cumsum(axis=1)], axis=1)
+        # groups x lane steps at or below each occupied width, by (size, lanes) of every padded variant
+        combos = sorted({(self.row[g], n) for kind, g, n in map(_flat_shape, _variants.keys()) if kind == "padded"}
+                        | {(self.row[1], 1)})  # and the rows' own lengths (covered)
+        self._combo = {k: i for i, k in enumerate(combos)}
+        r, n = np.array([k[0] for k in combos]), np.array([k[1] for k in combos], dtype=np.int64)
+        steps = np.cumsum(self.counts[r] * -(-self.widths[None, :] // n[:, None]), axis=1)
+        self._steps_upto = np.concatenate([np.zeros((len(combos), 1), np.int64), steps], axis=1)
+
+    def padded_slots(self, size, lanes, limit, skip) -> list[int]:
+        """``groups[size[i]].padded_slots(lanes[i], limit[i], skip[i])`` for every ``i`` (``limit[i]`` None: no
+        limit), as that method computes it."""
+        rows = [self.row[g] for g in size]
+        totals = [0] * len(rows)
+        whole = [i for i, k in enumerate(skip) if not k and (rows[i], lanes[i]) in self._combo]
+        if whole:  # skip nothing: the widths up to the limit as they are, the wider ones at the limit
+            r, n = [rows[i] for i in whole], [lanes[i] for i in whole]
+            bound = np.array([_NO_LIMIT if limit[i] is None else limit[i] for i in whole], dtype=np.int64)
+            upto = np.searchsorted(self.widths, bound, side="right")
+            wider = self._groups_upto[r, -1] - self._groups_upto[r, upto]
+            capped = np.where(upto < len(self.widths), -(-bound // np.array(n, dtype=np.int64)), 0)
+            got = self._steps_upto[[self._combo[k] for k in zip(r, n)], upto] + wider * capped
+            for i, t in zip(whole, got.tolist()):
+                totals[i] = t
+        done = set(whole)
+        skipping = [i for i in range(len(rows)) if i not in done]
+        if skipping:  # each width less the skip, then the limit: one row of widths per question
+            r = [rows[i] for i in skipping]
+            n = np.array([lanes[i] for i in skipping], dtype=np.int64)
+            bound = np.array([_NO_LIMIT if limit[i] is None else limit[i] for i in skipping], dtype=np.int64)
+            wide = np.minimum(np.maximum(self.widths[None, :] - np.array([skip[i] for i in skipping])[:, None], 0),
+                              bound[:, None])
+            for i, t in zip(skipping, (self.counts[r] * -(-wide // n[:, None])).sum(axis=1).tolist()):
+                totals[i] = t
+        for i, r in enumerate(rows):
+            over, over_sum = self.over[r]
+            if over:  # widths past the cap: their mean width, lanes rounding neglected (as padded_slots)
+                mean = max(over_sum / over - skip[i], 0)
+                totals[i] += int(over * -(-(mean if limit[i] is None else min(mean, limit[i])) // lanes[i]))
+        return [t * n * g for t, n, g in zip(totals, lanes, size)]
+
+    def flat_work(self, queries, m: int) -> tuple[list, list]:
+        """:func:`flat_work` of each ``(variant, nnz, skip, limit)``: ``(slots, tails)``."""
+        slots, tails, padded = [], [], []
+        for i, (key, nnz, skip, limit) in enumerate(queries):
+            kind, size, lanes = _flat_shape(key)
+            widest = max(self.widest - skip, 0)
+            if limit is not None:
+                widest = min(widest, limit)
+            if kind == "padded":
+                padded.append((i, size, lanes, limit, skip))
+                slots.append(0)
+                tails.append(lanes * -(-widest // lanes))
+            else:
+                slots.append(m * widest if kind == "ell" else nnz + m if kind == "balanced" else nnz)
+                tails.append(0)
+        if padded:
+            at, size, lanes, limit, skip = zip(*padded)
+            for i, n in zip(at, self.padded_slots(size, lanes, limit, skip)):
+                slots[i] = n
+        return slots, tails
+
+    def covered(self, limits) -> list[int]:
+        """``groups[1].covered(w)`` of every ``w`` of ``limits``: the entries of the rows' first ``w`` positions."""
+        n = len(limits)
+        return self.padded_slots((1,) * n, (1,) * n, limits, (0,) * n)
+
+
+_FLAT_SHAPES: dict = {}
+#: A row-prefix limit no row reaches (none).
+_NO_LIMIT = np.iinfo(np.int64).max
+
+
+def _flat_shape(key: str) -> tuple:
+    """How :func:`flat_work` counts flat variant ``key``'s slots: ``(kind, group size, lanes)``, ``kind`` one of
+    ``padded`` (rows padded in groups of that size), ``ell``, ``balanced`` (``nnz + m``) or ``entries``."""
+    found = _FLAT_SHAPES.get(key)
+    if found is None:
+        v = _variants.get(key)
+        lanes = _lanes(v)
+        if v.kernel == "csr_scalar":
+            found = ("padded", 32, 1)
+        elif v.kernel == "csr_vector":
+            found = ("padded", 32 // lanes, lanes)
+        elif v.kernel == "sell":
+            found = ("padded", v.format_params["slice_height"], lanes)
+        elif v.kernel == "ell":
+            found = ("ell", 0, lanes)
+        elif v.kernel in ("csr_merge", "csr_stream", "cusparse_csr"):
+            found = ("balanced", 0, lanes)
+        else:
+            found = ("entries", 0, lanes)
+        _FLAT_SHAPES[key] = found
+    return found
 
 
 def _lanes(v) -> int:
@@ -450,6 +608,11 @@ def work(v, features: Features) -> tuple[int, int] | None:
     """
     if not holds_values(v, features):
         return None
+    return _work(v, features)
+
+
+def _work(v, features: Features) -> tuple[int, int] | None:
+    """:func:`work` of a variant whose format holds the matrix's values."""
     m = features.shape[0]
     if v.pattern == "rows":
         return flat_work(v, features.groups, features.nnz, m)
@@ -522,11 +685,8 @@ def value_cut(plan: Plan, share: float, cut: str = "pattern") -> Plan:
     ``share`` (:func:`pattern_share`, :func:`coded_share`); ``plan`` itself when no part has one.  The pattern
     cut for a matrix whose entries all hold one value only; the coded cut for one of at most the coded
     format's ``max_values``."""
-    from .. import kernels
-
     def one(part: Part) -> Part:
-        form = getattr(formats.get(part._v.format), CUTS[cut])
-        if form is None or form not in kernels.get(part.kernel).formats:
+        if not _takes_cut(part.variant, cut):
             return part
         return replace(part, predicted_us=part.predicted_us * share, **{cut: True})
 
@@ -534,6 +694,22 @@ def value_cut(plan: Plan, share: float, cut: str = "pattern") -> Plan:
     if all(a is b for a, b in zip(parts, plan.parts)):
         return plan
     return Plan(parts, sum(p.predicted_us for p in parts))
+
+
+_CUT_FORMS: dict = {}
+
+
+def _takes_cut(variant: str, cut: str) -> bool:
+    """Whether a part of ``variant`` is stored in its format's ``cut`` form (:data:`CUTS`): the format has one and
+    the variant's kernel multiplies it (the registries are fixed once loaded: memoised)."""
+    found = _CUT_FORMS.get((variant, cut))
+    if found is None:
+        from .. import kernels
+
+        v = _variants.get(variant)
+        form = getattr(formats.get(v.format), CUTS[cut])
+        found = _CUT_FORMS[(variant, cut)] = form is not None and form in kernels.get(v.kernel).formats
+    return found
 
 
 def coded_limit() -> int:
@@ -573,31 +749,39 @@ def _best(options):
     return min(options, key=lambda o: o[-1]) if options else None
 
 
+def _remainders(c: _Costing, groups, asks) -> list:
+    """The cheapest CSR or COO part for the entries left, ``(variant, slots, µs)`` or None, for each ``(nnz, skip)``
+    of ``asks`` (``nnz`` entries left once ``skip`` of every row are taken): one vectorised call."""
+    keys = [v for v in CSR_VARIANTS + COO_VARIANTS if c.has(v)]
+    got = c.flats(groups, [(v, nnz, skip, None) for nnz, skip in asks for v in keys])
+    n = len(keys)
+    return [_best([(v, *got[i * n + j]) for j, v in enumerate(keys)]) for i in range(len(asks))]
+
+
 def _remainder(c: _Costing, groups, nnz: int, skip: int = 0):
     """The cheapest CSR or COO part for the entries left: ``(variant, slots, µs)``."""
-    opts = []
-    for v in CSR_VARIANTS + COO_VARIANTS:
-        r = c.flat(v, groups, nnz, skip=skip)
-        if r is not None:
-            opts.append((v, r[0], r[1]))
-    return _best(opts)
+    return _remainders(c, groups, [(nnz, skip)])[0]
 
 
 def _whole_matrix(c: _Costing, features: Features) -> dict:
     """``{variant: (slots, µs)}`` of every sampled variant holding the whole matrix, however much it
-    pads (block shapes the features left out are missing)."""
-    out = {}
+    pads (block shapes the features left out are missing): one vectorised call."""
+    flat, other = [], []
     for v in _variants.VARIANTS:
         if not c.has(v.key):
             continue
-        got = work(v, features)
-        if got is None:
-            continue
-        slots, tail = got
-        t = c.time(v.key, slots, tail)
-        if t is not None:
-            out[v.key] = (int(slots), t)
-    return out
+        if v.pattern == "rows":
+            flat.append((v.key, features.nnz, 0, None))
+        else:
+            got = _work(v, features)  # c.has: its format holds the values
+            if got is not None:
+                other.append((v.key, *got))
+    slots, tails = c.widths(features.groups).flat_work(flat, c.m) if flat else ([], [])
+    keys = [q[0] for q in flat] + [k for k, _, _ in other]
+    slots += [s for _, s, _ in other]
+    times = c.times(keys, slots, tails + [t for _, _, t in other]) if keys else []
+    found = {k: (int(s), t) for k, s, t in zip(keys, slots, times)}
+    return {v.key: found[v.key] for v in _variants.VARIANTS if v.key in found}  # in the variants' order
 
 
 def _singles(whole: dict, nnz: int, dtype) -> list[Plan]:
@@ -654,34 +838,73 @@ def _rest_groups(csr, offsets):
     return row_groups(xp.diff(ptr) - (on[ptr[1:]] - on[ptr[:-1]]))
 
 
-def _prefix_widths(c: _Costing, variant: str, groups, rest_nnz: int, m_c: float) -> set:
-    """Row-prefix widths to cost for ``variant``: clSpMV's rule and Bell & Garland's."""
-    g1 = groups[1]
-    widest = groups[1].max_width
-    if widest <= 1:
-        return set()
-    m = c.m
-    out = set()
-    # Bell & Garland: the widest K that a third of the rows reach.
+#: The row-prefix widths clSpMV's rule tries (those below the widest row).
+PREFIX_WIDTHS = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512)
+
+
+def _bell_garland_width(m: int, g1) -> int:
+    """Bell & Garland's HYB width: the widest K that a third of the ``m`` rows reach (0: none), from the
+    row-length counts ``g1`` (``groups[1]``)."""
     need = max(1, math.ceil(m / ELL_SPEEDUP_OVER_COO))
     reached = np.cumsum(g1.counts[::-1])[::-1]  # rows with length >= w (w <= cap)
-    k = int(np.nonzero(reached[:g1.cap + 1] >= need)[0].max()) if (reached[:g1.cap + 1] >= need).any() else 0
+    return int(np.nonzero(reached[:g1.cap + 1] >= need)[0].max()) if (reached[:g1.cap + 1] >= need).any() else 0
+
+
+def _prefix_widths(variant: str, widest: int, k: int, candidates, pre: dict, covered: dict, m_c: float) -> set:
+    """Row-prefix widths to cost for ``variant``: Bell & Garland's ``k`` and clSpMV's rule, the largest of the
+    ``candidates`` whose slots at the prefix rate (``pre[(variant, w)]``: ``(slots, µs)``) beat the entries
+    it covers (``covered[w]``) at the remainder's rate ``m_c``."""
+    out = set()
+    if widest <= 1:
+        return out
     if 0 < k < widest:
         out.add(k)
-    # clSpMV: the largest w whose slots at the prefix rate beat its entries at the remainder's rate.
-    candidates = sorted({w for w in (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512)
-                         if w < widest})
     best = 0
     for w in candidates:
-        r = c.flat(variant, groups, rest_nnz, limit=w)
-        if r is None:
-            break
-        slots, t = r
-        covered = g1.covered(w)
-        if covered and t < covered / m_c:
+        t = pre[(variant, w)][1]
+        if covered[w] and t < covered[w] / m_c:
             best = w
     if best:
         out.add(best)
+    return out
+
+
+def _head_plans(c: _Costing, head: tuple, groups, left: int, nnz: int, prefix_variants) -> list[Plan]:
+    """The plans that start with ``head`` (no part, or the diagonal part) for the ``left`` entries whose rows
+    ``groups`` describes: ``head`` and CSR or COO (when ``head`` has a part), and ``head``, a row-prefix part of
+    one of ``prefix_variants`` at each width :func:`_prefix_widths` picks and CSR or COO for the rest.  The
+    remainders and every prefix at every width are costed in one vectorised call, the remainders after the
+    prefixes kept in another."""
+    widths = c.widths(groups)
+    widest = groups[1].max_width
+    candidates = [w for w in PREFIX_WIDTHS if w < widest] if widest > 1 else []
+    k = _bell_garland_width(c.m, groups[1]) if widest > 1 else 0
+    tried = sorted(set(candidates) | ({k} if 0 < k < widest else set()))
+    keys = [v for v in CSR_VARIANTS + COO_VARIANTS if c.has(v)]
+    prefixes = [(v, w) for v in prefix_variants for w in tried]
+    got = c.flats(groups, [(v, left, 0, None) for v in keys] + [(v, left, 0, w) for v, w in prefixes])
+    rest = _best([(v, *got[j]) for j, v in enumerate(keys)])
+    if rest is None:
+        return []
+    out = []
+    if head:
+        out.append(Plan(head + (Part(rest[0], ("rest",), left, rest[1], rest[2]),),
+                        sum(p.predicted_us for p in head) + rest[2]))
+    m_c = left / rest[2]
+    pre = dict(zip(prefixes, got[len(keys):]))
+    covered = dict(zip(tried, widths.covered(tried)))
+    chosen = [(v, w) for v in prefix_variants for w in _prefix_widths(v, widest, k, candidates, pre, covered, m_c)
+              if MIN_PART_SHARE * nnz <= covered[w] < left]
+    after_widths = list(dict.fromkeys(w for _, w in chosen))
+    afters = dict(zip(after_widths, _remainders(c, groups, [(left - covered[w], w) for w in after_widths])))
+    for variant, w in chosen:
+        after = afters[w]
+        if after is None:
+            continue
+        slots, t = pre[(variant, w)]
+        parts = head + (Part(variant, ("row_prefix", int(w)), covered[w], slots, t, {"max_fill": None}),
+                        Part(after[0], ("rest",), left - covered[w], after[1], after[2]))
+        out.append(Plan(parts, sum(p.predicted_us for p in parts)))
     return out
 
 
@@ -720,25 +943,7 @@ def plan(csr, features: Features, profile, dtype, deterministic: bool = False, v
     for head, groups, left in heads:
         if left == 0:
             continue  # the diagonal part holds everything: that is the diagonal single
-        rest = _remainder(c, groups, left)
-        if rest is None:
-            continue
-        if head:
-            plans.append(Plan(head + (Part(rest[0], ("rest",), left, rest[1], rest[2]),),
-                              sum(p.predicted_us for p in head) + rest[2]))
-        m_c = left / rest[2]
-        for variant in prefix_variants:
-            for w in _prefix_widths(c, variant, groups, left, m_c):
-                covered = groups[1].covered(w)
-                if covered < MIN_PART_SHARE * nnz or covered >= left:
-                    continue
-                pre = c.flat(variant, groups, left, limit=w)
-                after = _remainder(c, groups, left - covered, skip=w)
-                if pre is None or after is None:
-                    continue
-                parts = head + (Part(variant, ("row_prefix", int(w)), covered, pre[0], pre[1], {"max_fill": None}),
-                                Part(after[0], ("rest",), left - covered, after[1], after[2]))
-                plans.append(Plan(parts, sum(p.predicted_us for p in parts)))
+        plans += _head_plans(c, head, groups, left, nnz, prefix_variants)
     share = entry_share(dtype, csr.index_dtype, value_dtype)  # a half matrix, or values stored narrower
     plans = [scaled(p, share) for p in plans]
     uncut = []

@@ -39,6 +39,8 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
+import numpy as np
+
 from .. import _cache
 from . import variants as _variants
 
@@ -110,6 +112,105 @@ class _Surface:
         return (1 - w) * self.curves[i - 1].at(lr) + w * self.curves[i].at(lr)
 
 
+class _Table:
+    """Surfaces padded into flat arrays, so that :meth:`at` evaluates :func:`_at` of many (surface, rows, slots) at
+    once, with :class:`_Surface`'s and :class:`_Curve`'s arithmetic in the same order (equal to theirs but for the
+    last bits of ``log`` and ``exp``).
+
+    Surface ``s`` has ``bins[s]`` bins from curve ``first[s]`` on; bin ``b``'s log slots per row are
+    ``log_k[s, b]`` (``+inf`` past the bins), its curve ``c``'s samples ``log_rows[c]``, ``log_us[c]`` (``+inf``
+    rows past its ``points[c]``)."""
+
+    def __init__(self, surfaces: list):
+        curves = [c for s in surfaces for c in s.curves] or [_Curve([(1, 1.0)])]
+        bins = max((len(s.log_k) for s in surfaces), default=1)
+        self.width = max(len(c.log_rows) for c in curves)
+        self.log_k = np.full((max(len(surfaces), 1), bins), np.inf)
+        self.bins = np.array([len(s.log_k) for s in surfaces] or [1], dtype=np.int64)
+        self.first = np.cumsum([0] + [len(s.curves) for s in surfaces])[:max(len(surfaces), 1)]
+        self.min_rows = np.array([s.min_rows for s in surfaces] or [1.0], dtype=float)
+        self.grows = np.array([float(s.grows) for s in surfaces] or [1.0])
+        for i, s in enumerate(surfaces):
+            self.log_k[i, :len(s.log_k)] = s.log_k
+        self.k_first, self.k_last = self.log_k[:, 0], self.log_k[np.arange(len(self.bins)), self.bins - 1]
+        self.log_rows = np.full((len(curves), self.width), np.inf)
+        log_us = np.zeros((len(curves), self.width))
+        for i, c in enumerate(curves):
+            self.log_rows[i, :len(c.log_rows)], log_us[i, :len(c.log_us)] = c.log_rows, c.log_us
+        self._x, self._y = self.log_rows.ravel(), log_us.ravel()
+        points = np.array([len(c.log_rows) for c in curves], dtype=np.int64)
+        self.last_inside = np.maximum(points - 1, 1)  # the last sample an interpolation may end on
+        ends = np.arange(len(curves)) * self.width
+        self.x_first, self.y_first = self._x[ends], self._y[ends]
+        self.x_last, self.y_last = self._x[ends + points - 1], self._y[ends + points - 1]
+
+    def _curves(self, c, lr, grows):
+        """:meth:`_Curve.at` of curves ``c`` at log rows ``lr`` (arrays of one length)."""
+        hi = np.minimum(np.maximum((self.log_rows[c] <= lr[:, None]).sum(1), 1), self.last_inside[c])
+        at = c * self.width + hi
+        x0, x1, y0, y1 = self._x[at - 1], self._x[at], self._y[at - 1], self._y[at]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            inside = y0 + (lr - x0) / (x1 - x0) * (y1 - y0)
+        x_last = self.x_last[c]
+        return np.where(lr <= self.x_first[c], self.y_first[c],
+                        np.where(lr >= x_last, self.y_last[c] + (lr - x_last) * grows, inside))
+
+    def at(self, s, rows, slots):
+        """``_at(surface, rows, slots)`` of surfaces ``s`` (index array) at ``rows`` and ``slots`` (arrays)."""
+        rows = np.maximum(rows, self.min_rows[s])
+        lr = np.log(np.maximum(rows, 1.0))
+        lk = np.log(np.maximum(np.maximum(slots, 0.0) / rows, 1e-9))
+        nk, grows = self.bins[s], self.grows[s]
+        hi = np.minimum(np.maximum((self.log_k[s] <= lk[:, None]).sum(1), 1), nk - 1)
+        lo = np.maximum(hi - 1, 0)
+        n = len(s)
+        both = self._curves(np.concatenate([self.first[s] + lo, self.first[s] + hi]), np.concatenate([lr, lr]),
+                            np.concatenate([grows, grows]))
+        c0, c1 = both[:n], both[n:]
+        k0, k1, k_last = self.log_k[s, lo], self.log_k[s, hi], self.k_last[s]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            w = (lk - k0) / (k1 - k0)
+            inside = (1 - w) * c0 + w * c1
+        log_us = np.where(lk <= self.k_first[s], c0, np.where(lk >= k_last, c1 + (lk - k_last) * grows, inside))
+        return np.exp(log_us)
+
+
+class Predictions:
+    """:meth:`Profile.predict_us` of one dtype over arrays: :meth:`Profile.predictions` builds it once per dtype.
+
+    ``index[key]``: a sampled variant's number, the argument :meth:`us` takes."""
+
+    def __init__(self, profile: Profile, dt: str):
+        keys = [k for k, samples in profile.samples.get(dt, {}).items() if samples]
+        self.index = {k: i for i, k in enumerate(keys)}
+        own = [profile._surface(profile.samples, "rows", dt, k) for k in keys]
+        blends = profile.blends(dt)
+        spread = [profile._surface(profile.scattered, "scattered", dt, k) if blends else None for k in keys]
+        extra = [s for s in spread if s is not None]
+        self._table = _Table(own + extra)  # the own surfaces, then the scattered ones
+        self._spread = np.full(len(keys), -1, dtype=np.int64)
+        at = len(own)
+        for i, s in enumerate(spread):
+            if s is not None:
+                self._spread[i], at = at, at + 1
+        launch = profile.launch_us.get(dt, 0.0)
+        self._floor = np.array([_variants.get(k).launches * launch if k in _variants._BY_KEY else launch
+                                for k in keys], dtype=float)
+
+    def us(self, variant, rows, slots, scatter: float = 0.0) -> np.ndarray:
+        """Predicted µs of the variants ``variant`` (an int array of :attr:`index` numbers) on ``rows`` rows
+        reading ``slots`` value slots (float arrays of its length): :meth:`Profile.predict_us` of each."""
+        n = len(variant)
+        spread = self._spread[variant] if scatter > 0 else self._spread[:0]
+        has = np.nonzero(spread >= 0)[0]
+        t = self._table.at(np.concatenate([variant, spread[has]]), np.concatenate([rows, rows[has]]),
+                           np.concatenate([slots, slots[has]]))
+        own = t[:n]
+        if len(has):
+            own[has] = (1.0 - scatter) * own[has] + scatter * t[n:]
+        return np.maximum(own, self._floor[variant])
+
+
 @dataclass
 class Profile:
     """Sampled times of the kernel variants on one GPU (see the module docstring).
@@ -139,6 +240,9 @@ class Profile:
 
     def __post_init__(self):
         self._surfaces = {}
+        self._predictions = {}
+        #: What a user of the profile derives from it once (the planner's tables: :mod:`.planner`), by its key.
+        self.memo = {}
         self._blends = {}
         self._ratio_surfaces = {}
 
@@ -195,6 +299,14 @@ class Profile:
                 t = (1.0 - scatter) * t + scatter * _at(spread, rows, slots)
         floor = _variants.get(variant).launches * self.launch_us.get(dt, 0.0)
         return max(t, floor)
+
+    def predictions(self, dtype) -> Predictions:
+        """:meth:`predict_us` over arrays for ``dtype`` (its tables built on the first call)."""
+        dt = _dtype_name(dtype)
+        found = self._predictions.get(dt)
+        if found is None:
+            found = self._predictions[dt] = Predictions(self, dt)
+        return found
 
     def has_spmm(self, dtype, layout: str | None = None) -> bool:
         """True when SpMM ratios were sampled for ``dtype`` (in ``layout``, ``"row"`` or ``"col"``, if given)."""
