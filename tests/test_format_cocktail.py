@@ -125,3 +125,30 @@ def test_composed_beta_zero_never_reads_out(executor):
     out = np.full(60, np.nan)
     A.matvec(np.ones(60), out=out, alpha=3.0, beta=0.0)
     np.testing.assert_allclose(out, 3.0 * (S @ np.ones(60)))
+
+
+def test_parts_are_built_from_lent_rows_that_no_csr_keeps():
+    """Each part's builder reuses the rows of its entries, lent on its CSR for the build only: neither the
+    input nor a part kept as CSR holds them afterwards, and the parts equal those built from plain CSRs."""
+    rng = np.random.default_rng(5)
+    S = sp.random_array((60, 50), density=0.15, random_state=rng, format="csr") + sp.eye_array(60, 50)
+    csr = _csr(S)
+    parts = [("dia", {"max_fill": None}, ("diagonals", [-1, 0, 1])), ("sell", {"short_columns": None}, ("row_prefix", 2)),
+             ("ell", {"max_fill": None}, ("row_prefix", 1)), ("dia_vi", {"max_fill": None}, ("diagonals", [3])),
+             ("csr", {}, ("rest",))]
+    fmt = get("cocktail").from_csr(csr, parts=parts)
+    assert not hasattr(csr, "_entry_rows")
+    assert all(not hasattr(p, "_entry_rows") for p in fmt.parts)
+    free = np.ones(csr.nnz, dtype=bool)
+    from cocktail.formats.cocktail import _selected, _subset
+
+    for (name, params, selector), part in zip(parts, fmt.parts):
+        take = _selected(selector, csr, free)
+        plain = CSR.from_arrays(*(getattr(_subset(csr, take)[0], k) for k in ("data", "indices", "indptr")), csr.shape)
+        alone = get(name).from_csr(plain, **params)
+        for k, v in alone.arrays().items():
+            got = part.arrays()[k]
+            assert got.dtype == v.dtype
+            np.testing.assert_array_equal(got, v)
+        free &= ~take
+    np.testing.assert_array_equal(fmt.to_csr().to_scipy().toarray(), S.toarray())

@@ -370,3 +370,28 @@ def test_large_stencil_builds_fast(cls):
     assert fmt.data.shape == (4, m)
     y = spmv(fmt, np.ones(m))
     assert y[0] == 2 and y[1500] == 4
+
+
+@pytest.mark.parametrize("shape, entries", [((30, 30), 120), ((5, 200_000), 4), ((200_000, 3), 5), ((40, 70), 0)])
+def test_diagonal_offsets_by_table_and_by_sort_agree(monkeypatch, shape, entries):
+    """The occupied diagonals come from a table of flags (one per possible diagonal) or, for a nearly empty
+    matrix of far more possible diagonals than entries, from a sort: both are the sorted distinct col - row."""
+    from cocktail.formats import dia
+
+    rng = np.random.default_rng(entries)
+    rows, cols = rng.integers(0, shape[0], entries), rng.integers(0, shape[1], entries)
+    S = sp.csr_array((rng.standard_normal(entries), (rows, cols)), shape=shape)
+    S.sum_duplicates()
+    csr = CSR.from_arrays(S.data, S.indices, S.indptr, shape)
+    expected = np.unique(S.tocoo().col.astype(np.int64) - S.tocoo().row.astype(np.int64))
+    built = {}
+    for allowance in (10**12, -10**12):  # the table always, then never
+        monkeypatch.setattr(dia, "TABLE_ALLOWANCE", allowance)
+        np.testing.assert_array_equal(diagonal_offsets(csr), expected)
+        assert diagonal_offsets(csr).dtype == csr.index_dtype
+        built[allowance] = DIA.from_csr(csr, max_fill=None)
+    a, b = built.values()
+    for k in DIA.array_fields:
+        assert getattr(a, k).dtype == getattr(b, k).dtype
+        np.testing.assert_array_equal(getattr(a, k), getattr(b, k))
+    np.testing.assert_array_equal(a.to_csr().to_scipy().toarray(), S.toarray())

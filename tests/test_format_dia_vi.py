@@ -243,3 +243,51 @@ def test_bench_reports_the_refusal():
     few = methods.Inputs.create(stencil(10), np.float64, on_gpu=False)
     prepared = methods.HostMethod("dia_vi").prepare(few)
     np.testing.assert_allclose(prepared.result(), few.want, rtol=1e-13)
+
+
+def _bits(a):
+    return np.ascontiguousarray(a).view(np.uint8)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16, np.complex64, np.complex128])
+@pytest.mark.parametrize("padded", [False, True])
+def test_value_table_equals_one_sort_of_every_entry(dtype, padded):
+    """The table proposed by a sample and completed by the entries it misses (values far apart, signed zeros,
+    NaN payloads, rare values off the sample) is bit for bit the one a sort of every entry gives."""
+    from cocktail.formats.dia_vi import SAMPLE, sorted_value_table, value_table
+
+    rng = np.random.default_rng(3)
+    nnz = 3 * SAMPLE + 17
+    data = rng.choice(np.array([4.0, -1.0, 0.5, -0.0, 0.0, 6e4]), size=nnz).astype(dtype)
+    data[[1, 5, 9000, nnz - 2]] = np.array([7.0, 9.5, -3.25, 11.0], dtype=dtype)  # off the sample's positions
+    nan = np.array([np.nan], dtype=dtype)
+    data[[2, 3]] = nan[0]
+    if np.dtype(dtype).kind == "f":  # another NaN payload, and a negative NaN
+        bits = data.view(f"uint{8 * np.dtype(dtype).itemsize}")
+        bits[3] |= 1
+        data[4] = -nan[0]
+    csr = CSR((nnz, 7), data.dtype, np.int32, nnz, {}, data=data, indices=(np.arange(nnz) % 7).astype(np.int32),
+              indptr=np.arange(nnz + 1, dtype=np.int32))
+    slots = nnz + 1 if padded else nnz
+    got, expected = value_table("dia_vi", csr, slots), sorted_value_table("dia_vi", csr, slots)
+    assert got[0].dtype == expected[0].dtype and got[1].dtype == expected[1].dtype == np.uint8
+    np.testing.assert_array_equal(_bits(got[0]), _bits(expected[0]))
+    np.testing.assert_array_equal(got[1], expected[1])
+    assert got[2] == expected[2]
+
+
+def test_value_table_counts_every_distinct_value_when_the_sample_misses_too_many():
+    """Past 256 distinct values found beyond the sample, the refusal counts them all, as a sort would."""
+    from cocktail.formats.dia_vi import SAMPLE, sorted_value_table, value_table
+
+    nnz = 4 * SAMPLE
+    data = np.ones(nnz)
+    data[1:nnz:4][:300] = np.arange(2, 302)  # off the sample (every 4th entry from 0)
+    csr = CSR((nnz, 1), data.dtype, np.int32, nnz, {}, data=data, indices=np.zeros(nnz, np.int32),
+              indptr=np.arange(nnz + 1, dtype=np.int32))
+    for padded in (False, True):
+        with pytest.raises(FormatValuesError) as got:
+            value_table("csr_vi", csr, nnz + padded, instead="csr")
+        with pytest.raises(FormatValuesError) as expected:
+            sorted_value_table("csr_vi", csr, nnz + padded, instead="csr")
+        assert str(got.value) == str(expected.value) and got.value.distinct == 301 + padded

@@ -433,3 +433,27 @@ def test_sell_short_columns():
         SELL.from_csr(wide, short_columns=True)
     with pytest.raises(ValueError, match="short_columns must be True, False or None"):
         SELL.from_csr(wide, short_columns=1)
+
+
+@pytest.mark.parametrize("params", [{"slice_height": 4}, {"slice_height": 4, "sort_window": 8},
+                                    {"slice_height": 3, "width_multiple": 2}, {"slice_height": 32}])
+def test_sell_short_columns_hold_each_slice_from_its_lowest_column(params):
+    """Short columns are the offsets from each slice's lowest column, found from each row's first and last entry
+    (empty rows and a partial last slice included): checked against every slot's column."""
+    rng = np.random.default_rng(11)
+    csr = random_csr(45, 90, 0.08, rng)
+    short = get("sell").from_csr(csr, short_columns=None, max_fill=None, **params)
+    full = get("sell").from_csr(csr, short_columns=False, max_fill=None, **params)
+    assert short.short and not full.short
+    cols = full.col.astype(np.int64)
+    c = short.slice_height
+    for s in range(short.nslices):
+        lo, hi = int(full.slice_ptr[s]), int(full.slice_ptr[s + 1])
+        real = cols[lo:hi][cols[lo:hi] >= 0]
+        assert int(short.slice_base[s]) == (int(real.min()) if real.size else 0)
+        expect = np.where(cols[lo:hi] >= 0, cols[lo:hi] - int(short.slice_base[s]), 0xFFFF)
+        np.testing.assert_array_equal(short.col[lo:hi], expect.astype(np.uint16))
+    np.testing.assert_array_equal(short.columns(), cols)
+    for k in ("slice_ptr", "slice_width", "data", "perm"):
+        np.testing.assert_array_equal(getattr(short, k), getattr(full, k))
+    assert c == params["slice_height"]

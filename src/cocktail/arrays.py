@@ -74,6 +74,22 @@ def row_ids(indptr, nnz: int):
     return xp.searchsorted(indptr[1:], positions, side="right").astype(indptr.dtype)
 
 
+def entry_rows(csr):
+    """The row (int64) of every stored entry of ``csr``: :func:`row_ids` without its casts.
+
+    A format builder computes these once and hands them to its helpers.  A builder that makes a CSR of its
+    own (a Cocktail's part) may lend the part's rows to it as ``_entry_rows`` (the array, or a function that
+    makes it on first use) for the part's builder to reuse; it takes them back when the part is built, so
+    no CSR keeps them.  A user's CSR never carries them: they are an int64 per entry.
+    """
+    rows = getattr(csr, "_entry_rows", None)
+    if rows is not None:
+        return rows() if callable(rows) else rows
+    xp = get_xp(csr.indptr)
+    positions = xp.arange(csr.nnz, dtype=csr.indptr.dtype)
+    return xp.searchsorted(csr.indptr[1:], positions, side="right").astype(xp.int64, copy=False)
+
+
 def pointers_from_ids(ids, nsegments: int, dtype):
     """Inverse of :func:`row_ids` for sorted ``ids``: a pointer array of length nsegments+1."""
     xp = get_xp(ids)

@@ -62,10 +62,10 @@ class BDIA(DIA):
     @classmethod
     def from_csr(cls, csr, **params):
         """Store every occupied diagonal of ``csr`` densely, grouped into bands."""
-        params, diag_offsets, data = cls.dense_diagonals(csr, params)
+        params, diag_offsets, data, rows = cls.build_diagonals(csr, params)
         offsets, band_ptr = bands(diag_offsets, pointer_dtype(csr.index_dtype, int(diag_offsets.shape[0])))
         return cls(csr.shape, csr.dtype, csr.index_dtype, csr.nnz, params,
-                   offsets=offsets, band_ptr=band_ptr, data=data, **padding.explicit_zeros(csr))
+                   offsets=offsets, band_ptr=band_ptr, data=data, **padding.explicit_zeros(csr, rows))
 
     def diagonals(self):
         """The offset of every row of ``data``, expanded from the bands."""

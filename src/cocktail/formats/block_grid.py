@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 
-from ..arrays import get_xp, pointers_from_ids, scatter_add, stable_argsort
+from ..arrays import entry_rows, get_xp, pointers_from_ids, scatter_add, stable_argsort
 from . import padding
 from ._params import is_int, max_fill_param
 from .base import SparseFormat
@@ -90,7 +90,7 @@ def extract(csr, r: int, c: int) -> Blocks:
     xp = csr.xp
     m, n = csr.shape
     superrows, block_cols = ceil_div(m, r), ceil_div(n, c)
-    rows = csr.row_ids().astype(xp.int64)
+    rows = entry_rows(csr)
     cols = csr.indices.astype(xp.int64)
     bi, bj = rows // r, cols // c
     # Canonical CSR is sorted by (row, col), hence already by (bi, bj) when r == 1.

@@ -15,26 +15,35 @@ disjoint entries, so the product is the sum of the parts' products: the first pa
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
-from ..arrays import get_xp, pointers_from_ids, row_ids, to_numpy
+from ..arrays import entry_rows, get_xp, to_numpy
 from .base import SparseFormat
 from .csr import CSR
 
 SELECTORS = ("diagonals", "row_prefix", "rest")
 
 
-def _subset(csr: CSR, keep) -> CSR:
-    """The canonical CSR of ``csr``'s entries where ``keep`` is True (same shape and dtypes)."""
+def _subset(csr: CSR, keep):
+    """``(part, where)``: the canonical CSR of ``csr``'s entries where ``keep`` is True (same shape and dtypes)
+    and their positions in ``csr`` (int64).
+
+    One compaction (one synchronisation on a GPU); the gathers and the row pointers (the kept entries
+    before each row's start, by ``searchsorted``) need none.
+    """
     xp = get_xp(csr.indptr)
-    rows = csr.row_ids()[keep]
-    indptr = pointers_from_ids(rows.astype(xp.int64), csr.shape[0], csr.index_dtype)
-    return CSR(csr.shape, csr.dtype, csr.index_dtype, int(rows.shape[0]), {}, data=csr.data[keep],
-               indices=csr.indices[keep], indptr=indptr)
+    where = xp.flatnonzero(keep)
+    indptr = xp.searchsorted(where, csr.indptr).astype(csr.index_dtype)
+    part = CSR(csr.shape, csr.dtype, csr.index_dtype, int(where.shape[0]), {}, data=csr.data[where],
+               indices=csr.indices[where], indptr=indptr)
+    return part, where
 
 
-def _selected(selector, csr: CSR, free):
-    """The entries (a boolean mask over ``csr``'s entries) that ``selector`` takes from the ``free`` ones."""
+def _selected(selector, csr: CSR, free, rows=None):
+    """The entries (a boolean mask over ``csr``'s entries) that ``selector`` takes from the ``free`` ones.
+    ``rows``: the entries' rows (:func:`~cocktail.arrays.entry_rows`) when the caller has them."""
     xp = get_xp(csr.indptr)
     if not isinstance(selector, (tuple, list)) or not selector or selector[0] not in SELECTORS:
         raise ValueError(f"cocktail: a part's selector must be one of ('diagonals', offsets), ('row_prefix', k) "
@@ -48,15 +57,15 @@ def _selected(selector, csr: CSR, free):
         given = np.asarray(to_numpy(selector[1])).reshape(-1)
         if given.dtype.kind not in "iu" and given.size:
             raise ValueError(f"cocktail: diagonal offsets must be integers, got {selector[1]!r}")
-        return free & on_diagonals(csr, given.astype(np.int64))
+        return free & on_diagonals(csr, given.astype(np.int64), rows)
     k = selector[1]
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 0:
         raise ValueError(f"cocktail: row_prefix takes a non-negative integer, got {k!r}")
     # Rank of each free entry among its row's free entries: a cumulative count restarted at each row.
-    counts = xp.cumsum(free.astype(xp.int64))
-    starts = xp.concatenate([xp.zeros(1, dtype=xp.int64), counts])[csr.indptr[:-1].astype(xp.int64)]
-    rank = counts - 1 - starts[row_ids(csr.indptr, csr.nnz).astype(xp.int64)]
-    return free & (rank < int(k))
+    counts = xp.cumsum(free, dtype=xp.int64)
+    starts = xp.concatenate([xp.zeros(1, dtype=xp.int64), counts])[csr.indptr[:-1]]
+    rows = entry_rows(csr) if rows is None else rows
+    return free & (counts - starts[rows] <= int(k))  # rank (counts - 1 - start) < k
 
 
 def on_diagonals(csr: CSR, offsets, rows=None):
@@ -76,8 +85,10 @@ def on_diagonals(csr: CSR, offsets, rows=None):
     if not csr.nnz:
         return xp.zeros(0, dtype=bool)
     if rows is None:
-        rows = csr.row_ids().astype(xp.int64)
-    return table[csr.indices.astype(xp.int64) - rows + (m - 1)]
+        rows = entry_rows(csr)
+    where = xp.subtract(csr.indices, rows, dtype=xp.int64)
+    where += m - 1
+    return table[where]
 
 
 class Cocktail(SparseFormat):
@@ -116,7 +127,11 @@ class Cocktail(SparseFormat):
                             "cocktail.tuning chooses them (format='auto')")
         xp = get_xp(csr.indptr)
         free = xp.ones(csr.nnz, dtype=bool)
+        # The entries' rows, expanded once for every selector and lent to each part's builder (see
+        # arrays.entry_rows); they go when the build ends.
+        rows = entry_rows(csr)
         parts = []
+        taken = 0
         for i, part in enumerate(spec):
             try:
                 name, part_params, selector = part
@@ -124,13 +139,19 @@ class Cocktail(SparseFormat):
                 raise ValueError(f"cocktail: part {i} must be (format, params, selector), got {part!r}") from None
             if name == cls.name:
                 raise ValueError("cocktail: a part cannot itself be a cocktail")
-            take = _selected(selector, csr, free)
+            take = _selected(selector, csr, free, rows)
+            sub, where = _subset(csr, take)
+            # gathered on first use only: a csr-family part never looks at its rows
+            sub._entry_rows = functools.lru_cache(maxsize=1)(lambda where=where: rows[where])
             try:
-                parts.append(get(name).from_csr(_subset(csr, take), **dict(part_params or {})))
+                parts.append(get(name).from_csr(sub, **dict(part_params or {})))
             except (TypeError, ValueError) as exc:
                 raise type(exc)(f"cocktail part {i} ({name}, {selector[0]}): {exc}") from exc
-            free = free & ~take
-        left = int(free.sum())
+            finally:
+                del sub._entry_rows  # a csr part is this very object: it must not keep them
+            taken += sub.nnz
+            free[where] = False  # `free` is this build's own array (and `take` no longer needed)
+        left = csr.nnz - taken  # the parts are disjoint: no count on the device
         if left:
             raise ValueError(f"cocktail: {left} entries are in no part; end the parts with a ('rest',) selector")
         # A part that took nothing would still read and write y at every product: it is left out.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..arrays import entry_rows
 from .base import SparseFormat
 from .csr import CSR
 
@@ -20,7 +21,7 @@ class COO(SparseFormat):
         """Expand the row pointers of ``csr`` into explicit row indices."""
         params = cls.resolve_params(params)
         return cls(csr.shape, csr.dtype, csr.index_dtype, csr.nnz, params,
-                   row=csr.row_ids().astype(csr.index_dtype), col=csr.indices.copy(), data=csr.data.copy())
+                   row=entry_rows(csr).astype(csr.index_dtype), col=csr.indices.copy(), data=csr.data.copy())
 
     @classmethod
     def from_entries(cls, row, col, data, shape, index_dtype, nnz=None, dtype=None):

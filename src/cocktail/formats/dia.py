@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..arrays import get_xp, to_numpy
+from ..arrays import entry_rows, get_xp, to_numpy
 from . import padding
 from ._params import int_param, max_fill_param
 from .base import SparseFormat
@@ -29,29 +29,67 @@ def check_params(name: str, params: dict) -> None:
     max_fill_param(name, params["max_fill"])
 
 
-def diagonal_offsets(csr):
-    """Sorted unique ``col - row`` of the stored entries of ``csr`` (index dtype, array module of csr)."""
+#: Occupied diagonals are found by marking a table of one flag per possible diagonal (``m + n - 1`` bytes)
+#: while it is no larger than about twice the entry count (plus this many); a matrix of far more possible
+#: diagonals than entries (a huge, nearly empty one) sorts its entries' diagonals instead.
+TABLE_ALLOWANCE = 1 << 16
+
+
+def entry_diagonals(csr, rows):
+    """``(shifted, occupied)`` (int64): every entry's ``col - row + (m - 1)`` (its diagonal, counted from 0 at
+    the lowest possible one) and the sorted distinct values among them.  ``rows``: :func:`~cocktail.arrays.entry_rows`.
+
+    No sort over the entries: a flag per possible diagonal is set by one scatter and the set flags are read
+    back (one synchronisation), unless the flags would outnumber twice the entries (:data:`TABLE_ALLOWANCE`).
+    """
     xp = csr.xp
-    diag = csr.indices.astype(xp.int64) - csr.row_ids().astype(xp.int64)
-    return xp.unique(diag).astype(csr.index_dtype)
+    m, n = csr.shape
+    shifted = xp.subtract(csr.indices, rows, dtype=xp.int64)
+    shifted += m - 1
+    size = m + n - 1
+    if size <= 2 * csr.nnz + TABLE_ALLOWANCE:
+        table = xp.zeros(size, dtype=bool)
+        table[shifted] = True
+        return shifted, xp.flatnonzero(table).astype(xp.int64, copy=False)
+    return shifted, xp.unique(shifted)
 
 
-def diagonal_slots(csr, offsets):
+def diagonal_offsets(csr, rows=None):
+    """Sorted unique ``col - row`` of the stored entries of ``csr`` (index dtype, array module of csr).
+    ``rows``: the entries' rows (:func:`~cocktail.arrays.entry_rows`) when the caller has them."""
+    xp = csr.xp
+    if not csr.nnz:
+        return xp.zeros(0, dtype=csr.index_dtype)
+    _, occupied = entry_diagonals(csr, entry_rows(csr) if rows is None else rows)
+    return (occupied - (csr.shape[0] - 1)).astype(csr.index_dtype)
+
+
+def diagonal_slots(csr, offsets, rows=None):
     """``(d, rows)`` (int64): the slot ``[d, row]`` of every entry of ``csr`` on the diagonals ``offsets``."""
     xp = csr.xp
-    rows = csr.row_ids().astype(xp.int64)
-    diag = csr.indices.astype(xp.int64) - rows
+    rows = entry_rows(csr) if rows is None else rows
+    diag = xp.subtract(csr.indices, rows, dtype=xp.int64)
     return xp.searchsorted(offsets.astype(xp.int64), diag), rows
 
 
-def diagonal_data(csr, offsets, stride: int):
+def diagonal_data(csr, offsets, stride: int, rows=None):
     """The ``(len(offsets), stride)`` data array holding ``csr``'s entries on the diagonals ``offsets``."""
     xp = csr.xp
     data = xp.zeros((offsets.shape[0], stride), dtype=csr.data.dtype)
     if csr.nnz:
-        d, rows = diagonal_slots(csr, offsets)
+        d, rows = diagonal_slots(csr, offsets, rows)
         data[d, rows] = csr.data  # canonical CSR: each (row, col) appears once
     return data
+
+
+def entry_slots(shifted, occupied, rows, stride: int):
+    """Flat slot ``d * stride + row`` (int64) of every entry in a ``(len(occupied), stride)`` diagonal array,
+    from :func:`entry_diagonals`'s ``shifted`` and ``occupied``."""
+    xp = get_xp(shifted)
+    flat = xp.searchsorted(occupied, shifted)
+    flat *= stride
+    flat += rows
+    return flat
 
 
 def valid_slots(offsets, shape) -> int:
@@ -94,6 +132,31 @@ class DIA(SparseFormat):
     defaults = {"align": 32, "max_fill": padding.DEFAULT_MAX_FILL}
 
     @classmethod
+    def entry_layout(cls, csr, params: dict):
+        """``(params, offsets, stride, flat, rows)``: resolved params, the sorted occupied offsets, the row
+        stride, every entry's flat slot (:func:`entry_slots`; None without entries) and row (int64).
+
+        Refuses (``max_fill``) before anything of the size of the layout is allocated.  One pass over the
+        entries finds the diagonals (no sort, one synchronisation: :func:`entry_diagonals`).
+        """
+        params = cls.resolve_params(params)
+        check_params(cls.name, params)
+        xp = csr.xp
+        m = csr.shape[0]
+        if csr.nnz:
+            rows = entry_rows(csr)
+            shifted, occupied = entry_diagonals(csr, rows)
+            offsets = (occupied - (m - 1)).astype(csr.index_dtype)
+        else:
+            rows = shifted = occupied = None
+            offsets = xp.zeros(0, dtype=csr.index_dtype)
+        padding.check_fill(cls.name, int(offsets.shape[0]) * m, csr, params["max_fill"])
+        stride = padding.aligned(m, params["align"])
+        padding.check_padding(cls.name, "align", params["align"], stride, m, "rows")
+        flat = entry_slots(shifted, occupied, rows, stride) if csr.nnz else None
+        return params, offsets, stride, flat, rows
+
+    @classmethod
     def diagonal_layout(cls, csr, params: dict):
         """Resolved params, the sorted occupied offsets and the row stride of ``csr``'s diagonals.
 
@@ -109,20 +172,30 @@ class DIA(SparseFormat):
         return params, offsets, stride
 
     @classmethod
+    def build_diagonals(cls, csr, params: dict):
+        """``(params, offsets, data, rows)``: :meth:`dense_diagonals` and the entries' rows (int64, or None
+        without entries) for :func:`~.padding.explicit_zeros`."""
+        params, offsets, stride, flat, rows = cls.entry_layout(csr, params)
+        xp = csr.xp
+        data = xp.zeros((int(offsets.shape[0]), stride), dtype=csr.data.dtype)
+        if flat is not None:
+            data.reshape(-1)[flat] = csr.data  # canonical CSR: each (row, col) appears once
+        return params, offsets, data, rows
+
+    @classmethod
     def dense_diagonals(cls, csr, params: dict):
         """Resolved params, the sorted occupied offsets and the ``(ndiag, stride)`` data of ``csr``.
 
         Refuses (``max_fill``) before allocating the data.
         """
-        params, offsets, stride = cls.diagonal_layout(csr, params)
-        return params, offsets, diagonal_data(csr, offsets, stride)
+        return cls.build_diagonals(csr, params)[:3]
 
     @classmethod
     def from_csr(cls, csr, **params):
         """Store every occupied diagonal of ``csr`` densely."""
-        params, offsets, data = cls.dense_diagonals(csr, params)
+        params, offsets, data, rows = cls.build_diagonals(csr, params)
         return cls(csr.shape, csr.dtype, csr.index_dtype, csr.nnz, params,
-                   offsets=offsets, data=data, **padding.explicit_zeros(csr))
+                   offsets=offsets, data=data, **padding.explicit_zeros(csr, rows))
 
     def diagonals(self):
         """The offset of every row of ``data``."""

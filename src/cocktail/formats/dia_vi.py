@@ -17,15 +17,19 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..arrays import bit_keys
+from ..arrays import bit_keys, to_numpy
 from ..precision import compute_dtype
 from ..errors import FormatValuesError
 from . import padding
 from .base import SparseFormat
-from .dia import DIA, diagonal_slots, diagonal_triplets, valid_slots
+from .dia import DIA, diagonal_triplets, valid_slots
 
 #: Distinct values a one-byte code can address.
 MAX_VALUES = 256
+
+
+#: Values sampled (evenly spaced) to guess the table before every entry is looked up in it.
+SAMPLE = 4096
 
 
 def value_table(name: str, csr, slots: int, instead: str = "dia or bdia"):
@@ -36,7 +40,47 @@ def value_table(name: str, csr, slots: int, instead: str = "dia or bdia"):
     Values are distinct by their bits (:func:`~cocktail.arrays.bit_keys`), so that ``-0.0`` and each
     NaN decode as they were stored.  More than :data:`MAX_VALUES` distinct values is a
     :class:`~cocktail.errors.FormatValuesError` that advises storing the matrix as ``instead``.
+
+    Only the distinct values are sorted: a sample of :data:`SAMPLE` entries proposes the table, every
+    entry is looked up in it (``searchsorted``), and the few entries it misses, if any, are added to it.
+    Two synchronisations (the sample, the check) where the sample holds every value; the result is the
+    one :func:`sorted_value_table`'s sort of every entry gives.
     """
+    xp = csr.xp
+    nnz = csr.nnz
+    if not nnz or csr.data.dtype.itemsize > 8:  # complex128's keys are numbered, not its bits
+        return sorted_value_table(name, csr, slots, instead)
+    padded = slots > nnz
+    keys = bit_keys(csr.data)  # a view: the values' bits, unsigned
+    step = max(1, nnz // SAMPLE)
+    known = np.unique(to_numpy(keys[::step]))
+    if padded:
+        known = np.union1d(known, np.zeros(1, dtype=known.dtype))  # the padding zero's key: +0.0, the lowest
+    while True:
+        if known.shape[0] > MAX_VALUES:
+            return sorted_value_table(name, csr, slots, instead)  # refuses, counting every distinct value
+        # the last key again at the end: a key past every known one finds a different key there
+        table_keys = xp.asarray(np.concatenate([known, known[-1:]]))
+        where = xp.searchsorted(table_keys[:-1], keys)
+        found = table_keys[where] == keys
+        # by value (a half type widened exactly: CuPy sorts no bfloat16): the rank of each bit pattern is its code
+        values = table_keys[:-1].view(csr.data.dtype)
+        order = xp.argsort(values.astype(compute_dtype(values.dtype)))
+        rank = xp.empty_like(order)
+        rank[order] = xp.arange(known.shape[0], dtype=order.dtype)
+        # one synchronisation: whether every entry was found, and the code of the padding zero (key 0: first)
+        state = to_numpy(xp.concatenate([found.all().astype(rank.dtype).reshape(1), rank[:1]]))
+        if state[0]:
+            break
+        missing = np.unique(to_numpy(keys[xp.flatnonzero(~found)]))
+        known = np.union1d(known, missing)
+    codes = rank.astype(xp.uint8)[where]
+    return values[order], codes, int(state[1]) if padded else 0
+
+
+def sorted_value_table(name: str, csr, slots: int, instead: str = "dia or bdia"):
+    """:func:`value_table` by one sort of every entry's key (``unique``): for complex128, and to count every
+    distinct value of a matrix holding too many."""
     xp = csr.xp
     padded = slots > csr.nnz
     values = xp.concatenate([csr.data, xp.zeros(1, dtype=csr.data.dtype)]) if padded else csr.data
@@ -78,15 +122,14 @@ class DIAVI(DIA):
     @classmethod
     def from_csr(cls, csr, **params):
         """Store every occupied diagonal of ``csr`` as codes into the table of its distinct values."""
-        params, offsets, stride = cls.diagonal_layout(csr, params)
+        params, offsets, stride, flat, rows = cls.entry_layout(csr, params)
         xp = csr.xp
         table, entry_codes, zero_code = value_table(cls.name, csr, int(offsets.shape[0]) * stride)
         codes = xp.full((int(offsets.shape[0]), stride), zero_code, dtype=xp.uint8)
-        if csr.nnz:
-            d, rows = diagonal_slots(csr, offsets)
-            codes[d, rows] = entry_codes  # canonical CSR: each (row, col) appears once
+        if flat is not None:
+            codes.reshape(-1)[flat] = entry_codes  # canonical CSR: each (row, col) appears once
         return cls(csr.shape, csr.dtype, csr.index_dtype, csr.nnz, params,
-                   offsets=offsets, codes=codes, table=table, **padding.explicit_zeros(csr))
+                   offsets=offsets, codes=codes, table=table, **padding.explicit_zeros(csr, rows))
 
     def values(self):
         """DIA's ``data``, decoded: ``table[codes]`` (a new array of the value dtype)."""

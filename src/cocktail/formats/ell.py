@@ -10,31 +10,53 @@ is the row count rounded up to ``align`` so that every column starts aligned; ro
 
 from __future__ import annotations
 
+from ..arrays import entry_rows
 from .base import SparseFormat
 from .csr import CSR
 from .padding import DEFAULT_MAX_FILL, aligned, check_fill, check_padding
 from ._params import int_param, max_fill_param
 
 
-def ell_arrays(csr: CSR, width: int, align: int):
+def ell_arrays(csr: CSR, width: int, align: int, rows=None):
     """ELL ``col`` and ``data`` arrays of ``csr`` cut at ``width`` entries per row.
 
     Returns ``(col, data, overflow_mask)``: the two ``(width, aligned(rows, align))`` arrays
     described in the module docstring and a boolean mask over the CSR entries marking those
     at position ``>= width`` within their row (left out of the arrays; HYB stores them as COO).
+    ``rows``: the entries' rows (:func:`~cocktail.arrays.entry_rows`) when the caller has them.
+    One compaction of the kept entries (one synchronisation on a GPU).
     """
     xp = csr.xp
-    m = csr.shape[0]
-    stride = aligned(m, align)
-    rows = csr.row_ids().astype(xp.int64)
-    pos = xp.arange(csr.nnz, dtype=xp.int64) - csr.indptr.astype(xp.int64)[rows]
+    rows = entry_rows(csr) if rows is None else rows
+    pos = xp.arange(csr.nnz, dtype=xp.int64) - csr.indptr[rows]
     overflow = pos >= width
-    keep = ~overflow
+    keep = xp.flatnonzero(~overflow)
+    col, data = _filled(csr, width, align, (pos[keep] * aligned(csr.shape[0], align) + rows[keep]),
+                        csr.indices[keep], csr.data[keep])
+    return col, data, overflow
+
+
+def _filled(csr: CSR, width: int, align: int, flat, indices, values):
+    """The ``(width, aligned(rows, align))`` ELL arrays holding ``indices`` and ``values`` at the flat slots
+    ``flat`` (``k * stride + row``); every other slot padding."""
+    xp = csr.xp
+    stride = aligned(csr.shape[0], align)
     col = xp.full((width, stride), -1, dtype=csr.index_dtype)
     data = xp.zeros((width, stride), dtype=csr.data.dtype)
-    col[pos[keep], rows[keep]] = csr.indices[keep]
-    data[pos[keep], rows[keep]] = csr.data[keep]
-    return col, data, overflow
+    col.reshape(-1)[flat] = indices
+    data.reshape(-1)[flat] = values
+    return col, data
+
+
+def _full_width_arrays(csr: CSR, width: int, align: int):
+    """:func:`ell_arrays` where ``width`` is at least the longest row: every entry is kept, so no mask, no
+    compaction and no synchronisation."""
+    xp = csr.xp
+    rows = entry_rows(csr)
+    flat = xp.arange(csr.nnz, dtype=xp.int64) - csr.indptr[rows]  # position in the row
+    flat *= aligned(csr.shape[0], align)
+    flat += rows
+    return _filled(csr, width, align, flat, csr.indices, csr.data)
 
 
 class ELL(SparseFormat):
@@ -74,7 +96,7 @@ class ELL(SparseFormat):
                 )
         check_fill("ell", width * m, csr, max_fill, indexed=True)
         check_padding("ell", "align", align, aligned(m, align), m, "rows")
-        col, data, _ = ell_arrays(csr, width, align)
+        col, data = _full_width_arrays(csr, width, align)  # width >= the longest row
         return cls(csr.shape, csr.dtype, csr.index_dtype, csr.nnz, params, col=col, data=data)
 
     @property

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _memory
-from ..arrays import get_xp
+from ..arrays import entry_rows, get_xp
 from ..errors import FormatFillError
 
 DEFAULT_MAX_FILL = 20.0
@@ -22,11 +22,21 @@ PADDING_ALLOWANCE = 1024
 ZERO_FIELDS = ("zero_row", "zero_col", "zero_val")
 
 
-def explicit_zeros(csr) -> dict:
-    """The explicit zeros of ``csr`` as the side arrays ``zero_row``, ``zero_col``, ``zero_val``."""
-    mask = csr.data == 0
-    rows = csr.row_ids()[mask].astype(csr.index_dtype)
-    return {"zero_row": rows, "zero_col": csr.indices[mask].copy(), "zero_val": csr.data[mask].copy()}
+def explicit_zeros(csr, rows=None) -> dict:
+    """The explicit zeros of ``csr`` as the side arrays ``zero_row``, ``zero_col``, ``zero_val``.
+
+    ``rows``: the entries' rows (:func:`~cocktail.arrays.entry_rows`) when the caller has them.  One
+    compaction of ``data == 0`` (one synchronisation on a GPU); the rows are looked at only when there are
+    explicit zeros (usually none).
+    """
+    xp = get_xp(csr.data)
+    where = xp.flatnonzero(csr.data == 0)
+    if not where.shape[0]:
+        return {"zero_row": xp.zeros(0, dtype=csr.index_dtype), "zero_col": csr.indices[:0].copy(),
+                "zero_val": csr.data[:0].copy()}
+    rows = entry_rows(csr) if rows is None else rows
+    return {"zero_row": rows[where].astype(csr.index_dtype), "zero_col": csr.indices[where],
+            "zero_val": csr.data[where]}
 
 
 def with_explicit_zeros(fmt, rows, cols, vals):

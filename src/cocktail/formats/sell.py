@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..arrays import get_xp, stable_argsort
-from .padding import DEFAULT_MAX_FILL, aligned, check_fill, check_padding, sliced_slots, slice_widths
+from ..arrays import entry_rows, stable_argsort, to_numpy
+from .padding import DEFAULT_MAX_FILL, aligned, check_fill, check_padding, slice_widths
 from .base import SparseFormat
 from .csr import CSR
 from ._params import int_param, max_fill_param, pointer_dtype
@@ -34,40 +34,28 @@ SHORT_SPAN = 0xFFFE
 SHORT_PADDING = 0xFFFF
 
 
-def _short_columns(col, slice_ptr, choice, index_dtype):
-    """``(col, slice_base)``: ``col`` (full columns, -1 for padding) as 16-bit offsets from each slice's lowest
-    column, or itself and an empty ``slice_base`` where ``choice`` is False, or None and some slice spans more
-    than :data:`SHORT_SPAN` columns (``True`` then is a ``ValueError`` that names it)."""
-    xp = get_xp(col)
-    none = xp.zeros(0, dtype=index_dtype)
-    if choice is False:
-        return col, none
-    nslices = int(slice_ptr.shape[0]) - 1
-    ptr = slice_ptr.astype(xp.int64)
-    slot_slice = xp.searchsorted(ptr[1:], xp.arange(col.shape[0], dtype=xp.int64), side="right")
-    real = col >= 0
-    wide = col.astype(xp.int64)
-    lo = xp.full(nslices, np.iinfo(np.int64).max, dtype=xp.int64)
-    hi = xp.full(nslices, -1, dtype=xp.int64)
-    if bool(real.any()):  # sorted by (slice, column): the first and last of each slice's run
-        key = xp.sort(slot_slice[real] * (int(wide.max()) + 1) + wide[real])
-        s, c = key // (int(wide.max()) + 1), key % (int(wide.max()) + 1)
-        first = xp.searchsorted(s, xp.arange(nslices), side="left")
-        last = xp.searchsorted(s, xp.arange(nslices), side="right") - 1
-        has = last >= first
-        lo[has], hi[has] = c[first[has]], c[last[has]]
-    span = xp.where(hi >= 0, hi - lo, 0)
-    widest = int(span.max()) if nslices else 0
-    if widest > SHORT_SPAN:
-        if choice is True:
-            s = int(xp.argmax(span))
-            raise ValueError(f"sell: short_columns=True needs every slice's columns within {SHORT_SPAN + 1:,}; slice "
-                             f"{s} spans {widest + 1:,} (columns {int(lo[s])} to {int(hi[s])}); pass "
-                             "short_columns=None to keep full columns where they do not fit")
-        return col, none
-    base = xp.where(hi >= 0, lo, 0)
-    offsets = xp.where(real, wide - base[slot_slice], SHORT_PADDING).astype(xp.uint16)
-    return offsets, base.astype(index_dtype)
+def _slice_spans(csr, perm, nslices: int, c: int):
+    """``(lo, hi)`` (int64, per slice): the lowest and highest column stored in each slice of ``c`` permuted
+    rows (``perm``, None: unpermuted), ``int64 max`` and -1 for a slice holding nothing.
+
+    From each row's first and last entry (a canonical row is sorted): O(rows) work, no sort of the entries.
+    """
+    xp = csr.xp
+    m, nnz = csr.shape[0], csr.nnz
+    big = np.iinfo(np.int64).max
+    lo = xp.full(nslices * c, big, dtype=xp.int64)
+    hi = xp.full(nslices * c, -1, dtype=xp.int64)
+    if nnz and m:
+        starts, ends = csr.indptr[:-1], csr.indptr[1:]
+        has = ends > starts
+        first = csr.indices[xp.minimum(starts, nnz - 1)].astype(xp.int64)
+        last = csr.indices[xp.maximum(ends - 1, 0)].astype(xp.int64)
+        row_lo = xp.where(has, first, big)
+        row_hi = xp.where(has, last, -1)
+        if perm is not None:
+            row_lo, row_hi = row_lo[perm], row_hi[perm]
+        lo[:m], hi[:m] = row_lo, row_hi
+    return lo.reshape(nslices, c).min(axis=1), hi.reshape(nslices, c).max(axis=1)
 
 
 def _permutation(xp, lengths, window: int):
@@ -121,32 +109,59 @@ class SELL(SparseFormat):
         check_padding("sell", "slice_height", c, aligned(m, c), m, "rows")  # before slices are allocated
         lengths = csr.row_lengths().astype(xp.int64)
         perm = _permutation(xp, lengths, sigma)
-        longest = slice_widths(lengths[perm], c)
+        longest = slice_widths(lengths if sigma == 1 else lengths[perm], c)  # window 1: perm is the identity
         nslices = int(longest.shape[0])
-        check_fill("sell", sliced_slots(longest, m, c), csr, max_fill, indexed=True)
         widths = -(-longest // t) * t
+        spans = short is not False
+        if spans:  # each slice's lowest and highest column, for short columns
+            lo, hi = _slice_spans(csr, None if sigma == 1 else perm, nslices, c)
+            span = xp.where(hi >= 0, hi - lo, 0)
+        # every size the checks and allocations need, in one synchronisation
+        facts = [0] * 5
+        if nslices:
+            wanted = [longest.sum(), longest[-1], widths.sum(), widths.max()] + ([span.max()] if spans else [])
+            facts[:len(wanted)] = (int(v) for v in to_numpy(xp.stack(wanted)))
+        longest_sum, longest_last, widths_sum, widths_max, widest = facts
+        slots = longest_sum * c - longest_last * (nslices * c - m) if m else 0  # padding.sliced_slots
+        check_fill("sell", slots, csr, max_fill, indexed=True)
         # Judged on the slice widths, not the slots: a narrow matrix's few slots are no reason to refuse t = 4.
-        check_padding("sell", "width_multiple", t, int(widths.sum()), int(longest.sum()), "summed slice widths")
-        total = int(widths.sum()) * c
+        check_padding("sell", "width_multiple", t, widths_sum, longest_sum, "summed slice widths")
+        short_now = short is not False and widest <= SHORT_SPAN
+        if short is True and not short_now:
+            s = int(xp.argmax(span))
+            raise ValueError(f"sell: short_columns=True needs every slice's columns within {SHORT_SPAN + 1:,}; slice "
+                             f"{s} spans {widest + 1:,} (columns {int(lo[s])} to {int(hi[s])}); pass "
+                             "short_columns=None to keep full columns where they do not fit")
+        total = widths_sum * c
         ptr_dt = pointer_dtype(idt, total)
         slice_ptr = xp.zeros(nslices + 1, dtype=ptr_dt)
         if nslices:
             slice_ptr[1:] = xp.cumsum(widths * c, dtype=ptr_dt)
 
         # Slot of every CSR entry: slice of its permuted row, then k*C + local row.
-        rows = csr.row_ids().astype(xp.int64)
-        k = xp.arange(csr.nnz, dtype=xp.int64) - csr.indptr.astype(xp.int64)[rows]
-        where = xp.empty(m, dtype=xp.int64)
-        where[perm] = xp.arange(m, dtype=xp.int64)
-        p = where[rows]
-        slot = slice_ptr.astype(xp.int64)[p // c] + k * c + p % c
-        col = xp.full(total, -1, dtype=idt)
+        rows = entry_rows(csr)
+        k = xp.arange(csr.nnz, dtype=xp.int64) - csr.indptr[rows]
+        if sigma == 1:
+            p = rows
+        else:
+            where = xp.empty(m, dtype=xp.int64)
+            where[perm] = xp.arange(m, dtype=xp.int64)
+            p = where[rows]
+        s = p // c
+        slot = slice_ptr.astype(xp.int64)[s] + k * c + (p - s * c)
+        if short_now:  # 16-bit offsets from each slice's lowest column; padding SHORT_PADDING
+            base = xp.where(hi >= 0, lo, 0)
+            col = xp.full(total, SHORT_PADDING, dtype=xp.uint16)
+            col[slot] = (csr.indices - base[s]).astype(xp.uint16)
+            slice_base = base.astype(idt)
+        else:
+            col = xp.full(total, -1, dtype=idt)
+            col[slot] = csr.indices
+            slice_base = xp.zeros(0, dtype=idt)
         data = xp.zeros(total, dtype=csr.data.dtype)
-        col[slot] = csr.indices
         data[slot] = csr.data
-        col, slice_base = _short_columns(col, slice_ptr, short, idt)
         return cls(csr.shape, csr.dtype, idt, csr.nnz, params, slice_ptr=slice_ptr,
-                   slice_width=widths.astype(pointer_dtype(idt, int(widths.max()) if nslices else 0)),
+                   slice_width=widths.astype(pointer_dtype(idt, widths_max if nslices else 0)),
                    col=col, slice_base=slice_base, data=data, perm=perm.astype(idt))
 
     @property
