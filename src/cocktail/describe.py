@@ -278,7 +278,7 @@ def auto_lines(report, nnz: int) -> list[str]:
     if report.cached:
         lines.append(f"  decision: reused from the decision cache (lookup {report.analysis_s * 1e3:.2f} ms, "
                      f"conversion {report.convert_s * 1e3:.1f} ms)")
-        return lines
+        return lines + (tuning_lines(report) if report.tuning is not None else [])
     if report.planning is None:
         from .auto.fixed_rule import DIA_MAX_FILL, ELL_MAX_FILL, HYB_MAX_FILL
 

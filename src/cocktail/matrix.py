@@ -541,8 +541,15 @@ class SparseMatrix(OperatorProtocol):
         self._guard(x, y)
         alpha = validate.scalar(alpha, self._scalar_dtype, "alpha")
         beta = validate.scalar(beta, self._scalar_dtype, "beta")
-        runner = self._executor if self._planned is None else self._planned.current  # a bound product keeps its plan
-        return BoundProduct(self, runner.run, x, y, out, alpha, beta, stream)
+        return BoundProduct(self, self._bound_executor().run, x, y, out, alpha, beta, stream)
+
+    def _bound_executor(self):
+        """The executor a bound product captures: a planned matrix's current plan, kept alive for the graph
+        (tuning may move the matrix to another plan later; the bound product keeps this one)."""
+        if self._planned is None:
+            return self._executor
+        self._planned.keep_current()
+        return self._planned.current
 
     def _bind_block(self, X, out, alpha, beta, stream) -> BoundProduct:
         """:meth:`bind` for a block ``X`` (cols, k) and ``out`` (rows, k): both C-ordered or both Fortran-ordered,
@@ -579,7 +586,7 @@ class SparseMatrix(OperatorProtocol):
                 raise ValueError("bind: this matrix multiplies a block of row-major vectors one column at a time "
                                  "through copies, which a CUDA graph cannot hold; bind Fortran-ordered X and out "
                                  "(each column contiguous), or call matmat")
-        return BoundProduct(self, self._executor.run_block, X, Y, out, alpha, beta, stream)
+        return BoundProduct(self, self._bound_executor().run_block, X, Y, out, alpha, beta, stream)
 
     def _exact_block(self, a, name: str, shape):
         """``a`` for a bound block product: exactly the shape and dtype, C- or Fortran-contiguous (never copied)."""

@@ -14,6 +14,7 @@ count grows until the samples add up to ``min_seconds``.  The planner's race tim
 
 from __future__ import annotations
 
+import functools
 import statistics
 import time
 from dataclasses import dataclass
@@ -119,6 +120,14 @@ def event_samples(enqueue, count: int, stream) -> list[float]:
     return [cupy.cuda.get_elapsed_time(start, end) for start, end in pairs]
 
 
+@functools.lru_cache(maxsize=None)
+def _clock_khz(device_id: int) -> int:
+    """The clock rate of device ``device_id`` in kHz (reading every attribute of a device costs a while: once)."""
+    import cupy
+
+    return cupy.cuda.Device(device_id).attributes["ClockRate"]
+
+
 def spin(seconds: float, stream) -> None:
     """Queue a busy wait of about ``seconds`` (at most one second) on ``stream``."""
     import cupy
@@ -126,8 +135,7 @@ def spin(seconds: float, stream) -> None:
 
     from .kernels import source
 
-    khz = cupy.cuda.Device().attributes["ClockRate"]
-    cycles = int(min(seconds, 1.0) * khz * 1e3)
+    cycles = int(min(seconds, 1.0) * _clock_khz(cupy.cuda.Device().id) * 1e3)
     source.helper("spin", "spin")((1,), (1,), (np.int64(cycles),), stream=stream)
 
 

@@ -38,9 +38,10 @@ MARGIN = 0.03
 MAX_RIVALS = 3
 #: Tuning (building rivals, their products where slower) may cost this share of the products' time.
 BUDGET = 0.05
-#: A build is expected to cost this many of the plan's products until one was measured: a rival on the CSR's
-#: own arrays binds only, any other converts.
-BIND_PRODUCTS, CONVERT_PRODUCTS = 10.0, 60.0
+#: A build is expected to cost this many of the plan's products: a rival on the CSR's own arrays binds only,
+#: any other converts.  Choosing the rivals of a matrix whose plan came from the decision cache costs an
+#: analysis of it (features and planning).
+BIND_PRODUCTS, CONVERT_PRODUCTS, ANALYSIS_PRODUCTS = 10.0, 60.0, 40.0
 
 
 #: Where the GPU may be idle as a sample starts, a busy wait this long goes first: the host then queues the
@@ -82,6 +83,11 @@ class EventClock:
         pair[0].record(stream)
         return pair, True
 
+    def wait(self, event) -> None:
+        """Make the current stream wait for ``event`` (a rival's build on another stream); None waits for nothing."""
+        if event is not None:
+            self._cupy.cuda.get_current_stream().wait_event(event)
+
     def stop(self, token) -> None:
         """Record the sample's second event, after the product."""
         pair, _ = token
@@ -107,10 +113,11 @@ def typical_us(samples) -> float:
 
 
 class _Trial:
-    """A rival being tried: its plan, what ``build`` returned, and both sides' samples during the trial."""
+    """A rival being tried: its plan, its ``(storage, executor)``, the event its build ends with (None: built on
+    the caller's stream), and both sides' samples during the trial."""
 
-    def __init__(self, plan, built, build_s: float):
-        self.plan, self.built, self.build_s = plan, built, build_s
+    def __init__(self, plan, built, ready, build_s: float):
+        self.plan, self.built, self.ready, self.build_s = plan, built, ready, build_s
         self.rival, self.current = [], []  # (µs, busy) samples
         self.turn = 0
 
@@ -118,14 +125,17 @@ class _Trial:
 class OnlineTuner:
     """The state machine of ``tune="auto"`` for one :class:`~cocktail.auto.plans.PlannedProduct`.
 
-    ``rivals(reference_us)``: the plans to try, fastest predicted first, given the plan's measured µs;
-    ``build(plan)``: its ``(storage, executor)`` ready on the caller's stream (raises
-    :class:`~cocktail.errors.DeviceMemoryError` where it does not fit, or any error of the library);
-    ``done(plan, crowded)``: called once when tuning stops (``crowded``: a rival did not fit in memory).
+    ``rivals(reference_us)``: the plans to try, fastest predicted first, given the plan's measured µs
+    (``lazy_rivals``: choosing them costs an analysis of the matrix, made only once the products have paid
+    for it, as a build); ``build(plan)``: ``(storage, executor, ready)``, ``ready`` the event the build ends
+    with (None: nothing to wait for), raising :class:`~cocktail.errors.DeviceMemoryError` where it does not
+    fit; ``done(plan, crowded)``: called once when tuning stops (``crowded``: a rival did not fit in memory).
+    A rival that fails to build otherwise loses (its error in :attr:`history`): tuning never fails a product.
     """
 
-    def __init__(self, product, rivals, build, done, clock=None, now=time.perf_counter):
+    def __init__(self, product, rivals, build, done, clock=None, now=time.perf_counter, lazy_rivals: bool = False):
         self.product, self._rivals, self._build, self._done = product, rivals, build, done
+        self._lazy_rivals = lazy_rivals
         self.clock = clock if clock is not None else EventClock()
         self._now = now
         self.calls = 0
@@ -154,26 +164,23 @@ class OnlineTuner:
             return
         self._read()
         self.calls += 1
-        side = self._side()
-        executor = self.trial.built[1] if side == "rival" else product.current
-        token = self.clock.start() if self._sampled(side) else None
-        executor.run(x, y, alpha, beta)
+        side, token = "plan", (self.clock.start() if self._sampled() else None)
+        if token is not None and self.trial is not None:  # a trial alternates its timed products
+            self.trial.turn += 1
+            side = "rival" if self.trial.turn % 2 else "plan"
+        if side == "rival":  # only ever timed: with every event pair in flight the plan runs, untimed
+            self.clock.wait(self.trial.ready)
+            self.trial.built[1].run(x, y, alpha, beta)
+        else:
+            product.current.run(x, y, alpha, beta)
         if token is not None:
             self.clock.stop(token)
             self._pending.append((side, self.trial, token))
         self.products_us += self._plan_us()
         self._step()
 
-    def _side(self) -> str:
-        """Who runs this product: during a trial the rival every other call, else the plan."""
-        trial = self.trial
-        if trial is None:
-            return "plan"
-        trial.turn += 1
-        return "rival" if trial.turn % 2 else "plan"
-
-    def _sampled(self, side: str) -> bool:
-        """Every product of a trial is timed; the plan alone every other product."""
+    def _sampled(self) -> bool:
+        """Every product of a trial is timed (where an event pair is free); the plan alone every other product."""
         return self.trial is not None or (self.queue is None and self.calls % 2 == 1)
 
     def _read(self) -> None:
@@ -201,10 +208,13 @@ class OnlineTuner:
     # -- the state machine ---------------------------------------------------------------------------
     def _step(self) -> None:
         if self.queue is None:
-            if len(self.baseline) >= SAMPLES:
+            if len(self.baseline) >= SAMPLES and not self._waits_for(ANALYSIS_PRODUCTS if self._lazy_rivals else 0):
                 measured = typical_us(self.baseline)
                 self.product.plan.measured_us = measured
+                self.product.measured[_label(self.product.plan)] = measured
+                t0 = self._now()
                 self.queue = list(self._rivals(measured))[:MAX_RIVALS]
+                self.spent_us += (self._now() - t0) * 1e6
                 self._say(f"timed its plan on {len(self.baseline)} products: {measured:.3g} µs; "
                           + (f"{len(self.queue)} rival(s) to try" if self.queue else "no rival close enough"))
             return
@@ -215,40 +225,42 @@ class OnlineTuner:
             self._finish()
             return
         plan = self.queue[0]
-        short_us = self._spent_us() + self._expected_build_us(plan) - BUDGET * self.products_us
-        if short_us > 0:  # the products have not yet paid for the next build: wait, untimed, until they have
-            self._idle_us = self._plan_us()
-            self._idle_until = self.calls + max(1, math.ceil(short_us / (BUDGET * max(self._idle_us, 1e-3))))
+        if self._waits_for(BIND_PRODUCTS if _shares_csr(plan) else CONVERT_PRODUCTS):
             return
         self.queue.pop(0)
         self._start(plan)
 
+    def _waits_for(self, products: float) -> bool:
+        """Whether work expected to cost ``products`` of the plan's products must wait for the products to pay
+        for it (tuning within BUDGET of their time); if so, nothing is due, untimed, until they have."""
+        short_us = self._spent_us() + products * self._plan_us() - BUDGET * self.products_us
+        if short_us <= 0:
+            return False
+        self._idle_us = self._plan_us()
+        self._idle_until = self.calls + max(1, math.ceil(short_us / (BUDGET * max(self._idle_us, 1e-3))))
+        return True
+
     def _spent_us(self) -> float:
         """What tuning cost so far: builds, rival products beyond the plan's time, the clock's busy waits."""
         return self.spent_us + getattr(self.clock, "overhead_us", 0.0)
-
-    def _expected_build_us(self, plan) -> float:
-        shares = all(p.format == "csr" for p in plan.parts) if hasattr(plan, "parts") else False
-        return (BIND_PRODUCTS if shares else CONVERT_PRODUCTS) * self._plan_us()
 
     def _start(self, plan) -> None:
         from ..errors import DeviceMemoryError
 
         t0 = self._now()
         try:
-            built = self._build(plan)
+            storage, executor, ready = self._build(plan)
         except DeviceMemoryError:
             self.crowded = True
             self._say(f"{_label(plan)} did not fit in GPU memory")
             return
-        except Exception as exc:  # noqa: BLE001 - a library refusing a rival: the rival loses
-            if not _refused(exc):
-                raise
-            self._say(f"{_label(plan)} was refused ({exc})")
+        except Exception as exc:  # noqa: BLE001 - a rival that fails to build loses; the products go on
+            self._say(f"{_label(plan)} failed to build ({type(exc).__name__}: {exc})")
             return
+        finally:
+            self.spent_us += (self._now() - t0) * 1e6
         build_s = self._now() - t0
-        self.spent_us += build_s * 1e6
-        self.trial = _Trial(plan, built, build_s)
+        self.trial = _Trial(plan, (storage, executor), ready, build_s)
         self._say(f"built {_label(plan)} in {build_s * 1e3:.2f} ms; trying it")
 
     def _judge(self) -> None:
@@ -259,6 +271,7 @@ class OnlineTuner:
             if r > c * (1.0 + GIVE_UP) or (len(rival) >= SAMPLES and len(current) >= SAMPLES):
                 trial.plan.measured_us = r
                 if r * (1.0 + MARGIN) < c:
+                    self.product.plan.measured_us = c
                     self._say(f"moved to {_label(trial.plan)}: {r:.3g} µs against {c:.3g} µs")
                     self.product.switch(trial.plan, *trial.built)
                     self.baseline = list(rival)
@@ -282,8 +295,6 @@ def _label(plan) -> str:
     return plan.detail() if hasattr(plan, "detail") else str(plan)
 
 
-def _refused(exc) -> bool:
-    """Whether ``exc`` is a library refusing a plan (cuSPARSE), which makes a rival lose rather than fail."""
-    from ..kernels.cusparse import CusparseError
-
-    return isinstance(exc, CusparseError)
+def _shares_csr(plan) -> bool:
+    """Whether ``plan`` runs on the CSR's own arrays (its build binds only)."""
+    return all(p.format == "csr" for p in plan.parts) if hasattr(plan, "parts") else False

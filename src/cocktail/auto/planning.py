@@ -16,9 +16,9 @@ the fastest that fits in GPU memory.  Nothing is timed at construction unless as
 
 Where cuSPARSE refuses a plan (an error of the library), the matrix is planned again with Cocktail's
 own kernels.  Decisions are cached on disk (:mod:`cocktail.auto.decisions`): a matrix of the same
-structure, dtype and device reuses one without features, planning or timing, and does not tune it (a
-measured decision serves every mode, a tuned one ``"auto"`` and ``"model"``, a modelled one too until
-the structure's first tuning finishes and stores the tuned one).
+structure, dtype and device reuses one without features or planning (a measured decision serves every
+mode, a tuned or modelled one ``"auto"`` and ``"model"``); ``tune="auto"`` still tunes a modelled one,
+analysing the matrix for its rivals only once the products have paid for it.
 
 With ``deterministic=True`` only kernels declared deterministic are planned, and with
 ``vendor=False`` only our own (no cuSPARSE); each is cached apart.
@@ -206,22 +206,17 @@ _ASIDE = {}  # device id -> stream
 
 
 def build_aside(plan, csr, yielding: bool = False):
-    """:func:`fitting_build` of ``plan`` on a stream of its own (the user's products go on meanwhile); the
-    current stream waits for it before its next work.  ``yielding``: bound with yielding grids, as the
-    matrix's first plan was."""
-    import cupy
-
-    caller = cupy.cuda.get_current_stream()
+    """``(storage, executor, ready)``: :func:`fitting_build` of ``plan`` on a stream of its own, the user's
+    products going on meanwhile (the CSR is complete: construction synchronised); a product of it must wait
+    for the event ``ready`` first.  ``yielding``: bound with yielding grids, as the matrix's first plan was."""
     with device_kernels.yielding_grids(yielding), _aside_stream() as stream:
-        stream.wait_event(caller.record())  # the CSR as the caller's stream left it
-        built = fitting_build(plan, csr)
+        storage, executor = fitting_build(plan, csr)
         ready = stream.record()
-    caller.wait_event(ready)
-    return built
+    return storage, executor, ready
 
 
 def _cached(csr, keys):
-    """``(plan, (storage, executor), convert_s)`` of the first of ``keys`` the decision cache holds and
+    """``(plan, (storage, executor), convert_s, key)`` of the first of ``keys`` the decision cache holds and
     whose plan builds for ``csr`` (:func:`build`'s guard), else None."""
     from ..kernels.cusparse import CusparseError
     from . import decisions
@@ -235,7 +230,7 @@ def _cached(csr, keys):
             built = fitting_build(plan, csr, guard=True)
         except (FormatFillError, FormatValuesError, DeviceMemoryError, CusparseError):
             continue  # another structure, other values, less free memory or a refusing library: decide afresh
-        return plan, built, time.perf_counter() - t0
+        return plan, built, time.perf_counter() - t0, k
     return None
 
 
@@ -283,10 +278,19 @@ def _decide(csr, tune, deterministic, vendor):
                 for t in TUNE}
         hit = _cached(csr, [keys[t] for t in REUSES[tune]])
         if hit is not None:
-            plan, (storage, executor), convert_s = hit
+            plan, (storage, executor), convert_s, found = hit
             report = AutoReport(plan, tune, cached=True, analysis_s=time.perf_counter() - t0 - convert_s,
                                 convert_s=convert_s, notice=prof.notice)
-            return storage, executor, report, None
+            if tune != "auto" or found != keys["model"] or deterministic:
+                return storage, executor, report, None
+            # a modelled decision, never tuned: tune it, its rivals chosen once the products have paid for it
+
+            def analysed():
+                feats = compute(csr, block_fill_limit=planner.block_fill_limit(csr.dtype, csr.index_dtype),
+                                one_value=uniform, distinct=distinct)
+                return planner.plan(csr, feats, prof, csr.dtype, deterministic, vendor)
+
+            return storage, executor, report, _tuner_of(analysed, csr, keys["auto"], lazy=True)
     t1 = time.perf_counter()
     feats = compute(csr, block_fill_limit=planner.block_fill_limit(csr.dtype, csr.index_dtype), one_value=uniform,
                     distinct=distinct)
@@ -319,12 +323,13 @@ def _decide(csr, tune, deterministic, vendor):
         decisions.store(keys["model"], plan)
     if tune == "model" or deterministic:
         return built[0], built[1], report, None
-    return built[0], built[1], report, _tuner_of(planning, csr, keys.get("auto"))
+    return built[0], built[1], report, _tuner_of(lambda: planning, csr, keys.get("auto"))
 
 
-def _tuner_of(planning, csr, key):
-    """``tuner(product)``: the :class:`~cocktail.auto.online.OnlineTuner` of a planned product, building its
-    rivals from ``csr`` aside and caching its last plan under ``key`` (None: not cached) when it stops."""
+def _tuner_of(planning, csr, key, lazy: bool = False):
+    """``tuner(product)``: the :class:`~cocktail.auto.online.OnlineTuner` of a planned product, its rivals
+    from ``planning()`` (``lazy``: an analysis of the matrix, made when the tuner chooses them), built from
+    ``csr`` aside, its last plan cached under ``key`` (None: not cached) when it stops."""
     from . import decisions
     from .online import OnlineTuner
 
@@ -336,8 +341,8 @@ def _tuner_of(planning, csr, key):
             if key is not None and not crowded:
                 decisions.store(key, plan)
 
-        return OnlineTuner(product, lambda us: rivals(planning, product.plan, us),
-                           lambda plan: build_aside(plan, csr, yielding), done)
+        return OnlineTuner(product, lambda us: rivals(planning(), product.plan, us),
+                           lambda plan: build_aside(plan, csr, yielding), done, lazy_rivals=lazy)
 
     return tuner
 

@@ -36,6 +36,8 @@ class PlannedProduct:
         """``y = alpha*A@x + beta*y`` with the current plan (timed and tuned while a tuner runs)."""
         tuner = self.tuner
         if tuner is None:
+            if self._retired:
+                self._release()
             self.current.run(x, y, alpha, beta)
         else:
             tuner.run(x, y, alpha, beta)
@@ -67,7 +69,8 @@ class PlannedProduct:
         self.report.plan, self.storage, self.current = plan, storage, executor
 
     def keep_current(self) -> None:
-        """A CUDA graph is capturing the current plan's launches: keep its arrays as long as the matrix lives."""
+        """A CUDA graph holds the current plan's launches (captured, or bound): keep its arrays as long as the
+        matrix lives."""
         pair = (self.storage, self.current)
         if not any(pair[1] is kept[1] for kept in self._kept):
             self._kept.append(pair)
@@ -80,4 +83,8 @@ class PlannedProduct:
         done = cupy.cuda.Event(disable_timing=True)
         done.record(cupy.cuda.get_current_stream())
         self._retired.append((done, objects))
+        self._release()
+
+    def _release(self) -> None:
+        """Drop what was retired before products that have now finished."""
         self._retired = [(event, held) for event, held in self._retired if not event.done]
