@@ -475,12 +475,7 @@ def x_scatter(csr) -> MappingProxyType:
     zero = MappingProxyType({size: 0.0 for size in SCATTER_ITEMSIZES})
     if not m or not csr.nnz:
         return zero
-    g = SCATTER_GROUP
-    groups = -(-m // g)
-    stride = max(-(-groups // SCATTER_GROUPS), -(-int(csr.nnz) // SCATTER_ENTRIES))
-    # The sampled groups' bounds are few (at most SCATTER_GROUPS): worked out on the host.
-    first_row = np.arange(0, groups, stride, dtype=np.int64) * g
-    last_row = np.minimum(first_row + g, m)
+    first_row, last_row, _ = _scatter_sample(m, int(csr.nnz))
     lo, hi = to_numpy(csr.indptr[xp.asarray(np.stack([first_row, last_row]))]).astype(np.int64)
     count = hi - lo
     start = np.cumsum(count) - count
@@ -498,8 +493,25 @@ def x_scatter(csr) -> MappingProxyType:
     for size in SCATTER_ITEMSIZES:
         sector = columns // max(1, SECTOR_BYTES // size)
         distinct.append(1 + (group_starts | (sector[1:] != sector[:-1])).sum())
-    distinct = to_numpy(xp.stack(distinct))
-    entries, rows = count.astype(np.float64), (last_row - first_row).astype(np.float64)
+    return _scatter_from_counts(count, last_row - first_row, to_numpy(xp.stack(distinct)), n)
+
+
+def _scatter_sample(m: int, nnz: int) -> tuple:
+    """``(first_row, last_row, stride)`` of the row groups :func:`x_scatter` samples (host arrays; a group
+    every ``stride``)."""
+    g = SCATTER_GROUP
+    groups = -(-m // g)
+    stride = max(-(-groups // SCATTER_GROUPS), -(-nnz // SCATTER_ENTRIES))
+    first_row = np.arange(0, groups, stride, dtype=np.int64) * g
+    return first_row, np.minimum(first_row + g, m), stride
+
+
+def _scatter_from_counts(count, rows, distinct, n: int) -> MappingProxyType:
+    """:func:`x_scatter`'s answer from the sampled groups' entries ``count`` and rows ``rows`` and the distinct
+    sectors ``distinct`` (one per size of :data:`SCATTER_ITEMSIZES`, summed over the groups)."""
+    if not int(np.sum(count)):
+        return MappingProxyType({size: 0.0 for size in SCATTER_ITEMSIZES})
+    entries, rows = np.asarray(count, dtype=np.float64), np.asarray(rows, dtype=np.float64)
     out = {}
     for d, size in zip(distinct, SCATTER_ITEMSIZES):
         per_sector = max(1, SECTOR_BYTES // size)
@@ -528,6 +540,8 @@ def compute(csr, block_fill_limit: float | None = None, one_value: bool | None =
     :func:`distinct_values`.
     """
     xp = get_xp(csr.indptr)
+    if xp is not np and _fused_applies(csr):
+        return _fused_compute(csr, block_fill_limit, one_value, distinct)
     m, n = (int(d) for d in csr.shape)
     nnz = int(csr.nnz)
     lengths = csr.row_lengths()
@@ -582,3 +596,274 @@ def _structure_hash(shape, nnz: int, histogram) -> str:
     m, n = (int(d) for d in shape)
     text = "|".join([_FINGERPRINT_VERSION, f"{m}x{n}", str(int(nnz)), ",".join(map(str, histogram))])
     return hashlib.sha256(text.encode("ascii")).hexdigest()[:32]
+
+
+# ----------------------------------------------------------------------------------------------------------
+# The fused device pass: the features of a CuPy CSR in a few helper kernels (kernels/features_rows.cu and
+# kernels/features_entries.cu, no sort) whose results land in one device buffer, brought to the host by one
+# copy and one synchronisation.  The host path above stays the oracle; the rare cases the kernels leave to it
+# (blocks taller than one row, a sampled group too long for its hash set, values outside the sample) take it.
+
+#: Threads per block of every feature kernel (features_rows needs exactly this: a tile of rows per block).
+_BLOCK = 256
+#: Entries per block of feature_entries: enough that a band's diagonals reach global memory a few times only.
+_ENTRY_CHUNK = 16 * _BLOCK
+#: Slots of feature_entries' shared diagonal hash, and occupied diagonals carried by the one transfer (more
+#: take a second one).
+_DIAGONAL_SLOTS = 1024
+_DIAGONAL_HEAD = 4096
+#: Widths whose groups features_rows counts in shared memory (wider ones go to global memory).
+_SHARED_WIDTHS = 512
+#: Slots of scatter_groups' shared set, and the most passes it makes over one group before leaving it to the host.
+_SCATTER_SLOTS = 4096
+_SCATTER_PASSES = 16
+#: Set keys of the values, by their size in bytes (16-byte values are counted on the host path).
+_VALUE_KEYS = {2: "unsigned short", 4: "unsigned int", 8: "unsigned long long"}
+#: The 1 x c row-blocks counted per row: every width of BLOCK_SIZES, in their order.
+_ROW_WIDTHS = tuple(dict.fromkeys(c for _, c in BLOCK_SIZES))
+_LEVELS = len(GROUP_SIZES)
+
+
+def _fused_applies(csr) -> bool:
+    """Whether the fused pass takes ``csr`` (rows and entries, its 32-bit counters and 256-row tiles allow)."""
+    m, n = (int(d) for d in csr.shape)
+    return (0 < m < 2 ** 31 and n < 2 ** 62 and int(csr.nnz) > 0 and GROUP_SIZES == tuple(1 << k for k in range(_LEVELS))
+            and _BLOCK == GROUP_SIZES[-1] and SBELL_HEIGHT in GROUP_SIZES[:6] and SCATTER_ITEMSIZES == (4, 8))
+
+
+def _diagonal_table_applies(m: int, n: int, nnz: int) -> bool:
+    """A counter per diagonal (``m + n - 1``, zeroed and scanned) costs about an entry's pass while the
+    diagonals are not far more than the entries; else the host path's sort counts them."""
+    return m + n - 1 <= 4 * nnz + (1 << 16) and min(m, n) < 2 ** 32
+
+
+class _Summary:
+    """Named sections of one zeroed device buffer: what the fused kernels write and the host reads after the one
+    transfer (:meth:`fetch`)."""
+
+    def __init__(self, xp, sections: dict):
+        self.layout, offset = {}, 0
+        for name, (dtype, shape) in sections.items():
+            dtype = np.dtype(dtype)
+            self.layout[name] = (offset, dtype, shape)
+            offset += -(-int(np.prod(shape)) * dtype.itemsize // 8) * 8
+        self.buffer = xp.zeros(max(offset, 8), dtype=np.uint8)
+
+    def __getitem__(self, name):
+        return self._view(self.buffer, name)
+
+    def _view(self, buffer, name):
+        offset, dtype, shape = self.layout[name]
+        size = int(np.prod(shape)) * dtype.itemsize
+        return buffer[offset:offset + size].view(dtype).reshape(shape)
+
+    def fetch(self, launcher) -> dict:
+        """Every section on the host, after the one copy and synchronisation."""
+        host = launcher.fetch(self.buffer)
+        return {name: self._view(host, name) for name in self.layout}
+
+
+class _CupyLauncher:
+    """Launches the feature helper kernels on CuPy's current device and stream."""
+
+    def __init__(self):
+        from ..kernels import device
+
+        self.props = device.current()
+
+    def __call__(self, stem: str, expression: str, items: int, block: int, args, shared: int = 0) -> None:
+        from ..kernels import device, source
+
+        fn = source.helper(stem, expression, self.props.id)
+        grid = device.grid_for(max(int(items), 1), block, self.props, fn, shared)
+        fn((grid,), (block,), tuple(np.uint64(0) if a is None else a for a in args), shared_mem=shared)
+
+    @staticmethod
+    def fetch(buffer):
+        """``buffer`` in pinned host memory: one asynchronous copy on the current stream, then its synchronisation."""
+        import cupy
+
+        pinned = cupy.cuda.alloc_pinned_memory(buffer.nbytes)
+        host = np.frombuffer(pinned, np.uint8, buffer.nbytes)
+        stream = cupy.cuda.get_current_stream()
+        cupy.cuda.runtime.memcpyAsync(host.ctypes.data, buffer.data.ptr, buffer.nbytes,
+                                      cupy.cuda.runtime.memcpyDeviceToHost, stream.ptr)
+        stream.synchronize()
+        return host
+
+
+def _index_type(csr) -> str:
+    return "int" if csr.indptr.dtype == np.int32 else "long long"
+
+
+def _launch_rows(launch, csr, summary, row_blocks=None, levels: int = _LEVELS) -> None:
+    """features_rows: the length histogram and longest row, the row groups' widest rows (``levels`` sizes)
+    and the statistics of the per-row counts ``row_blocks`` (one row of them per width of _ROW_WIDTHS)."""
+    m, cap = int(csr.shape[0]), WIDTH_CAP
+    shared_widths = min(_SHARED_WIDTHS, cap + 1)
+    widths = 0 if row_blocks is None else len(_ROW_WIDTHS)
+    launch("features_rows", f"feature_rows<{_index_type(csr)}>", m, _BLOCK,
+           (csr.indptr, np.int64(m), row_blocks, np.int32(widths), np.int32(SBELL_HEIGHT.bit_length() - 1),
+            np.int32(levels), np.int32(cap), np.int32(shared_widths), summary["histogram"], summary["longest"],
+            summary["group_counts"] if levels else None, summary["group_over"] if levels else None,
+            summary["count_stats"] if widths else None), shared=4 * levels * shared_widths)
+
+
+def _launch_values(launch, xp, csr, summary):
+    """value_sample then value_facts: the distinct keys of the sample and the flags of every value; False where
+    the values' size has no key here (the host path counts them)."""
+    key = _VALUE_KEYS.get(csr.data.dtype.itemsize)
+    if key is None:
+        return False
+    nnz = int(csr.nnz)
+    step = max(1, nnz // DISTINCT_SAMPLE)
+    samples = -(-nnz // step) + 1
+    slots = 1 << (2 * samples - 1).bit_length()
+    table = xp.zeros(slots, dtype=np.uint64)
+    values = csr.data.view(np.dtype(f"uint{8 * csr.data.dtype.itemsize}"))
+    launch("features_entries", f"value_sample<{key}>", min(samples, _BLOCK), _BLOCK,
+           (values, np.int64(nnz), np.int64(step), table, np.int32(slots), summary["distinct"]))
+    launch("features_entries", f"value_facts<{key}>", nnz, _BLOCK,
+           (values, np.int64(nnz), table, np.int32(slots), np.int32(step > 1), np.uint32(DISTINCT_CAP),
+            summary["distinct"], summary["flags"]))
+    return True
+
+
+def _value_answers(csr, host, launched: bool, one_value, distinct) -> tuple:
+    """``(one_value, distinct)``: the caller's where given, else the fused pass's (the host path's where it left
+    them)."""
+    if not launched:
+        return (holds_one_value(csr.data) if one_value is None else bool(one_value),
+                distinct_values(csr.data) if distinct is None else int(distinct))
+    flags = int(host["flags"][0])
+    if one_value is None:
+        one_value = not flags & 1
+    if distinct is None:
+        count = int(host["distinct"][0]) + int(host["distinct"][1])
+        step = max(1, int(csr.nnz) // DISTINCT_SAMPLE)
+        if count >= DISTINCT_CAP or step == 1 or not flags & 2:
+            distinct = min(count, DISTINCT_CAP)
+        else:  # a value outside the sample: every value counted (the host path's last resort too)
+            distinct = distinct_values(csr.data)
+    return bool(one_value), int(distinct)
+
+
+def quick_facts(csr, launcher=None) -> tuple:
+    """``(structure_fingerprint(csr), holds_one_value(csr.data), distinct_values(csr.data))`` for the decision
+    cache: on the GPU two passes (the row pointers, the values) and one synchronisation."""
+    xp = get_xp(csr.indptr)
+    if (xp is np and launcher is None) or not _fused_applies(csr):
+        return structure_fingerprint(csr), holds_one_value(csr.data), distinct_values(csr.data)
+    launch = launcher or _CupyLauncher()
+    summary = _Summary(xp, {"longest": (np.uint64, (1,)), "histogram": (np.uint64, (_LENGTH_BUCKETS,)),
+                            "flags": (np.uint32, (1,)), "distinct": (np.uint32, (2,))})
+    _launch_rows(launch, csr, summary, levels=0)
+    launched = _launch_values(launch, xp, csr, summary)
+    host = summary.fetch(launch)
+    uniform, distinct = _value_answers(csr, host, launched, None, None)
+    return _structure_hash(csr.shape, csr.nnz, _trimmed_histogram(host)), uniform, distinct
+
+
+def _trimmed_histogram(host) -> tuple:
+    return tuple(int(v) for v in host["histogram"][:len(length_buckets(int(host["longest"][0])))])
+
+
+def _fused_compute(csr, block_fill_limit, one_value, distinct, launcher=None) -> Features:
+    """:func:`compute` of a CSR the fused pass takes (:func:`_fused_applies`)."""
+    xp = get_xp(csr.indptr)
+    launch = launcher or _CupyLauncher()
+    m, n = (int(d) for d in csr.shape)
+    nnz = int(csr.nnz)
+    widths = len(_ROW_WIDTHS)
+    first_row, last_row, stride = _scatter_sample(m, nnz)
+    diagonal_table = _diagonal_table_applies(m, n, nnz)
+    summary = _Summary(xp, {
+        "longest": (np.uint64, (1,)), "histogram": (np.uint64, (_LENGTH_BUCKETS,)), "flags": (np.uint32, (1,)),
+        "distinct": (np.uint32, (2,)), "overflow": (np.uint32, (1,)), "diagonals_found": (np.uint64, (1,)),
+        "full_blocks": (np.uint64, (widths,)), "count_stats": (np.uint64, (widths, 4 + _LENGTH_BUCKETS)),
+        "group_over": (np.uint64, (_LEVELS,)), "group_counts": (np.uint32, (_LEVELS, WIDTH_CAP + 2)),
+        "sectors": (np.uint64, (2,)), "scatter_entries": (np.uint64, (first_row.shape[0],)),
+        "diagonal_pairs": (np.int64, (_DIAGONAL_HEAD, 2))})
+    need_values = one_value is None or distinct is None
+    launched = need_values and _launch_values(launch, xp, csr, summary)
+    row_blocks = xp.zeros(widths * m, dtype=np.uint32)
+    table = xp.zeros(m + n - 1, dtype=np.uint32) if diagonal_table else None
+    chunks = -(-nnz // _ENTRY_CHUNK)
+    launch("features_entries", f"feature_entries<{_index_type(csr)}>", chunks * _BLOCK, _BLOCK,
+           (csr.indptr, csr.indices, np.int64(m), np.int64(nnz), np.int64(_ENTRY_CHUNK), np.int32(widths),
+            *(np.int32(c) for c in _ROW_WIDTHS), np.int32(_DIAGONAL_SLOTS), row_blocks, summary["full_blocks"],
+            table), shared=12 * _DIAGONAL_SLOTS)
+    _launch_rows(launch, csr, summary, row_blocks)
+    more = None
+    if diagonal_table:
+        more = xp.empty((max(min(m + n - 1, nnz) - _DIAGONAL_HEAD, 1), 2), dtype=np.int64)
+        launch("features_entries", "diagonal_compact", m + n - 1, _BLOCK,
+               (table, np.int64(m + n - 1), np.int64(1 - m), np.int64(_DIAGONAL_HEAD), summary["diagonal_pairs"],
+                more, summary["diagonals_found"]))
+    launch("features_entries", f"scatter_groups<{_index_type(csr)}>", first_row.shape[0] * _BLOCK, _BLOCK,
+           (csr.indptr, csr.indices, np.int64(m), np.int64(first_row.shape[0]), np.int64(stride * SCATTER_GROUP),
+            np.int32(SCATTER_GROUP), np.int64(SECTOR_BYTES // 8), np.int32(_SCATTER_SLOTS),
+            np.int32(_SCATTER_PASSES), summary["scatter_entries"], summary["sectors"], summary["overflow"]),
+           shared=8 * _SCATTER_SLOTS)
+    del row_blocks, table
+    host = summary.fetch(launch)  # the one synchronisation; what follows is host arithmetic but for rare cases
+    max_row = int(host["longest"][0])
+    uniform, distinct = _value_answers(csr, host, launched, one_value, distinct)
+    if int(host["overflow"][0]):
+        scatter = x_scatter(csr)
+    else:
+        sectors = host["sectors"]
+        scatter = _scatter_from_counts(host["scatter_entries"], last_row - first_row, (sectors[1], sectors[0]), n)
+    return Features(
+        shape=(m, n), nnz=nnz, mean_row=nnz / m, max_row=max_row, row_length_edges=length_buckets(max_row),
+        row_length_histogram=_trimmed_histogram(host),
+        diagonal_counts=(_fused_diagonals(host, more, (m, n)) if diagonal_table else
+                         _diagonals(xp, csr.row_ids().astype(xp.int64), csr.indices.astype(xp.int64), (m, n))),
+        blocks=MappingProxyType(_fused_blocks(xp, csr, host, block_fill_limit)),
+        groups=_fused_groups(host, max_row), distinct_values=distinct, one_value=uniform, x_scatter=scatter)
+
+
+def _fused_groups(host, max_row: int) -> MappingProxyType:
+    """:func:`row_groups` from the fused pass's counts (kept to WIDTH_CAP; no wider group below ``max_row``)."""
+    cap = min(max_row, WIDTH_CAP)
+    counts = host["group_counts"].astype(np.int64)
+    return MappingProxyType({g: GroupWidths(g, _readonly(np.r_[counts[i, :cap + 1], counts[i, WIDTH_CAP + 1]]),
+                                            int(host["group_over"][i]), cap, max_row)
+                             for i, g in enumerate(GROUP_SIZES)})
+
+
+def _fused_diagonals(host, more, shape) -> DiagonalCounts:
+    """The occupied diagonals the compaction listed (in no order): the summary's head, a second transfer past it."""
+    found = int(host["diagonals_found"][0])
+    pairs = host["diagonal_pairs"][:found]
+    if found > _DIAGONAL_HEAD:
+        pairs = np.concatenate([pairs, to_numpy(more[:found - _DIAGONAL_HEAD])])
+    pairs = pairs[np.argsort(pairs[:, 0], kind="stable")]
+    return DiagonalCounts(tuple(shape), _readonly(pairs[:, 0].astype(np.int64)), _readonly(pairs[:, 1].astype(np.int64)))
+
+
+def _fused_blocks(xp, csr, host, block_fill_limit) -> dict:
+    """:class:`BlockStats` of every shape :func:`compute` keeps: one row high from the fused pass, taller ones
+    (only where the shorter shape's fill passes ``block_fill_limit``) by the host path's sort."""
+    m, n = (int(d) for d in csr.shape)
+    nnz = int(csr.nnz)
+    max_row = int(host["longest"][0])
+    least_fill, row_blocks, entries, blocks = {}, {}, None, {}
+    for w, c in enumerate(_ROW_WIDTHS):
+        total, most, _, sliced = (int(v) for v in host["count_stats"][w, :4])
+        histogram = tuple(int(v) for v in host["count_stats"][w, 4:4 + len(length_buckets(most))])
+        fill = total * c / nnz
+        least_fill[c] = fill
+        if (1, c) in BLOCK_SIZES:
+            blocks[(1, c)] = BlockStats(total, most, int(host["full_blocks"][w]), fill, histogram,
+                                        sliced * SBELL_HEIGHT)
+    for r, c in BLOCK_SIZES:
+        if r == 1 or (block_fill_limit is not None and least_fill[c] > block_fill_limit):
+            continue
+        if entries is None:
+            entries = (csr.row_ids().astype(xp.int64), csr.indices.astype(xp.int64))
+        if c not in row_blocks:
+            row_blocks[c] = _row_blocks(xp, *entries, c)
+        blocks[(r, c)] = _block_stats(xp, row_blocks[c], r, c, (m, n), nnz, max_row)
+        least_fill[c] = blocks[(r, c)].fill
+    return {shape: blocks[shape] for shape in BLOCK_SIZES if shape in blocks}

@@ -253,8 +253,7 @@ def _decide(csr, tune, deterministic, vendor):
     """``(storage, executor, AutoReport, tuner)`` of :func:`choose`; ``tuner(product)`` makes the
     :class:`~cocktail.auto.online.OnlineTuner` of ``tune="auto"`` (None: the plan stays)."""
     from . import decisions, planner, profile
-    from ..formats.csr_pattern import one_value
-    from .features import compute, distinct_values, structure_fingerprint
+    from .features import compute, quick_facts
 
     if tune not in TUNE:
         raise ValueError(f"tune must be one of {TUNE}, got {tune!r}")
@@ -266,13 +265,10 @@ def _decide(csr, tune, deterministic, vendor):
         return _fallback(csr, f"no device profile with {sampled.name} samples for {device['name']}: "
                               "format='auto' used its fixed rule; run `cocktail calibrate`", deterministic) + (None,)
     keys, t0 = {}, time.perf_counter()
-    uniform, distinct = one_value(csr.data), None
+    uniform = distinct = None  # without the cache, the features find them
     if decisions.path() is not None:
-        fingerprint = structure_fingerprint(csr)
-        # the count of distinct values is a pass over them: made here only while the cut is on, and kept for the
-        # features
-        distinct = distinct_values(csr.data) if planner.CODED_CUT else None
-        coded = distinct is not None and planner.takes_coded_cut(uniform, distinct, csr.dtype, csr.value_dtype)
+        fingerprint, uniform, distinct = quick_facts(csr)  # one pass and one synchronisation on the GPU
+        coded = planner.CODED_CUT and planner.takes_coded_cut(uniform, distinct, csr.dtype, csr.value_dtype)
         keys = {t: decisions.key(fingerprint, profile.key_of(device), csr.dtype, csr.index_dtype, deterministic,
                                  vendor, t, prof.digest, uniform, csr.value_dtype, coded, device_kernels.yielding())
                 for t in TUNE}

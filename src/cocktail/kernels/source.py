@@ -62,11 +62,17 @@ def function(stem: str, expressions: tuple[str, ...], expression: str, ldg: bool
 
 #: Sources that ship with the kernels and are not SpMV kernels themselves: stem -> expressions.
 #: ``scale_y`` runs ahead of the COO kernels; ``spin`` is the benchmark harness's busy wait;
-#: ``clipped_histogram`` and ``length_buckets`` count the planner's features.
+#: ``clipped_histogram`` and ``length_buckets`` count the planner's features; ``features_rows`` and
+#: ``features_entries`` are its fused passes (cocktail.auto.features).
 HELPERS = {"scale_y": ("scale_y<float>", "scale_y<double>", "scale_y<f16>", "scale_y<bf16>", "scale_y<cfloat>",
                        "scale_y<cdouble>"), "spin": ("spin",),
            "clipped_histogram": ("clipped_histogram",),
-           "length_buckets": ("length_buckets<int>", "length_buckets<long long>")}
+           "length_buckets": ("length_buckets<int>", "length_buckets<long long>"),
+           "features_rows": ("feature_rows<int>", "feature_rows<long long>"),
+           "features_entries": ("feature_entries<int>", "feature_entries<long long>", "diagonal_compact",
+                                "scatter_groups<int>", "scatter_groups<long long>",
+                                *(f"{kernel}<{key}>" for kernel in ("value_sample", "value_facts")
+                                  for key in ("unsigned short", "unsigned int", "unsigned long long")))}
 
 
 def helper(stem: str, expression: str, device_id: int | None = None):
