@@ -271,6 +271,53 @@ def _end_to_end(args, problems, dtypes, on_gpu: bool) -> list:
     return end_to_end.run(problems, dtypes, on_gpu, plan, value_dtype=args.value_dtype, progress=progress)
 
 
+def _workload(args, dtypes, on_gpu: bool) -> list:
+    """The workload section (``--workload``): the 50 held-out matrices, each built from the host and multiplied
+    20 times, ours against cupyx and torch (on the CPU: the CPU-size workload against SciPy)."""
+    from .bench.measuring import workload
+
+    plan = workload.Plan(repeats=args.repeat or workload.REPEATS)
+    problems = workload.workload_problems(on_gpu)
+    nnz = [p.S.nnz for p in problems]
+    against = "cupyx and torch" if on_gpu else "SciPy (CPU size)"
+    _say(f"cocktail bench: workload of {len(problems)} matrices ({min(nnz):,}-{max(nnz):,} nonzeros), each built "
+         f"from the host then {plan.products} products A @ x, cocktail-auto against {against} (the decision "
+         f"cache off); a warm-up pass, then {plan.repeats} timed pass{'es' * (plan.repeats != 1)}, their median")
+
+    def progress(dtype, method, what, seconds):
+        _say(f"cocktail bench: workload {dtype} {method} {what}: {seconds:.1f} s")
+
+    return workload.run(problems, dtypes, on_gpu, plan, value_dtype=args.value_dtype, progress=progress)
+
+
+def _check_workload(args, ks) -> None:
+    """``--workload`` runs its own matrices and only its section: refuse what it would leave unused."""
+    if args.end_to_end or args.overhead:
+        other = "--end-to-end" if args.end_to_end else "--overhead"
+        raise ValueError(f"--workload runs only the workload section; {other} runs another: give one")
+    if ks != [1]:
+        raise ValueError("--workload times SpMV jobs; --k applies to the SpMV section")
+    if args.matrices or args.suite:
+        raise ValueError("--workload runs its own fixed list of 50 matrices: give no matrices and no --suite")
+    if args.resume or args.values != "stored":
+        raise ValueError(f"--workload does not take {'--resume' if args.resume else '--values'}")
+
+
+def _run_workload(args, dtypes, on_gpu: bool) -> int:
+    """``cocktail bench --workload``: the workload section alone, its records written and printed."""
+    from .bench.output import console, wrong_answers
+    from .provenance import provenance
+
+    _check_outputs(args)
+    info = provenance(gpu=on_gpu)
+    rows = [r.stamp(info).as_dict() for r in _workload(args, dtypes, on_gpu)]
+    _write_outputs(args, rows)  # first: nothing measured is lost if a summary fails
+    with wrong_answers.told_on_error(rows, "bench"):
+        _write_plots(args, rows)
+        console.print_report(rows, verbose=args.verbose)
+    return wrong_answers.exit_status(rows, "bench")
+
+
 def _journal(args):
     """The run's journal (:mod:`.bench.records.journal`) when it writes ``--json``, else None; says what it
     resumes or keeps aside."""
@@ -310,6 +357,9 @@ def _bench(args) -> int:
     if args.end_to_end and ks != [1]:
         raise ValueError("--end-to-end times SpMV jobs; --k applies to the SpMV section")
     on_gpu = cuda_available() and not args.cpu
+    if args.workload:
+        _check_workload(args, ks)
+        return _run_workload(args, dtypes, on_gpu)
     if ks != [1] and not on_gpu:
         raise ValueError("--k times block products on the GPU: " + ("it does not run with --cpu" if args.cpu else
                          "no GPU found (it needs CuPy and a CUDA device)"))
@@ -548,6 +598,11 @@ def build_parser() -> argparse.ArgumentParser:
                               "decision cache off) then N = 1, 10, 100, 1,000, 10,000 products A @ x, against cupyx "
                               "and torch, from a host and from a device matrix (CPU: against SciPy, N up to 100), on "
                               "the default suite or the matrices and suites given")
+    bench.add_argument("--workload", action="store_true",
+                       help="run only the workload section: 50 held-out matrices of 1-10M nonzeros (a mix of "
+                            "classes), each built from the host, SparseMatrix(S) with the decision cache off, then "
+                            "20 products A @ x; the whole workload against cupyx and torch (CPU: the CPU-size "
+                            "workload against SciPy), the median of 3 passes (--repeat)")
     bench.add_argument("--no-end-to-end", action="store_true",
                        help="leave out the end-to-end section that follows a run of the default suite")
     bench.add_argument("-v", "--verbose", action="store_true",

@@ -21,7 +21,7 @@ from .headline import AUTO, TIE_PERCENT, auto_speedups, baseline, headline, on_c
 from .summaries import COLUMNS, summary_tables
 from ..records.selection import overhead_records, spmv_records, summary_records
 from ..records.wrong import is_wrong
-from . import blocks, end_to_end, wrong_answers
+from . import blocks, end_to_end, workload, wrong_answers
 
 SEP = 2  # spaces between table columns, rich's and plain
 #: The compact table's columns left out, in this order, when the terminal is too narrow for them.
@@ -66,6 +66,7 @@ TERMS = {
                     "matrices' log half-widths in quadrature over their count; an interval holding 1 is the "
                     "same speed. It is the noise within this run: another run can land outside it",
     **end_to_end.TERMS,
+    **workload.TERMS,
 }
 
 
@@ -347,6 +348,10 @@ def print_report(records, verbose: bool = False, file=None, plain: bool = False)
         out.line()
         out.line(f"{title}: {head}", indent="  ")
         terms += end_to_end.terms(out.table("", header, body, shorten=("matrix",)))
+    for title, head, header, body in workload.sections(records):
+        out.line()
+        out.line(f"{title}: {head}", indent="  ")
+        terms += workload.terms(out.table("", header, body))
     tables = call_tables(records)
     if verbose:
         terms += _print_verbose(out, spmv, records)

@@ -15,7 +15,7 @@ from ..measuring.baselines import Cusparse
 from .calltables import call_tables, cell
 from ..records.selection import section, spmv_records, summary_records
 from .summaries import summary_tables
-from . import end_to_end, wrong_answers
+from . import end_to_end, workload, wrong_answers
 from ..records.wrong import is_wrong
 
 
@@ -62,7 +62,7 @@ def matrices_table(records) -> tuple[list[str], list[list[str]]]:
 
 def markdown(records: list[dict], title: str, header_lines=(), plots=()) -> str:
     """The Markdown report: header, wrong answers (where a record holds one), matrices, call time, call
-    overhead and targets, summaries, end to end, plots, then GFLOP/s per suite and dtype."""
+    overhead and targets, summaries, end to end, the workload, plots, then GFLOP/s per suite and dtype."""
     lines = [f"# {title}", ""]
     for note in header_lines:
         lines += [note, ""]
@@ -80,6 +80,8 @@ def markdown(records: list[dict], title: str, header_lines=(), plots=()) -> str:
         for table_title, header, rows in summary_tables([r for r in spmv if r["dtype"] == dtype]):
             lines += [f"## {table_title}, {dtype}", "", *_md_table(header, rows)]
     for title, headline, header, rows in end_to_end.sections(records):
+        lines += [f"## {title[0].upper()}{title[1:]}", "", headline, "", *_md_table(header, rows)]
+    for title, headline, header, rows in workload.sections(records):
         lines += [f"## {title[0].upper()}{title[1:]}", "", headline, "", *_md_table(header, rows)]
     if plots:
         lines += ["## Plots", ""] + [f"![{p}]({p})" for p in plots] + [""]

@@ -2,8 +2,9 @@
 
 A record belongs to a ``section``: ``"spmv"`` (a method's kernel and call time on one problem),
 ``"spmm"`` (the same for a block of ``k`` vectors, ``cocktail bench --k``), ``"overhead"``
-(per-call host+GPU time of one way of calling a product, :mod:`.overhead`) or ``"end-to-end"`` (building
-a matrix and ``products`` products with it, :mod:`..measuring.end_to_end`).
+(per-call host+GPU time of one way of calling a product, :mod:`.overhead`), ``"end-to-end"`` (building
+a matrix and ``products`` products with it, :mod:`..measuring.end_to_end`) or ``"workload"`` (building each
+of many matrices and ``products`` products with each, the whole workload's time, :mod:`..measuring.workload`).
 Both kinds share this class, so a run's records are one JSON list with one set of keys.
 """
 
@@ -14,7 +15,7 @@ from dataclasses import asdict, dataclass, field, fields
 from .wrong import usable
 
 #: The sections a record belongs to.
-SPMV, SPMM, OVERHEAD, END_TO_END = "spmv", "spmm", "overhead", "end-to-end"
+SPMV, SPMM, OVERHEAD, END_TO_END, WORKLOAD = "spmv", "spmm", "overhead", "end-to-end", "workload"
 
 #: Keys every record carries (the JSON schema the tests check).
 REQUIRED_KEYS = ("section", "suite", "matrix", "rows", "cols", "nnz", "dtype", "method", "params", "kernel_us",
@@ -24,6 +25,8 @@ OVERHEAD_KEYS = ("back_to_back_us", "back_to_back_calls", "sync_call_us", "sampl
                  "over_empty_graph", "sync_over_empty_launch", "sync_over_empty_graph")
 #: Keys an end-to-end record fills (``section == "end-to-end"``) besides the required ones.
 END_TO_END_KEYS = ("build_from", "products", "build_us", "total_us", "samples")
+#: Keys a workload record fills (``section == "workload"``): the end-to-end ones, over the whole workload.
+WORKLOAD_KEYS = END_TO_END_KEYS
 
 
 @dataclass
@@ -32,7 +35,8 @@ class Record:
 
     SpMV records fill ``kernel_us`` and ``call_us``; overhead records leave them empty and fill
     ``back_to_back_us``, ``sync_call_us`` and the ratios to the floors of the same matrix and dtype;
-    end-to-end records fill ``build_from``, ``products``, ``build_us`` and ``total_us``.
+    end-to-end records fill ``build_from``, ``products``, ``build_us`` and ``total_us``; workload records fill
+    the same over the whole workload (``build_us`` the sum of its builds, ``total_us`` of its whole jobs).
     """
 
     suite: str
@@ -43,7 +47,7 @@ class Record:
     dtype: str
     method: str
     params: dict = field(default_factory=dict)
-    section: str = SPMV  # SPMV, SPMM, OVERHEAD or END_TO_END
+    section: str = SPMV  # SPMV, SPMM, OVERHEAD, END_TO_END or WORKLOAD
     k: int = 1  # columns of X: 1 for an SpMV, the block's width for an SpMM record
     kernel_us: float | None = None  # graph replay or back-to-back calls: host cost amortised
     call_us: float | None = None  # one synchronous call from Python

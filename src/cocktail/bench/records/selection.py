@@ -1,17 +1,18 @@
 """Which records a table, summary or plot reads: the SpMV records, the block-product ones, the call-overhead
-ones or the end-to-end ones.
+ones, the end-to-end ones or the workload ones.
 
 Records are dictionaries as written to JSON.  Every record names its ``section``: ``"spmv"``
 (one method's kernel and call time on one problem), ``"spmm"`` (the same for a block of ``k``
 vectors), ``"overhead"`` (per-call host+GPU time of one way of calling a product, see
-:mod:`.overhead`) or ``"end-to-end"`` (a build and N products, :mod:`..measuring.end_to_end`); records
+:mod:`.overhead`), ``"end-to-end"`` (a build and N products, :mod:`..measuring.end_to_end`) or
+``"workload"`` (many matrices, each built and multiplied, :mod:`..measuring.workload`); records
 written before the field existed are SpMV records.
 """
 
 from __future__ import annotations
 
 from ..measuring.baselines import CUSPARSE, CUSPARSE_BEST
-from .record import END_TO_END, OVERHEAD, SPMM, SPMV
+from .record import END_TO_END, OVERHEAD, SPMM, SPMV, WORKLOAD
 from .wrong import is_wrong, untimed
 
 #: The derived record of the fastest of our single formats on a problem (:func:`~..runner.best_single`).
@@ -42,6 +43,12 @@ def overhead_records(records) -> list:
 def end_to_end_records(records) -> list:
     """The records of the end-to-end section (a build and N products)."""
     return [r for r in records if section(r) == END_TO_END]
+
+
+def workload_records(records) -> list:
+    """The records of the workload section (many matrices, each built and multiplied; one per method and
+    dtype)."""
+    return [r for r in records if section(r) == WORKLOAD]
 
 
 def summary_records(records) -> list[dict]:
