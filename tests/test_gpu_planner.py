@@ -281,6 +281,9 @@ def test_a_modelled_decision_from_the_cache_is_still_tuned(vendor_close, monkeyp
     A = SparseMatrix(S)
     assert A.auto.cached and A.auto.planning is None and A._planned.tuner is not None
     x = cupy.ones(S.shape[1])
-    for _ in range(400):
+    for _ in range(5000):  # the analysis (features and planning, a few ms) is paid for first, then the rival
         A @ x
-    assert A._planned.tuner is None and "cusparse_csr(alg=1)" in A.auto.measured  # analysed, then tuned
+        if A._planned.tuner is None:
+            break
+    assert A._planned.tuner is None, A.auto.tuning
+    assert "cusparse_csr(alg=1)" in A.auto.measured  # analysed, then tuned

@@ -805,7 +805,7 @@ def _fused_compute(csr, block_fill_limit, one_value, distinct, launcher=None) ->
             np.int32(SCATTER_GROUP), np.int64(SECTOR_BYTES // 8), np.int32(_SCATTER_SLOTS),
             np.int32(_SCATTER_PASSES), summary["scatter_entries"], summary["sectors"], summary["overflow"]),
            shared=8 * _SCATTER_SLOTS)
-    del row_blocks, table
+    del row_blocks
     host = summary.fetch(launch)  # the one synchronisation; what follows is host arithmetic but for rare cases
     max_row = int(host["longest"][0])
     uniform, distinct = _value_answers(csr, host, launched, one_value, distinct)
@@ -817,7 +817,7 @@ def _fused_compute(csr, block_fill_limit, one_value, distinct, launcher=None) ->
     return Features(
         shape=(m, n), nnz=nnz, mean_row=nnz / m, max_row=max_row, row_length_edges=length_buckets(max_row),
         row_length_histogram=_trimmed_histogram(host),
-        diagonal_counts=(_fused_diagonals(host, more, (m, n)) if diagonal_table else
+        diagonal_counts=(_fused_diagonals(xp, host, table, (m, n)) if diagonal_table else
                          _diagonals(xp, csr.row_ids().astype(xp.int64), csr.indices.astype(xp.int64), (m, n))),
         blocks=MappingProxyType(_fused_blocks(xp, csr, host, block_fill_limit)),
         groups=_fused_groups(host, max_row), distinct_values=distinct, one_value=uniform, x_scatter=scatter)
@@ -832,12 +832,16 @@ def _fused_groups(host, max_row: int) -> MappingProxyType:
                              for i, g in enumerate(GROUP_SIZES)})
 
 
-def _fused_diagonals(host, more, shape) -> DiagonalCounts:
-    """The occupied diagonals the compaction listed (in no order): the summary's head, a second transfer past it."""
+def _fused_diagonals(xp, host, table, shape) -> DiagonalCounts:
+    """The occupied diagonals: those the compaction listed in the summary's head (in no order), or, past the
+    head, read off the per-diagonal ``table`` in offset order (a sort of a graph's million diagonals on the host
+    would cost more than the whole pass)."""
     found = int(host["diagonals_found"][0])
-    pairs = host["diagonal_pairs"][:found]
     if found > _DIAGONAL_HEAD:
-        pairs = np.concatenate([pairs, to_numpy(more[:found - _DIAGONAL_HEAD])])
+        slots = xp.flatnonzero(table)
+        offsets = to_numpy(slots).astype(np.int64) + (1 - int(shape[0]))
+        return DiagonalCounts(tuple(shape), _readonly(offsets), _readonly(to_numpy(table[slots]).astype(np.int64)))
+    pairs = host["diagonal_pairs"][:found]
     pairs = pairs[np.argsort(pairs[:, 0], kind="stable")]
     return DiagonalCounts(tuple(shape), _readonly(pairs[:, 0].astype(np.int64)), _readonly(pairs[:, 1].astype(np.int64)))
 
