@@ -164,7 +164,7 @@ def test_the_block_planner_keeps_the_fastest_and_records_what_it_timed(monkeypat
 
 def test_a_vendor_choice_within_the_tie_takes_the_place_of_ours(monkeypatch):
     from cocktail.auto.block_plans import planner
-    from cocktail.auto.planning import RACE_TIE
+    from cocktail.auto.block_plans import RACE_TIE
 
     _timed(monkeypatch, {"csr_spmm_merge": 100.0, "cusparse_spmm(alg=2)": 100.0 * (1 + RACE_TIE / 2),
                          "cusparse_spmm(alg=1)": 100.0 * (1 + 2 * RACE_TIE)})

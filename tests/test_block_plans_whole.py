@@ -8,7 +8,7 @@ import pytest
 
 from cocktail import kernels
 from cocktail.auto.block_plans import WholeRival
-from cocktail.auto.planning import RACE_TIE
+from cocktail.auto.block_plans import RACE_TIE
 from cocktail.executors.base import Executor
 from cocktail.executors.composed import Composed
 from cocktail.executors.base import block_key

@@ -241,7 +241,7 @@ def test_a_cocktails_block_product_races_its_parts_against_the_whole_matrix(orde
     timed = A.block_timings(16, row_major=order == "C")
     wholes = [label for label in timed if label.startswith("whole matrix: ")]
     assert "as stored" in timed and len(wholes) == 1 and all(us > 0 for us in timed.values())
-    from cocktail.auto.planning import RACE_TIE
+    from cocktail.auto.block_plans import RACE_TIE
 
     tie = RACE_TIE if "cusparse" in wholes[0] else -RACE_TIE  # a tie goes to the vendor, else to the parts
     whole_wins = timed[wholes[0]] <= timed["as stored"] * (1 + tie)

@@ -107,6 +107,18 @@ def replay_us(call, calls: int, replays: int) -> float:
     return statistics.median(ms) * 1e3 / calls
 
 
+def executor_us(executor, shape, dtype, calls: int, replays: int) -> float:
+    """Median µs of one product ``y = A @ x`` of ``executor`` (an m x n matrix of ``shape`` and ``dtype``), from
+    ``replays`` timed replays of a CUDA graph of ``calls`` products (:func:`replay_us`) on a stream of its own."""
+    import cupy
+
+    m, n = shape
+    x = cupy.random.default_rng(0).standard_normal(n).astype(dtype)
+    y = cupy.zeros(m, dtype=dtype)
+    with side_stream():
+        return replay_us(lambda: executor.run(x, y, 1, 0), calls, replays)
+
+
 def event_samples(enqueue, count: int, stream) -> list[float]:
     """Milliseconds between CUDA events around ``count`` calls of ``enqueue``."""
     import cupy

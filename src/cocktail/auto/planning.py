@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from .. import _memory, executors, formats, kernels
 from ..kernels import device as device_kernels
 from ..precision import sampled_dtype
+from ..timing import executor_us
 from . import variants
 from ..errors import DeviceMemoryError, FormatFillError, FormatValuesError
 
@@ -43,10 +44,6 @@ TUNE = ("auto", "model", "measure")
 REUSES = {"measure": ("measure",), "auto": ("measure", "auto", "model"), "model": ("measure", "auto", "model")}
 #: Products per timed graph and timed replays of ``tune="measure"``.
 MEASURE_CALLS, MEASURE_REPLAYS = 10, 3
-#: Between the vendor's choice and ours, a block product's plan of ours must beat the vendor's by this
-#: share to be kept (:mod:`.block_plans`): the goal is never to be slower than the vendor, and a few
-#: percent is within the timing's noise.
-RACE_TIE = 0.03
 
 
 @dataclass
@@ -162,20 +159,6 @@ def _fallback(csr, notice: str, deterministic: bool = False):
     plan, (storage, executor) = _single(csr, choose_format(csr, device="cuda"), deterministic)
     warnings.warn(notice, planner.PlannerNotice, stacklevel=5)  # _fallback, choose, decide, SparseMatrix, caller
     return storage, executor, AutoReport(plan, "model", notice=notice)
-
-
-def _time_us(executor, shape, dtype, calls: int = MEASURE_CALLS, replays: int = MEASURE_REPLAYS) -> float:
-    """Median µs of one product, from ``replays`` timed CUDA graph replays of ``calls`` products
-    (:func:`cocktail.timing.replay_us`) on a stream of its own."""
-    import cupy
-
-    from ..timing import replay_us, side_stream
-
-    m, n = shape
-    x = cupy.random.default_rng(0).standard_normal(n).astype(dtype)
-    y = cupy.zeros(m, dtype=dtype)
-    with side_stream():
-        return replay_us(lambda: executor.run(x, y, 1, 0), calls, replays)
 
 
 def rivals(planning, plan, reference_us: float) -> list:
@@ -358,7 +341,7 @@ def _measured(csr, planning, report, keys, fits):
             skipped.append((candidate, exc))
             continue
         convert = time.perf_counter() - t1
-        candidate.measured_us = _time_us(built[1], csr.shape, csr.dtype)
+        candidate.measured_us = executor_us(built[1], csr.shape, csr.dtype, MEASURE_CALLS, MEASURE_REPLAYS)
         report.measured[candidate.detail()] = candidate.measured_us
         if best is None or candidate.measured_us < best[0].measured_us:
             best = (candidate, built)
