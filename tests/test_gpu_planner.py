@@ -261,6 +261,7 @@ def test_auto_tunes_on_the_users_products_against_a_close_vendor_kernel(vendor_c
     explained = A.explain().replace("\n      ", " ")
     assert "tuning on the matrix's own products:" in explained and "done after" in explained
     _check_product(A, S, np.float64)
+    decisions.flush()  # written aside: wait for it
     stored = json.loads(decisions.path().read_text())
     assert any("|auto|" in k for k in stored)  # the tuned decision is kept ...
     again = SparseMatrix(S)  # ... and the next matrix of the structure starts from it, untuned

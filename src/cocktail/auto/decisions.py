@@ -18,7 +18,9 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from .. import _cache
@@ -74,9 +76,10 @@ def _stamp(where: Path):
     return (stat.st_ino, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_size)
 
 
-def _read() -> dict:
+def _read(where=None) -> dict:
+    """The cache file's entries (``where``: that file, default :func:`path`), read again only when it changed."""
     global _memo
-    where = path()
+    where = path() if where is None else where
     if where is None:
         return {}
     try:
@@ -96,7 +99,8 @@ def _read() -> dict:
 
 
 def lookup(k: str) -> Plan | None:
-    """The cached plan of key ``k``, or None."""
+    """The cached plan of key ``k``, or None (decisions stored a moment ago included: :func:`flush`)."""
+    flush()
     entry = _read().get(k)
     if not isinstance(entry, dict):
         return None
@@ -113,14 +117,43 @@ def _age(k: str, entry) -> tuple:
 
 
 def store(k: str, plan: Plan) -> None:
-    """Keep ``plan`` under key ``k`` (the whole file is rewritten atomically); past :data:`MAX_ENTRIES`
+    """Keep ``plan`` under key ``k`` now (the whole file is rewritten atomically); past :data:`MAX_ENTRIES`
     the modelled decisions go first, then the oldest."""
-    global _memo
+    flush()
+    where = path()
+    if where is not None:
+        _write(where, k, plan.to_json())
+
+
+def store_later(k: str, plan: Plan) -> None:
+    """:func:`store`, written by a thread of its own: rewriting the file takes milliseconds that a matrix's
+    construction (or the product on which its tuning ends) should not wait for.  The file is the one
+    :func:`path` names now; :func:`lookup` and :func:`store` wait for what is pending, and so does the
+    interpreter's exit."""
+    global _writer
     where = path()
     if where is None:
         return
-    entries = dict(_read())
-    entries[k] = {"plan": plan.to_json(), "saved": time.strftime("%Y-%m-%dT%H:%M:%S"), "saved_ns": time.time_ns()}
+    with _pending_lock:
+        if _writer is None:
+            _writer = ThreadPoolExecutor(1, thread_name_prefix="cocktail-decisions")
+        _pending.append(_writer.submit(_write, where, k, plan.to_json()))
+
+
+def flush() -> None:
+    """Wait until every decision :func:`store_later` was given is written (a failed write raises here)."""
+    with _pending_lock:
+        waiting = list(_pending)
+        _pending.clear()
+    for future in waiting:
+        future.result()
+
+
+def _write(where: Path, k: str, plan_json) -> None:
+    """Add ``plan_json`` under ``k`` to the file ``where`` and rewrite it."""
+    global _memo
+    entries = dict(_read(where))
+    entries[k] = {"plan": plan_json, "saved": time.strftime("%Y-%m-%dT%H:%M:%S"), "saved_ns": time.time_ns()}
     if len(entries) > MAX_ENTRIES:
         kept = sorted(entries.items(), key=lambda item: (item[0] == k, _age(*item)))[-MAX_ENTRIES:]
         entries = dict(kept)
@@ -129,6 +162,11 @@ def store(k: str, plan: Plan) -> None:
         _memo = (where, _stamp(where), entries)
     except OSError:
         _memo = (None, None, {})
+
+
+_writer = None  # the thread pool of store_later, made on first use
+_pending = []  # its futures not yet waited for
+_pending_lock = threading.Lock()
 
 
 @contextlib.contextmanager

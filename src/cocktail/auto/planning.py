@@ -299,7 +299,7 @@ def _decide(csr, tune, deterministic, vendor):
     if skipped:  # a plan forced by free memory is neither kept nor tuned
         return built[0], built[1], report, None
     if keys:
-        decisions.store(keys["model"], plan)
+        decisions.store_later(keys["model"], plan)
     if tune == "model" or deterministic:
         return built[0], built[1], report, None
     return built[0], built[1], report, _tuner_of(lambda: planning, csr, keys.get("auto"))
@@ -318,7 +318,7 @@ def _tuner_of(planning, csr, key, lazy: bool = False):
         def done(plan, crowded):
             product.retire(csr)  # the CSR the rivals were built from goes once no queued product reads it
             if key is not None and not crowded:
-                decisions.store(key, plan)
+                decisions.store_later(key, plan)
 
         return OnlineTuner(product, lambda us: rivals(planning(), product.plan, us),
                            lambda plan: build_aside(plan, csr, yielding), done, lazy_rivals=lazy)
@@ -354,5 +354,5 @@ def _measured(csr, planning, report, keys, fits):
     report.plan = best[0]
     report.notice = _join(report.notice, fallback_notice(skipped, best[0], csr.nnz))
     if keys and not skipped:
-        decisions.store(keys["measure"], best[0])
+        decisions.store_later(keys["measure"], best[0])
     return best[1][0], best[1][1], report
