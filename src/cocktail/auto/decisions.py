@@ -20,6 +20,7 @@ import json
 import os
 import threading
 import time
+import warnings
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -137,7 +138,7 @@ def store_later(k: str, plan: Plan) -> None:
     with _pending_lock:
         if _writer is None:
             _writer = ThreadPoolExecutor(1, thread_name_prefix="cocktail-decisions")
-        _pending.append(_writer.submit(_write, where, k, plan.to_json()))
+        _pending.append(_writer.submit(_write_aside, where, k, plan.to_json()))
 
 
 def flush() -> None:
@@ -147,6 +148,15 @@ def flush() -> None:
         _pending.clear()
     for future in waiting:
         future.result()
+
+
+def _write_aside(where: Path, k: str, plan_json) -> None:
+    """:func:`_write` on the writer's thread: a file that cannot be written is a warning, not a failure of
+    whatever waits next (the cache only saves work)."""
+    try:
+        _write(where, k, plan_json)
+    except OSError as exc:
+        warnings.warn(f"the decision cache {where} was not written: {exc}", RuntimeWarning, stacklevel=1)
 
 
 def _write(where: Path, k: str, plan_json) -> None:
@@ -177,6 +187,7 @@ def using(where):
     try:
         yield
     finally:
+        flush()  # what was stored within the block is written before the block's file may go
         if before is None:
             os.environ.pop("COCKTAIL_DECISIONS", None)
         else:
