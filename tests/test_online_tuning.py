@@ -196,3 +196,13 @@ def test_the_clocks_busy_waits_count_in_the_tuning_cost():
     clock.overhead_us = 1e9  # as if every sample had waited ages: nothing more may be built
     multiply(product, 5000)
     assert built == [] and product.tuner is not None
+
+
+def test_a_rival_on_the_csrs_own_arrays_goes_before_a_dearer_one_the_products_have_not_paid_for():
+    product, clock, built, done = tuner_for(10.0, {"converted": 9.9, "vendor": 8.0})
+    rivals = product.tuner._rivals(10.0)
+    rivals[1].parts = (type("Part", (), {"format": "csr"})(),)  # "vendor" binds the CSR's arrays only
+    multiply(product, 400)
+    assert built == ["vendor"] and product.switched == ["vendor"]  # paid for at 200 products; "converted" not yet
+    multiply(product, 5000)
+    assert built == ["vendor", "converted"]

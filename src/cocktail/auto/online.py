@@ -9,7 +9,8 @@ The model's plan runs from the first product.  While the user multiplies, :class
    :data:`MAX_RIVALS`, fastest predicted first;
 3. builds one rival at a time on a stream of its own, and only while the time spent tuning (building,
    and the rival's products where it ran slower) stays within :data:`BUDGET` of the time the user's
-   products took;
+   products took: the fastest predicted of those the products have paid for (a rival on the CSR's own
+   arrays, which only binds, is paid for long before one that converts);
 4. runs the rival on every other product, alternating with the plan (each timed), drops it once it
    measures :data:`GIVE_UP` slower, and moves to it once it measured faster by :data:`MARGIN`
    (:data:`SAMPLES` times each): the matrix never moves to a plan it has not measured faster;
@@ -224,16 +225,24 @@ class OnlineTuner:
         if not self.queue:
             self._finish()
             return
-        plan = self.queue[0]
-        if self._waits_for(BIND_PRODUCTS if _shares_csr(plan) else CONVERT_PRODUCTS):
+        # the fastest predicted of the rivals the products have paid for: one that only binds the CSR's arrays
+        # may go before one that converts
+        cheapest = min(_build_products(p) for p in self.queue)
+        if self._waits_for(cheapest):
             return
-        self.queue.pop(0)
+        plan = next(p for p in self.queue if self._short_us(_build_products(p)) <= 0)
+        self.queue.remove(plan)
         self._start(plan)
+
+    def _short_us(self, products: float) -> float:
+        """How far the products' time is from paying, at BUDGET, for work expected to cost ``products`` of the
+        plan's products on top of what tuning spent (positive: not yet)."""
+        return self._spent_us() + products * self._plan_us() - BUDGET * self.products_us
 
     def _waits_for(self, products: float) -> bool:
         """Whether work expected to cost ``products`` of the plan's products must wait for the products to pay
-        for it (tuning within BUDGET of their time); if so, nothing is due, untimed, until they have."""
-        short_us = self._spent_us() + products * self._plan_us() - BUDGET * self.products_us
+        for it; if so, nothing is due, untimed, until they have."""
+        short_us = self._short_us(products)
         if short_us <= 0:
             return False
         self._idle_us = self._plan_us()
@@ -295,6 +304,8 @@ def _label(plan) -> str:
     return plan.detail() if hasattr(plan, "detail") else str(plan)
 
 
-def _shares_csr(plan) -> bool:
-    """Whether ``plan`` runs on the CSR's own arrays (its build binds only)."""
-    return all(p.format == "csr" for p in plan.parts) if hasattr(plan, "parts") else False
+def _build_products(plan) -> float:
+    """What building ``plan`` is expected to cost, in the plan's products: a plan on the CSR's own arrays binds
+    only (BIND_PRODUCTS), any other converts (CONVERT_PRODUCTS)."""
+    shares = all(p.format == "csr" for p in plan.parts) if hasattr(plan, "parts") else False
+    return BIND_PRODUCTS if shares else CONVERT_PRODUCTS
