@@ -77,7 +77,7 @@ def matrices() -> list:
     out = [(m.name, suites.load(m)) for m in suites.DEFAULT_CPU + suites.HOLDOUT_CPU]
     out += _generated()
     for z in ZOO:
-        S = sp.csr_array((z.data, z.indices, z.indptr), shape=z.shape)
+        S = sp.csr_array((z.data, z.indices, z.indptr), shape=z.shape, copy=True)  # summed in place: not the zoo's
         S.sum_duplicates()
         if S.nnz:
             out.append((f"zoo_{z.name}", S))
