@@ -30,7 +30,7 @@ class FakeExecutor:
 
 
 class FakeClock:
-    """Samples finish one product later (read without waiting), all busy; ``capturing`` as set."""
+    """Samples finish one product later (read without waiting); ``capturing`` as set."""
 
     def __init__(self, pairs=1000):
         self.capture, self.last, self.now_us = False, None, 0.0
@@ -58,7 +58,7 @@ class FakeClock:
 
     def read(self, token):
         token["age"] += 1
-        return (token["us"], True) if token["age"] > 1 else None
+        return token["us"] if token["age"] > 1 else None
 
 
 class FakeProduct:

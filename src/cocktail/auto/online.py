@@ -54,9 +54,9 @@ HEAD_START_US = 30.0
 class EventClock:
     """Pairs of CUDA events around sampled products on the caller's stream, read back without synchronising.
 
-    A sample is *busy* when the GPU ran it right after earlier work: the previous sample had not finished
-    as this one was queued, or a busy wait of :data:`HEAD_START_US` went first.  Its time is then the
-    product's alone (on an idle GPU it would include the host's time to launch it)."""
+    Every sample runs right after earlier work on the GPU: the previous sample had not finished as this one
+    was queued, or a busy wait of :data:`HEAD_START_US` goes first.  Its time is then the product's alone (on
+    an idle GPU it would include the host's time to launch it)."""
 
     def __init__(self, pairs: int = 32):
         import cupy
@@ -82,7 +82,7 @@ class EventClock:
             spin(HEAD_START_US * 1e-6, stream)
             self.overhead_us += HEAD_START_US
         pair[0].record(stream)
-        return pair, True
+        return pair
 
     def wait(self, event) -> None:
         """Make the current stream wait for ``event`` (a rival's build on another stream); None waits for nothing."""
@@ -91,35 +91,24 @@ class EventClock:
 
     def stop(self, token) -> None:
         """Record the sample's second event, after the product."""
-        pair, _ = token
-        pair[1].record(self._cupy.cuda.get_current_stream())
-        self._last_end = pair[1]
+        token[1].record(self._cupy.cuda.get_current_stream())
+        self._last_end = token[1]
 
     def read(self, token):
-        """``(µs, busy)`` of a finished sample (its events returned to the pool), None while it runs."""
-        pair, busy = token
-        if not pair[1].done:
+        """The µs of a finished sample (its events returned to the pool), None while it runs."""
+        if not token[1].done:
             return None
-        us = self._cupy.cuda.get_elapsed_time(pair[0], pair[1]) * 1e3
-        self._free.append(pair)
-        return us, busy
-
-
-def typical_us(samples) -> float:
-    """The time a side of a comparison stands for: the median of its busy samples where it has half or more of
-    them busy (pure GPU time), else the median of all."""
-    busy = [us for us, b in samples if b]
-    chosen = busy if 2 * len(busy) >= len(samples) else [us for us, _ in samples]
-    return statistics.median(chosen)
+        self._free.append(token)
+        return self._cupy.cuda.get_elapsed_time(token[0], token[1]) * 1e3
 
 
 class _Trial:
     """A rival being tried: its plan, its ``(storage, executor)``, the event its build ends with (None: built on
     the caller's stream), and both sides' samples during the trial."""
 
-    def __init__(self, plan, built, ready, build_s: float):
-        self.plan, self.built, self.ready, self.build_s = plan, built, ready, build_s
-        self.rival, self.current = [], []  # (µs, busy) samples
+    def __init__(self, plan, built, ready):
+        self.plan, self.built, self.ready = plan, built, ready
+        self.rival, self.current = [], []  # µs samples
         self.turn = 0
 
 
@@ -195,7 +184,7 @@ class OnlineTuner:
                 self.baseline.append(got)
             elif trial is self.trial and side == "rival":
                 trial.rival.append(got)
-                self.spent_us += max(0.0, got[0] - self._plan_us())
+                self.spent_us += max(0.0, got - self._plan_us())
             elif trial is self.trial:
                 trial.current.append(got)
         self._pending = still  # a finished trial's late samples are dropped
@@ -203,14 +192,14 @@ class OnlineTuner:
     def _plan_us(self) -> float:
         """The plan's time per product: measured where it has samples, else predicted."""
         if self.baseline:
-            return typical_us(self.baseline)
+            return statistics.median(self.baseline)
         return float(getattr(self.product.plan, "predicted_us", 0.0) or 0.0)
 
     # -- the state machine ---------------------------------------------------------------------------
     def _step(self) -> None:
         if self.queue is None:
             if len(self.baseline) >= SAMPLES and not self._waits_for(ANALYSIS_PRODUCTS if self._lazy_rivals else 0):
-                measured = typical_us(self.baseline)
+                measured = statistics.median(self.baseline)
                 self.product.plan.measured_us = measured
                 self.product.measured[_label(self.product.plan)] = measured
                 t0 = self._now()
@@ -267,16 +256,16 @@ class OnlineTuner:
             self._say(f"{_label(plan)} failed to build ({type(exc).__name__}: {exc})")
             return
         finally:
-            self.spent_us += (self._now() - t0) * 1e6
-        build_s = self._now() - t0
-        self.trial = _Trial(plan, (storage, executor), ready, build_s)
+            build_s = self._now() - t0
+            self.spent_us += build_s * 1e6
+        self.trial = _Trial(plan, (storage, executor), ready)
         self._say(f"built {_label(plan)} in {build_s * 1e3:.2f} ms; trying it")
 
     def _judge(self) -> None:
         trial = self.trial
         rival, current = trial.rival, trial.current
         if len(rival) >= SAMPLES // 2 and len(current) >= SAMPLES // 2:
-            r, c = typical_us(rival), typical_us(current)
+            r, c = statistics.median(rival), statistics.median(current)
             if r > c * (1.0 + GIVE_UP) or (len(rival) >= SAMPLES and len(current) >= SAMPLES):
                 trial.plan.measured_us = r
                 if r * (1.0 + MARGIN) < c:
