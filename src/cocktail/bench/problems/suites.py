@@ -132,10 +132,15 @@ def cache_dir() -> Path:
 
 def load(matrix: SuiteMatrix) -> sp.csr_array:
     """The matrix, from the cache when present, else generated and cached."""
-    path = cache_dir() / f"{matrix.name}.v{GENERATOR_VERSION}.npz"
+    return cached(matrix.name, matrix.build)
+
+
+def cached(name: str, build: Callable[[], sp.spmatrix], version: int = GENERATOR_VERSION) -> sp.csr_array:
+    """The matrix cached as ``name`` by generators of ``version``, else ``build()``'s, cached."""
+    path = cache_dir() / f"{name}.v{version}.npz"
     if path.exists():
         return sp.csr_array(sp.load_npz(path))
-    A = sp.csr_array(matrix.build())
+    A = sp.csr_array(build())
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp.npz")
     sp.save_npz(tmp, A, compressed=False)  # compressing took several times longer than generating

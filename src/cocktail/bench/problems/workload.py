@@ -219,14 +219,6 @@ def group_of(name: str) -> str | None:
 def load(matrix: Sized) -> sp.csr_array:
     """The matrix, from the cache when present, else generated and cached (as :func:`.suites.load`, under
     ``workload_<name>``)."""
-    from .suites import cache_dir
+    from .suites import cached
 
-    path = cache_dir() / f"workload_{matrix.name}.v{GENERATOR_VERSION}.npz"
-    if path.exists():
-        return sp.csr_array(sp.load_npz(path))
-    A = sp.csr_array(matrix.build())
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp.npz")
-    sp.save_npz(tmp, A, compressed=False)
-    tmp.replace(path)  # atomic: a killed run never leaves a truncated cache file
-    return A
+    return cached(f"workload_{matrix.name}", matrix.build, GENERATOR_VERSION)
