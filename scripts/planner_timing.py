@@ -15,38 +15,32 @@ from __future__ import annotations
 
 import argparse
 import statistics
+import sys
 import time
 from dataclasses import replace
+from pathlib import Path
 from types import MappingProxyType
 
 import numpy as np
-import scipy.sparse as sp
 
 from cocktail.auto import features as _features, planner, profile as _profile
 from cocktail.bench.problems import suites
-from cocktail.bench.problems.generators import laplacian, power_law
-from cocktail.formats.csr import CSR
 
-
-def _csr(S) -> CSR:
-    S = sp.csr_array(S)
-    S.sum_duplicates()
-    S.sort_indices()
-    return CSR.from_arrays(S.data, S.indices, S.indptr, S.shape)
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "data"))  # make_planner_golden
 
 
 def matrices() -> list:
-    """``(name, CSR)``: the CPU-size suites and a few generated matrices."""
+    """``(name, CSR)``: the CPU-size suites and a few of the golden test's generated matrices
+    (tests/data/make_planner_golden.py)."""
+    from make_planner_golden import _csr, _generated
+
     out = [(m.name, suites.load(m)) for m in suites.DEFAULT_CPU + suites.HOLDOUT_CPU]
-    rng = np.random.default_rng(5)
-    n = 200_000
-    band = sp.diags([1.0, 2.0, 3.0, 2.0, 1.0], [-2, -1, 0, 1, 2], shape=(n, n), format="coo")
-    rows, cols = rng.integers(0, n, n // 2), rng.integers(0, n, n // 2)
-    mixed = sp.csr_array((np.r_[band.data, rng.standard_normal(n // 2)],
-                          (np.r_[band.row, rows], np.r_[band.col, cols])), shape=(n, n))
-    out += [("laplace5_300", laplacian(5, 300)), ("power_law_50000", power_law(50_000)),
-            ("diagonals_and_scatter", mixed)]
+    out += [(name, S) for name, S in _generated() if name in TIMED_GENERATED]
     return [(name, _csr(S)) for name, S in out]
+
+
+#: The generated matrices timed beside the suites'.
+TIMED_GENERATED = ("laplace5_300", "power_law_50000", "diagonals_and_scatter")
 
 
 def fresh(f: _features.Features) -> _features.Features:
