@@ -72,7 +72,7 @@ def upload(arrays) -> list:
     """
     import cupy
 
-    host = [np.ascontiguousarray(a) for a in arrays if isinstance(a, np.ndarray)]
+    host = [a for a in arrays if isinstance(a, np.ndarray)]  # sizes and dtypes: no copy needed yet
     total = sum(a.nbytes for a in host)
     threads = copy_threads()
     odd = any(not a.dtype.isnative or a.dtype.hasobject for a in host)  # left to cupy, which names them
