@@ -81,7 +81,8 @@ class FakeProduct:
         self.kept += 1
 
 
-def tuner_for(plan_us, rival_times, build_s=0.0, fits=True, predicted=None, pairs=1000, lazy=False, fails=()):
+def tuner_for(plan_us, rival_times, build_s=0.0, fits=True, predicted=None, pairs=1000, lazy=False, fails=(),
+              aside=online.at_once):
     """A product running a plan of ``plan_us`` and a tuner whose rivals run in ``rival_times`` (name -> µs)."""
     clock = FakeClock(pairs)
     plan = FakePlan("plan", plan_us)
@@ -99,7 +100,7 @@ def tuner_for(plan_us, rival_times, build_s=0.0, fits=True, predicted=None, pair
         return ("storage-" + p.name, FakeExecutor(clock, rival_times[p.name]), "ready-" + p.name)
 
     product.tuner = online.OnlineTuner(product, lambda us: rivals, build, lambda p, crowded: done.append((p, crowded)),
-                                       clock=clock, now=lambda: now[0], lazy_rivals=lazy)
+                                       clock=clock, now=lambda: now[0], lazy_rivals=lazy, aside=aside)
     return product, clock, built, done
 
 
@@ -206,3 +207,60 @@ def test_a_rival_on_the_csrs_own_arrays_goes_before_a_dearer_one_the_products_ha
     assert built == ["vendor"] and product.switched == ["vendor"]  # paid for at 200 products; "converted" not yet
     multiply(product, 5000)
     assert built == ["vendor", "converted"]
+
+
+class Deferred:
+    """An ``aside`` that holds its work until :meth:`finish`: as a thread still converting would."""
+
+    def __init__(self):
+        self.held = []
+
+    def __call__(self, work):
+        from concurrent.futures import Future
+
+        future = Future()
+        self.held.append((work, future))
+        return future
+
+    def finish(self):
+        for work, future in self.held:
+            future.set_result(work())
+        self.held = []
+
+
+def test_work_aside_never_holds_up_the_products_which_run_the_plan_until_it_is_done():
+    aside = Deferred()
+    product, clock, built, done = tuner_for(10.0, {"fast": 5.0}, aside=aside)
+    tuner = product.tuner
+    multiply(product, 2000)
+    assert tuner.queue is None and len(aside.held) == 1  # choosing the rivals: pending, the plan runs on
+    aside.finish()
+    multiply(product, 3000)
+    assert built == [] and len(aside.held) == 1  # the build is due (paid for) but has not run yet
+    runs = product.current.runs
+    multiply(product, 500)
+    assert product.current.runs == runs + 500 and product.switched == [] and tuner.trial is None
+    aside.finish()
+    multiply(product, 100)
+    assert built == ["fast"] and product.switched == ["fast"]
+    assert any("built fast" in words for _, words in tuner.history)
+
+
+def test_choosing_rivals_that_fails_ends_the_tuning_and_the_products_go_on():
+    def broken(us):
+        raise RuntimeError("an analysis bug")
+
+    product, clock, built, done = tuner_for(10.0, {"fast": 5.0})
+    product.tuner._rivals = broken
+    history = product.tuner.history
+    multiply(product, 3000)
+    assert product.tuner is None and done == [(product.plan, False)] and product.switched == []
+    assert any("choosing rivals failed (RuntimeError: an analysis bug)" in w for _, w in history)
+
+
+def test_the_plan_is_no_longer_timed_while_its_rivals_are_being_chosen():
+    aside = Deferred()
+    product, clock, built, done = tuner_for(10.0, {"fast": 5.0}, aside=aside)
+    multiply(product, 3000)
+    assert len(aside.held) == 1 and online.SAMPLES <= len(product.tuner.baseline) <= online.SAMPLES + 2
+    assert len(clock.tokens) <= online.SAMPLES + 2

@@ -7,10 +7,12 @@ The model's plan runs from the first product.  While the user multiplies, :class
 2. asks the planning for the rivals the model ranks close to the plan's measured time (the vendor's
    kernels, plans of ours of other families, the plan without the coded cut), at most
    :data:`MAX_RIVALS`, fastest predicted first;
-3. builds one rival at a time on a stream of its own, and only while the time spent tuning (building,
-   and the rival's products where it ran slower) stays within :data:`BUDGET` of the time the user's
-   products took: the fastest predicted of those the products have paid for (a rival on the CSR's own
-   arrays, which only binds, is paid for long before one that converts);
+3. builds one rival at a time aside (on a thread and a stream of their own: the user's products go on
+   meanwhile, never waiting for a conversion, a kernel's compilation or an analysis), and only while
+   the time spent tuning (building, and the rival's products where it ran slower) stays within
+   :data:`BUDGET` of the time the user's products took: the fastest predicted of those the products
+   have paid for (a rival on the CSR's own arrays, which only binds, is paid for long before one that
+   converts);
 4. runs the rival on every other product, alternating with the plan (each timed), drops it once it
    measures :data:`GIVE_UP` slower, and moves to it once it measured faster by :data:`MARGIN`
    (:data:`SAMPLES` times each): the matrix never moves to a plan it has not measured faster;
@@ -20,7 +22,8 @@ The model's plan runs from the first product.  While the user multiplies, :class
 Inside a CUDA graph capture nothing is timed or built: the product runs the current plan, which the
 :class:`~cocktail.auto.plans.PlannedProduct` then keeps alive (the graph holds its arrays).
 
-The clock and the build are injected, so the state machine is tested on the CPU with a fake clock.
+The clock, the build and where work aside runs are injected, so the state machine is tested on the CPU
+with a fake clock.
 """
 
 from __future__ import annotations
@@ -102,6 +105,19 @@ class EventClock:
         return self._cupy.cuda.get_elapsed_time(token[0], token[1]) * 1e3
 
 
+def at_once(work):
+    """Run ``work()`` now, on the caller's thread: a finished :class:`concurrent.futures.Future` of its answer
+    (or of its exception)."""
+    from concurrent.futures import Future
+
+    done = Future()
+    try:
+        done.set_result(work())
+    except BaseException as exc:  # noqa: BLE001 - handed over with the answer, as a thread's would be
+        done.set_exception(exc)
+    return done
+
+
 class _Trial:
     """A rival being tried: its plan, its ``(storage, executor)``, the event its build ends with (None: built on
     the caller's stream), and both sides' samples during the trial."""
@@ -121,17 +137,23 @@ class OnlineTuner:
     with (None: nothing to wait for), raising :class:`~cocktail.errors.DeviceMemoryError` where it does not
     fit; ``done(plan, crowded)``: called once when tuning stops (``crowded``: a rival did not fit in memory).
     A rival that fails to build otherwise loses (its error in :attr:`history`): tuning never fails a product.
+    ``aside(work)``: runs ``work()`` (a build, or a lazy choice of the rivals) off the user's products and
+    returns a :class:`~concurrent.futures.Future` of its answer (default :func:`at_once`: on the caller's
+    thread); the products go on with the current plan until it is done.
     """
 
-    def __init__(self, product, rivals, build, done, clock=None, now=time.perf_counter, lazy_rivals: bool = False):
+    def __init__(self, product, rivals, build, done, clock=None, now=time.perf_counter, lazy_rivals: bool = False,
+                 aside=at_once):
         self.product, self._rivals, self._build, self._done = product, rivals, build, done
-        self._lazy_rivals = lazy_rivals
+        self._lazy_rivals, self._aside = lazy_rivals, aside
+        self._working = None  # (what, plan or None, future): work aside not finished yet
         self.clock = clock if clock is not None else EventClock()
         self._now = now
         self.calls = 0
         self.products_us = 0.0  # the user's products' time so far, estimated from the plan's measured time
         self.spent_us = 0.0  # building rivals, and rival products beyond the plan's time
         self.baseline = []  # the plan's samples before the rivals are chosen
+        self._baseline_us = None  # their median, kept as they come (read on every product)
         self.queue = None  # the rivals left to try, once chosen
         self.trial = None
         self.crowded = False
@@ -170,8 +192,9 @@ class OnlineTuner:
         self._step()
 
     def _sampled(self) -> bool:
-        """Every product of a trial is timed (where an event pair is free); the plan alone every other product."""
-        return self.trial is not None or (self.queue is None and self.calls % 2 == 1)
+        """Every product of a trial is timed (where an event pair is free); the plan alone every other product
+        until its rivals are being chosen."""
+        return self.trial is not None or (self.queue is None and self._working is None and self.calls % 2 == 1)
 
     def _read(self) -> None:
         """Collect the finished samples (no synchronisation)."""
@@ -182,6 +205,7 @@ class OnlineTuner:
                 still.append((side, trial, token))
             elif trial is None:
                 self.baseline.append(got)
+                self._baseline_us = statistics.median(self.baseline)
             elif trial is self.trial and side == "rival":
                 trial.rival.append(got)
                 self.spent_us += max(0.0, got - self._plan_us())
@@ -191,22 +215,21 @@ class OnlineTuner:
 
     def _plan_us(self) -> float:
         """The plan's time per product: measured where it has samples, else predicted."""
-        if self.baseline:
-            return statistics.median(self.baseline)
+        if self._baseline_us is not None:
+            return self._baseline_us
         return float(getattr(self.product.plan, "predicted_us", 0.0) or 0.0)
 
     # -- the state machine ---------------------------------------------------------------------------
     def _step(self) -> None:
+        if self._working is not None:
+            self._collect()
+            return
         if self.queue is None:
             if len(self.baseline) >= SAMPLES and not self._waits_for(ANALYSIS_PRODUCTS if self._lazy_rivals else 0):
-                measured = statistics.median(self.baseline)
+                measured = self._baseline_us
                 self.product.plan.measured_us = measured
                 self.product.measured[_label(self.product.plan)] = measured
-                t0 = self._now()
-                self.queue = list(self._rivals(measured))[:MAX_RIVALS]
-                self.spent_us += (self._now() - t0) * 1e6
-                self._say(f"timed its plan on {len(self.baseline)} products: {measured:.3g} µs; "
-                          + (f"{len(self.queue)} rival(s) to try" if self.queue else "no rival close enough"))
+                self._begin("rivals", None, lambda: list(self._rivals(measured))[:MAX_RIVALS])
             return
         if self.trial is not None:
             self._judge()
@@ -243,23 +266,46 @@ class OnlineTuner:
         return self.spent_us + getattr(self.clock, "overhead_us", 0.0)
 
     def _start(self, plan) -> None:
+        self._begin("build", plan, lambda: self._build(plan))
+
+    def _begin(self, what: str, plan, work) -> None:
+        """Start ``work`` aside (the rivals' choice, or ``plan``'s build), timed from start to end where it ran."""
+        def timed():
+            t0 = self._now()
+            try:
+                return work(), self._now() - t0, None
+            except Exception as exc:  # noqa: BLE001 - collected on the products' side: a rival that fails loses
+                return None, self._now() - t0, exc
+
+        self._working = (what, plan, self._aside(timed))
+        self._collect()
+
+    def _collect(self) -> None:
+        """Take what was done aside, once done: the rivals to try, or a built rival to try (a failed build loses;
+        choosing rivals that fails leaves none).  Its time counts in the tuning's cost."""
         from ..errors import DeviceMemoryError
 
-        t0 = self._now()
-        try:
-            storage, executor, ready = self._build(plan)
-        except DeviceMemoryError:
+        what, plan, future = self._working
+        if not future.done():
+            return
+        self._working = None
+        answer, seconds, exc = future.result()
+        self.spent_us += seconds * 1e6
+        if what == "rivals":
+            self.queue = [] if exc is not None else answer
+            measured = self._plan_us()
+            self._say(f"timed its plan on {len(self.baseline)} products: {measured:.3g} µs; "
+                      + (f"choosing rivals failed ({type(exc).__name__}: {exc})" if exc is not None else
+                         f"{len(self.queue)} rival(s) to try" if self.queue else "no rival close enough"))
+        elif isinstance(exc, DeviceMemoryError):
             self.crowded = True
             self._say(f"{_label(plan)} did not fit in GPU memory")
-            return
-        except Exception as exc:  # noqa: BLE001 - a rival that fails to build loses; the products go on
+        elif exc is not None:
             self._say(f"{_label(plan)} failed to build ({type(exc).__name__}: {exc})")
-            return
-        finally:
-            build_s = self._now() - t0
-            self.spent_us += build_s * 1e6
-        self.trial = _Trial(plan, (storage, executor), ready)
-        self._say(f"built {_label(plan)} in {build_s * 1e3:.2f} ms; trying it")
+        else:
+            storage, executor, ready = answer
+            self.trial = _Trial(plan, (storage, executor), ready)
+            self._say(f"built {_label(plan)} in {seconds * 1e3:.2f} ms; trying it")
 
     def _judge(self) -> None:
         trial = self.trial
@@ -272,7 +318,7 @@ class OnlineTuner:
                     self.product.plan.measured_us = c
                     self._say(f"moved to {_label(trial.plan)}: {r:.3g} µs against {c:.3g} µs")
                     self.product.switch(trial.plan, *trial.built)
-                    self.baseline = list(rival)
+                    self.baseline, self._baseline_us = list(rival), r
                 else:
                     self._say(f"kept its plan: {_label(trial.plan)} {r:.3g} µs against {c:.3g} µs")
                     self.product.retire(*trial.built)

@@ -28,6 +28,7 @@ The times spent (analysis, conversion, measurement) are kept in the returned :cl
 
 from __future__ import annotations
 
+import threading
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -188,6 +189,49 @@ def _aside_stream():
 _ASIDE = {}  # device id -> stream
 
 
+def _in_background(device_id: int):
+    """The tuner's ``aside``: ``work()`` on a thread of its own (one for the process) with device ``device_id``
+    and its aside stream current, so that a rival's conversion, the compilation of its kernels or an analysis
+    never holds up the user's products, and an analysis's synchronisation waits for its own work only."""
+    def aside(work):
+        def run():
+            import cupy
+
+            with cupy.cuda.Device(device_id), _aside_stream():
+                return work()
+
+        return _worker().submit(run)
+
+    return aside
+
+
+def _worker():
+    """The thread that works aside for every tuning matrix of the process (made on first use)."""
+    global _WORKER
+    with _WORKER_LOCK:
+        if _WORKER is None:
+            from concurrent.futures import ThreadPoolExecutor
+
+            _WORKER = ThreadPoolExecutor(1, thread_name_prefix="cocktail-tuning", initializer=_relaxed_captures)
+        return _WORKER
+
+
+def _relaxed_captures() -> None:
+    """Let the worker thread allocate and synchronise its own stream while another thread captures a CUDA graph
+    in the global mode (torch's default): in that mode such calls from any thread would fail and end the user's
+    capture; the worker's own work is never captured.  Without the driver's entry point it stays as it is."""
+    import ctypes
+
+    try:
+        mode = ctypes.c_int(2)  # CU_STREAM_CAPTURE_MODE_RELAXED
+        ctypes.CDLL("libcuda.so.1").cuThreadExchangeStreamCaptureMode(ctypes.byref(mode))
+    except (OSError, AttributeError):
+        pass
+
+
+_WORKER, _WORKER_LOCK = None, threading.Lock()
+
+
 def build_aside(plan, csr, yielding: bool = False):
     """``(storage, executor, ready)``: :func:`fitting_build` of ``plan`` on a stream of its own, the user's
     products going on meanwhile (the CSR is complete: construction synchronised); a product of it must wait
@@ -312,7 +356,9 @@ def _tuner_of(planning, csr, key, lazy: bool = False):
     from . import decisions
     from .online import OnlineTuner
 
-    yielding = device_kernels.yielding()
+    import cupy
+
+    yielding, aside = device_kernels.yielding(), _in_background(cupy.cuda.Device().id)
 
     def tuner(product):
         def done(plan, crowded):
@@ -321,7 +367,7 @@ def _tuner_of(planning, csr, key, lazy: bool = False):
                 decisions.store_later(key, plan)
 
         return OnlineTuner(product, lambda us: rivals(planning(), product.plan, us),
-                           lambda plan: build_aside(plan, csr, yielding), done, lazy_rivals=lazy)
+                           lambda plan: build_aside(plan, csr, yielding), done, lazy_rivals=lazy, aside=aside)
 
     return tuner
 
