@@ -54,6 +54,8 @@ def partition(indptr, capacity: int, own_row: int, rows_per_item: int):
     from ..arrays import get_xp
 
     xp = get_xp(indptr)
+    if xp is not np:
+        return _partition_on_device(indptr, capacity, own_row, rows_per_item)
     ptr = indptr.astype(xp.int64)
     m, nnz = int(ptr.shape[0]) - 1, int(ptr[-1])
     lengths = ptr[1:] - ptr[:-1]
@@ -74,6 +76,32 @@ def partition(indptr, capacity: int, own_row: int, rows_per_item: int):
     item_row = xp.concatenate([item_row, xp.asarray([m], dtype=xp.int64)])
     item_nz = xp.concatenate([item_nz, xp.asarray([nnz], dtype=xp.int64)])
     return item_row.astype(indptr.dtype), item_nz.astype(indptr.dtype)
+
+
+def _partition_on_device(indptr, capacity: int, own_row: int, rows_per_item: int):
+    """:func:`partition` of device row pointers: each row's pieces, their inclusive scan, the items written (two
+    launches of stream_partition.cu and one synchronisation, for the number of items)."""
+    import cupy
+
+    from . import device, source
+
+    if capacity <= own_row or rows_per_item < 1:
+        raise ValueError(f"csr_stream: items of {capacity} nonzeros need own_row below them and rows_per_item >= 1, "
+                         f"got own_row={own_row}, rows_per_item={rows_per_item}")
+    props = device.current()
+    index = "int" if indptr.dtype == np.int32 else "long long"
+    m = int(indptr.shape[0]) - 1
+    sizes = (np.int64(m), np.int64(capacity))
+    pieces = cupy.empty(m + 1, dtype=np.int64)
+    fn = source.helper("stream_partition", f"stream_pieces<{index}>", props.id)
+    fn((device.grid_for(m + 1, 256, props, fn),), (256,), (indptr, *sizes, np.int64(own_row), np.int64(rows_per_item),
+                                                            pieces))
+    ends = cupy.cumsum(pieces)
+    items = int(ends[-1])  # the one synchronisation
+    item_row, item_nz = cupy.empty(items, dtype=indptr.dtype), cupy.empty(items, dtype=indptr.dtype)
+    fn = source.helper("stream_partition", f"stream_items<{index}>", props.id)
+    fn((device.grid_for(m + 1, 256, props, fn),), (256,), (indptr, *sizes, pieces, ends, item_row, item_nz))
+    return item_row, item_nz
 
 
 def stream_grid(n_items: int, block: int, props) -> int:
