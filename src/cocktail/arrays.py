@@ -86,8 +86,17 @@ def entry_rows(csr):
     if rows is not None:
         return rows() if callable(rows) else rows
     xp = get_xp(csr.indptr)
-    positions = xp.arange(csr.nnz, dtype=csr.indptr.dtype)
-    return xp.searchsorted(csr.indptr[1:], positions, side="right").astype(xp.int64, copy=False)
+    m, nnz = int(csr.indptr.shape[0]) - 1, int(csr.nnz)
+    if xp is np:
+        return np.repeat(np.arange(m, dtype=np.int64), np.diff(csr.indptr))
+    # A row starts where a pointer points: count the starts at or before each entry (a scatter of the m - 1
+    # inner pointers and a scan, where a search per entry read the pointers log2(m) times).
+    import cupyx
+
+    starts = xp.zeros(nnz + 1, dtype=xp.int64)
+    if m > 1:
+        cupyx.scatter_add(starts, csr.indptr[1:m], 1)
+    return xp.cumsum(starts[:nnz])
 
 
 def pointers_from_ids(ids, nsegments: int, dtype):
