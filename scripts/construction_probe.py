@@ -5,7 +5,8 @@ Usage: PYTHONPATH=src python scripts/construction_probe.py OUTDIR [suite ...]
 For each matrix (float64; default suite unless named): the upload of its CSR arrays three ways
 (cupy.asarray as cupyx does, a pinned staging ring filled by threads in chunks, and
 cudaHostRegister of the caller's arrays), then SparseMatrix(S) timed by stage (the AutoReport's
-analysis/features/convert/measure), one SpMV of the chosen plan, and a cProfile of one build from
+analysis/features/convert/measure), one SpMV of the chosen plan, a build whose decision the cache holds (from the
+device and from the host; ``cache_hit_spmvs``: the device one's median over the SpMV), and a cProfile of one build from
 the device (top functions by total time).  Writes OUTDIR/construction_probe.json and .txt.
 """
 
@@ -17,6 +18,7 @@ import json
 import os
 import pstats
 import sys
+import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 
@@ -110,6 +112,7 @@ def main():
     import cupy
     import cupyx.scipy.sparse as csp
     from cocktail import SparseMatrix
+    from cocktail.auto import decisions
     from cocktail.bench.problems import suites
     from cocktail.timing import replay_us, side_stream
 
@@ -152,6 +155,12 @@ def main():
             e1.record(st)
             e1.synchronize()
             row["cupyx_spmv_us"] = cupy.cuda.get_elapsed_time(e0, e1) * 1e3 / 20
+        with tempfile.TemporaryDirectory() as d, decisions.using(os.path.join(d, "decisions.json")):
+            SparseMatrix(dev)  # decided, stored aside
+            decisions.flush()
+            row["cache_hit_device_ms"] = _best(lambda: (SparseMatrix(dev), _sync()))
+            row["cache_hit_host_ms"] = _best(lambda: (SparseMatrix(S), _sync()))
+        row["cache_hit_spmvs"] = row["cache_hit_device_ms"][1] * 1e3 / row["spmv_us"]
         if getattr(A.auto, "tuning", None) is not None:  # tune="auto": the plan after N of the user's products
             M = SparseMatrix(dev, tune="measure")
             with side_stream():
