@@ -7,7 +7,7 @@ import pytest
 
 from cocktail import kernels
 from cocktail.executors.base import block_key
-from cocktail.executors.cuda import BlockChoice
+from cocktail.executors.cuda import BlockChoice, CudaExecutor
 from cocktail.kernels import cusparse_spmm
 from cocktail.kernels.block_operands import BlockOperands
 from cocktail.tuning.kernel_rules import SPMM_K_BUCKETS, spmm_bucket
@@ -221,3 +221,79 @@ def test_a_column_loop_is_capturable_where_every_column_is_contiguous():
     assert not ex.captures_block(c, f) and not ex.captures_block(f, c)
     assert ex.captures_block(np.zeros((1, 3)), np.zeros((1, 3)))  # one row: each column one element
     assert ex.captures_block(c[:, :1], c[:, :1])  # one column: the SpMV on it
+
+
+# --- a planned product plans each bucket before its first product and sets the choice on the executor ---------------
+
+class _Leaf(CudaExecutor):
+    """A cuda executor as a planned product sees it (no GPU): its choices, the rule's, and the table of choices set
+    (CudaExecutor's own); a block product records the choice it ran."""
+
+    kernel = "csr_merge"
+
+    def __init__(self):
+        self._block_plans, self._block_launches, self.block_times, self.ran = {}, {}, {}, []
+        self.choices = _Executor(deterministic=False).choices
+
+    def block_choices(self, operands, deterministic=False):
+        return list(self.choices)
+
+    def rule_choice(self, k):
+        return self.choices[1]
+
+    def run_block(self, X, Y, alpha, beta):
+        self.ran.append(self.block_choice(BlockOperands.of(X, Y)).label(self.kernel))
+
+
+def test_a_planned_product_plans_each_bucket_once_never_inside_a_capture_and_sets_the_choice(monkeypatch):
+    import types
+
+    import numpy as np
+
+    from cocktail.auto import block_plans
+    from cocktail.auto.plans import PlannedProduct
+
+    times = {"csr_merge per column": 90.0, "csr_spmm_merge": 40.0, "cusparse_spmm(alg=1)": 60.0,
+             "cusparse_spmm(alg=2)": 30.0, "cusparse_spmm(alg=3)": 70.0}
+    seen = _timed(monkeypatch, times)
+    clock = {"timing": False}
+    monkeypatch.setattr(block_plans, "can_time", lambda: clock["timing"])
+
+    class Stored:
+        shape = (6, 5)
+
+    leaf = _Leaf()
+    product = PlannedProduct(types.SimpleNamespace(plan="first", measured={}), Stored(), leaf)
+    assert product._rival is None  # a single executor that no format makes want the whole matrix's
+    X, Y = np.zeros((5, 12)), np.zeros((6, 12))
+    product.run_block(X, Y, 1.0, 0.0)  # inside a capture: the rule's choice, untimed
+    clock["timing"] = True
+    product.run_block(X, Y, 1.0, 0.0)  # the same bucket: still the rule's until planned again
+    assert leaf.ran == ["csr_spmm_merge"] * 2 and not seen and not leaf.block_times
+    product.plan_blocks(BlockOperands.of(X, Y))  # ... as prepare_block_products does
+    product.run_block(X[:, :9], Y[:, :9], 1.0, 0.0)
+    assert leaf.ran[-1] == "cusparse_spmm(alg=2)" and len(seen) == 1 and leaf.block_times == {(16, "row"): times}
+    product.run_block(X[:, :4], Y[:, :4], 1.0, 0.0)  # a new bucket: planned on its first product
+    product.run_block(X[:, :3], Y[:, :3], 1.0, 0.0)
+    product.plan_blocks(BlockOperands.row_major(4))  # planned already: not timed again
+    assert leaf.ran[-2:] == ["cusparse_spmm(alg=2)"] * 2 and len(seen) == 2
+    product.run_block(X[:, :1], Y[:, :1], 1.0, 0.0)  # one column: nothing to plan
+    assert len(seen) == 2 and product.block_kernels(1) == ("csr_merge",)
+
+    monkeypatch.setattr(product, "retire", lambda *objects: None)
+    fresh = _Leaf()
+    product.switch("second", Stored(), fresh)  # a new current executor: its buckets planned afresh
+    product.run_block(X, Y, 1.0, 0.0)
+    assert fresh.ran == ["cusparse_spmm(alg=2)"] and len(seen) == 3 and (4, "row") in leaf.block_times
+
+
+def test_setting_a_block_choice_drops_the_launches_bound_for_another():
+    leaf = _Leaf()
+    operands, other = BlockOperands.row_major(12), BlockOperands.row_major(4)
+    leaf._block_launches = {operands: ("bound",), other: ("kept",)}  # bound for the rule's choice of each:
+    leaf.block_choice(operands), leaf.block_choice(other)
+    leaf.set_block_choice(operands, leaf.rule_choice(12))  # the choice it ran: its launches stay
+    assert operands in leaf._block_launches
+    leaf.set_block_choice(operands, leaf.choices[0])
+    assert leaf.block_choice(BlockOperands.row_major(9)) == leaf.choices[0]
+    assert leaf._block_launches == {other: ("kept",)}

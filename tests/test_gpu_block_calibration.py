@@ -70,6 +70,7 @@ def _ratios(scale):
 @pytest.mark.parametrize("order", ["C", "F"])
 def test_a_planner_with_spmm_samples_races_the_promising_and_gives_the_product(monkeypatch, order):
     from cocktail.auto import block_plans, profile
+    from cocktail.auto.plans import PlannedProduct
     from cocktail.executors.base import block_key
     from cocktail.kernels.block_operands import BlockOperands
 
@@ -80,7 +81,8 @@ def test_a_planner_with_spmm_samples_races_the_promising_and_gives_the_product(m
               "csr_merge:cusparse_spmm(alg=2)": _ratios(40.0), "csr_merge:cusparse_spmm(alg=3)": _ratios(40.0)}
     prof = profile.Profile(profile.current_device(), {"float32": 2.0}, {}, spmm={"ratios": {"float32": ratios}})
     monkeypatch.setattr(block_plans, "device_profile", lambda: prof)
-    ex.block_planner = block_plans.planner()
+    product = PlannedProduct(None, A.storage, ex)  # planned as a format="auto" matrix's blocks are
+    A._planned = A._executor = product
     m, n = zm.shape
     X_host = np.random.default_rng(3).standard_normal((n, 12)).astype("float32")
     X = cupy.asarray(np.array(X_host, order=order))
@@ -90,8 +92,8 @@ def test_a_planner_with_spmm_samples_races_the_promising_and_gives_the_product(m
     key = block_key(BlockOperands.of(X, Y))
     raced = set(ex.block_times[key])
     assert "csr_spmm_merge" in raced and raced <= {"csr_spmm_merge", "cusparse_spmm(alg=1)"}
-    (choice, planned), = ex._block_plans.values()
-    assert planned and choice.label(ex.kernel) in raced
+    (choice,) = ex._block_plans.values()
+    assert product._buckets == {key: True} and choice.label(ex.kernel) in raced
     predicted = ex.block_predicted[key]
     assert {"csr_merge per column", "csr_spmm_merge"} <= set(predicted) and all(us > 0 for us in predicted.values())
     assert predicted["csr_merge per column"] > 12 * predicted["csr_spmm_merge"] * 0.99  # 12 SpMVs at least

@@ -26,10 +26,20 @@ def _vendor(choices, alg):
     return next((c for c in choices if c.vendor and dict(c.settings)["alg"] == alg), None)
 
 
-def _planned_as(A, alg):
-    """Plan every block product of ``A`` as cuSPARSE's algorithm ``alg`` where it applies, else the rule's."""
+def _planned_as(A, alg, operands):
+    """Plan block products of ``A`` of the bucket and layout of ``operands`` as cuSPARSE's algorithm ``alg`` where
+    it applies, else the rule's choice."""
     for leaf in A._executor.block_executors():
-        leaf.block_planner = lambda ex, ops: _vendor(ex.block_choices(ops), alg) or ex.rule_choice(ops.k)
+        leaf.set_block_choice(operands, _vendor(leaf.block_choices(operands), alg) or leaf.rule_choice(operands.k))
+
+
+def _planned(A, deterministic=False, vendor=True):
+    """Plan ``A``'s block products as a ``format="auto"`` matrix's are: its executor in a PlannedProduct (each
+    bucket planned before its first product, the whole matrix as one CSR a rival where it may win)."""
+    from cocktail.auto.plans import PlannedProduct
+
+    A._planned = A._executor = PlannedProduct(None, A.storage, A._executor, deterministic, vendor)
+    return A._executor
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
@@ -50,7 +60,6 @@ def test_cusparse_spmm_gives_the_product_in_both_orders_and_in_windows(storage, 
     algs = sorted(a for s, a in cusparse_spmm.ALGORITHMS if s == fmt)
     ran = refused = 0
     for alg in algs:
-        _planned_as(A, alg)
         A._executor._block_plans.clear()
         A._executor._block_launches.clear()
         for order in ("C", "F"):
@@ -62,12 +71,13 @@ def test_cusparse_spmm_gives_the_product_in_both_orders_and_in_windows(storage, 
             else:
                 wide = cupy.asarray(np.asfortranarray(np.concatenate([Y0_host, Y0_host], axis=0)))
                 out, other = wide[:m], wide[m:]
+            operands = BlockOperands.of(X, out)
+            _planned_as(A, alg, operands)
             A.matmat(X, out=out, alpha=-0.5, beta=2.0)
             assert_product_close(out.get(), *raw, zm.shape, X_host, alpha=-0.5, beta=2.0, y0=Y0_host)
             cupy.testing.assert_array_equal(other, cupy.asarray(Y0_host))
-            operands = BlockOperands.of(X, out)
             if m and A.nnz and cusparse_spmm.layout(operands, zm.shape) is not None:  # (X of one row is C and F)
-                choice, _ = A._executor._block_plans[block_key(operands)]
+                choice = A._executor._block_plans[block_key(operands)]
                 assert choice.vendor and dict(choice.settings) == {"alg": alg}
                 launches = A._executor._block_launches[operands] or ()  # None: the column loop
                 vendor = [l for l in launches if isinstance(l, cusparse_spmm.SpMMLaunch)]
@@ -81,7 +91,6 @@ def test_cusparse_spmm_gives_the_product_in_both_orders_and_in_windows(storage, 
 
 def test_a_planned_block_product_times_its_choices_once_per_bucket_and_runs_the_fastest(monkeypatch):
     from cocktail.auto import block_plans
-    from cocktail.auto.block_plans import planner
     from cocktail.executors.base import block_key
     from cocktail.kernels.block_operands import BlockOperands
 
@@ -90,7 +99,7 @@ def test_a_planned_block_product_times_its_choices_once_per_bucket_and_runs_the_
     zm = next(z for z in MATRICES if z.name == "powerlaw_5000x3000")
     A, raw = build(zm, "csr", {}, "cusparse_csr", {}, "float32", "int32")
     ex = A._executor
-    ex.block_planner = planner()
+    product = _planned(A)
     m, n = zm.shape
     X_host = np.random.default_rng(1).standard_normal((n, 12)).astype("float32")
     Y = A @ cupy.asarray(X_host)  # bucket 16, row-major: planned now
@@ -100,8 +109,8 @@ def test_a_planned_block_product_times_its_choices_once_per_bucket_and_runs_the_
     labels = set(times)
     assert "cusparse_csr per column" in labels and "csr_spmm_merge" in labels
     assert {"cusparse_spmm(alg=1)", "cusparse_spmm(alg=2)", "cusparse_spmm(alg=3)"} <= labels
-    (choice, planned), = ex._block_plans.values()
-    assert planned and times[choice.label(ex.kernel)] <= min(times.values()) * 1.04
+    (choice,) = ex._block_plans.values()
+    assert product._buckets == {key: True} and times[choice.label(ex.kernel)] <= min(times.values()) * 1.04
     A @ cupy.asarray(X_host[:, :9])  # the same bucket (9 .. 16): no new timing
     assert list(ex.block_times) == [key]
     assert A.block_plan(16).startswith(choice.label(ex.kernel).split("(")[0])
@@ -110,7 +119,6 @@ def test_a_planned_block_product_times_its_choices_once_per_bucket_and_runs_the_
 
 
 def test_the_block_planner_keeps_to_deterministic_and_to_our_own_kernels_when_asked():
-    from cocktail.auto.block_plans import planner
     from cocktail.kernels.block_operands import BlockOperands
 
     zm = next(z for z in MATRICES if z.name == "powerlaw_5000x3000")
@@ -121,12 +129,13 @@ def test_the_block_planner_keeps_to_deterministic_and_to_our_own_kernels_when_as
     assert "cusparse_spmm(alg=2)" in everything
     deterministic = {c.label(ex.kernel) for c in ex.block_choices(operands, deterministic=True)}
     assert "cusparse_spmm(alg=3)" in deterministic and "cusparse_spmm(alg=2)" not in deterministic
-    ex.block_planner = planner(vendor=False)
-    assert not ex.plan_blocks(operands).vendor
+    _planned(A, vendor=False).plan_blocks(operands)
+    assert not ex.block_choice(operands).vendor
     assert not any("cusparse" in label for label in ex.block_times[(16, "row")])
 
 
 def test_an_auto_matrix_plans_its_block_products_and_a_capture_takes_the_rule_until_prepared():
+    from cocktail.auto.plans import PlannedProduct
     from cocktail.executors.base import block_key
     from cocktail.kernels.block_operands import BlockOperands
 
@@ -138,7 +147,7 @@ def test_an_auto_matrix_plans_its_block_products_and_a_capture_takes_the_rule_un
     A = cocktail.SparseMatrix(S, format="auto", device="cuda")
     A.prepare_block_products()  # a merge kernel's shares, if the plan has one
     leaves = A._executor.block_executors()
-    assert all(leaf.block_planner is not None for leaf in leaves)
+    assert isinstance(A._executor, PlannedProduct)
     m, n = zm.shape
     X = cupy.asarray(np.random.default_rng(2).standard_normal((n, 4)))
     Y = cupy.zeros((m, 4))
@@ -159,10 +168,11 @@ def test_an_auto_matrix_plans_its_block_products_and_a_capture_takes_the_rule_un
 
 def test_a_vendor_plan_meets_operands_it_cannot_take_and_a_capture_after_planning():
     from cocktail.kernels import cusparse_spmm
+    from cocktail.kernels.block_operands import BlockOperands
 
     zm = next(z for z in MATRICES if z.name == "powerlaw_5000x3000")
     A, raw = build(zm, "csr", {}, "cusparse_csr", {}, "float32", "int32")
-    _planned_as(A, 2)
+    _planned_as(A, 2, BlockOperands.row_major(8))
     m, n = zm.shape
     A.prepare_block_products(8)  # planned (cuSPARSE's algorithm 2) and bound for aligned row-major blocks of 8
     ex = A._executor
@@ -216,10 +226,8 @@ def test_a_column_loop_through_copies_cannot_be_bound():
 
 def _cocktail(dtype="float64", deterministic=False):
     """A DIA + COO Cocktail of a 2-D Laplacian with a few scattered entries, its block products planned as a
-    ``format="auto"`` matrix's are (block planners on the parts, the whole-matrix rival on the composition)."""
+    ``format="auto"`` matrix's are (each part planned, the whole matrix as one CSR a rival)."""
     import scipy.sparse as sp
-
-    from cocktail.auto.block_plans import WholeRival, planner
 
     n = 60
     T = sp.diags([-1.0, 2.0, -1.0], [-1, 0, 1], shape=(n, n))
@@ -227,9 +235,7 @@ def _cocktail(dtype="float64", deterministic=False):
     S = (S + sp.random_array(S.shape, density=2e-4, random_state=9, format="csr")).tocsr().astype(dtype)
     parts = [("dia", {}, ("diagonals", [-n, -1, 0, 1, n])), ("coo", {}, ("rest",))]
     A = cocktail.SparseMatrix(S, format="cocktail", device="cuda", parts=parts, deterministic=deterministic)
-    for leaf in A._executor.block_executors():
-        leaf.block_planner = planner(deterministic)
-    A._executor.block_rival = WholeRival(A.storage, deterministic)
+    assert _planned(A, deterministic)._rival is not None
     return A, S
 
 
@@ -256,13 +262,10 @@ class _WholeAlways:
     """The whole-matrix rival made to win every bucket (its timings kept), to test that path on its own."""
 
     def __init__(self, rival):
-        self.rival, self.shape = rival, rival.shape
-
-    def can_time(self):
-        return self.rival.can_time()
+        self.rival = rival
 
     def __call__(self, composed, operands, whole=None):
-        whole = whole or self.rival._whole(composed)
+        whole = whole or self.rival._whole()
         self.rival(composed, operands, whole)
         return whole
 
@@ -271,13 +274,13 @@ class _WholeAlways:
 @pytest.mark.parametrize("order", ["C", "F"])
 def test_the_whole_matrix_runs_a_bucket_it_wins_matmat_and_bound(order, deterministic):
     A, S = _cocktail("float32", deterministic)
-    A._executor.block_rival = _WholeAlways(A._executor.block_rival)
+    A._executor._rival = _WholeAlways(A._executor._rival)
     m, n = S.shape
     X = cupy.asarray(np.random.default_rng(5).standard_normal((n, 16)).astype("float32"), order=order)
     got = A @ X
     assert A.block_plan(16, row_major=order == "C").startswith("whole matrix: ")
     assert_product_close(got.get(), S.data, S.indices, S.indptr, S.shape, X.get())
-    whole = next(w for w, _ in A._executor._wholes.values() if w is not None)
+    whole = A._executor.current.built_whole()
     assert whole.deterministic or not deterministic
     if order == "C":  # the DRAM model prices what runs: the whole matrix's CSR
         assert A.block_dram_bytes(None, 16) == whole.storage.dram_bytes(None, k=16)
@@ -300,14 +303,13 @@ def test_the_whole_matrix_runs_a_bucket_it_wins_matmat_and_bound(order, determin
 def test_a_format_the_vendors_spmm_does_not_take_races_the_whole_matrix_as_csr(order, fmt):
     import scipy.sparse as sp
 
-    from cocktail.auto.block_plans import WholeRival, planner
+    from cocktail.auto.block_plans import WholeRival
 
     B = sp.random_array((300, 300), density=0.02, random_state=7, format="csr")
     S = sp.kron(B, np.ones((3, 3))).tocsr().astype("float32")  # 3 x 3 dense blocks
     A = cocktail.SparseMatrix(S, format=fmt, device="cuda")
-    A._executor.block_planner = planner()
     assert WholeRival.wanted(A._executor, A.storage)
-    A._executor.block_rival = WholeRival(A.storage)
+    assert _planned(A)._rival is not None
     A.prepare_block_products(16, row_major=order == "C")
     timed = A.block_timings(16, row_major=order == "C")
     wholes = [label for label in timed if label.startswith("whole matrix: ")]

@@ -581,7 +581,7 @@ class SparseMatrix(OperatorProtocol):
             self._executor.prepare_blocks()
             operands = BlockOperands.of(X, Y)  # these exact operands planned and bound now, outside the capture
             if k > 1 and operands is not None:
-                self._executor.plan_blocks(operands)
+                self._executor.bind_blocks(operands)
             if not self._executor.captures_block(X, Y):
                 raise ValueError("bind: this matrix multiplies a block of row-major vectors one column at a time "
                                  "through copies, which a CUDA graph cannot hold; bind Fortran-ordered X and out "
@@ -821,7 +821,7 @@ class SparseMatrix(OperatorProtocol):
             m, n = self.shape
             operands = (BlockOperands.row_major(k) if row_major
                         else BlockOperands(int(k), (1, max(n, 1)), (1, max(m, 1))))
-            self._executor.plan_blocks(operands)
+            self._executor.bind_blocks(operands)  # planned first where format="auto" planned the matrix
 
     def block_timings(self, k: int, row_major: bool = True) -> dict:
         """What the block planner of a matrix planned by ``format="auto"`` measured for the bucket of ``k``

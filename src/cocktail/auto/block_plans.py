@@ -4,10 +4,12 @@ A matrix planned by ``format="auto"`` multiplies a block of ``k`` vectors with w
 executor's block choices is fastest for that bucket of ``k`` (the rule ``spmm_bucket``: 2, 4, 8, ...,
 256) and layout of ``X`` and ``Y`` (row-major, column-major, strided): one product per column, the
 format's block kernel (each stored entry read once per tile of columns), or, for a CSR or COO
-matrix, each of cuSPARSE's SpMM algorithms.  The choice is made on the first block product of the
-bucket (or by ``A.prepare_block_products(k)``): each candidate is timed from BLOCK_RACE_CALLS
-products in a CUDA graph, on scratch blocks of the same shape and layout (the caller's arrays are
-never touched), and kept per bucket, so later products pay nothing.  One product per column is
+matrix, each of cuSPARSE's SpMM algorithms.  The choice is made before the first block product of
+the bucket runs (or by ``A.prepare_block_products(k)``), by the matrix's
+:class:`~cocktail.auto.plans.PlannedProduct` (:func:`plan_bucket`), and set on the executor, which
+only runs it: each candidate is timed from BLOCK_RACE_CALLS products in a CUDA graph, on scratch
+blocks of the same shape and layout (the caller's arrays are never touched), and kept per bucket,
+so later products pay nothing.  One product per column is
 timed as it runs: ``k`` SpMVs on the columns of column-major blocks, and for row-major ones with the
 copies to and from their transposes.  Between the vendor and ours a tie (within :data:`RACE_TIE`) goes
 to the vendor, as in the SpMV race: the goal is never to be slower than the vendor.
@@ -82,24 +84,41 @@ def fastest(times: dict):
     return best
 
 
+def can_time() -> bool:
+    """Whether candidates can be timed now: not inside a CUDA graph capture on the current stream."""
+    import cupy
+
+    return not cupy.cuda.get_current_stream().is_capturing()
+
+
+def plan_bucket(executor, operands, plan, rival=None) -> None:
+    """Decide what block products of ``operands``' bucket of k and layout run on ``executor`` and push it down:
+    each of its :meth:`block_executors` that runs block choices gets the one ``plan`` (a :func:`planner`) times
+    fastest, then, with ``rival`` (a :class:`WholeRival`), the whole matrix runs the bucket where it wins."""
+    for leaf in executor.block_executors():
+        if hasattr(leaf, "set_block_choice"):
+            leaf.set_block_choice(operands, plan(leaf, operands))
+    if rival is not None and operands.k > 1:
+        executor.set_whole(operands, rival(executor, operands, executor.built_whole()))
+
+
 class WholeRival:
     """Whether a matrix's block products of one bucket of k and layout run on the matrix as stored or on the
-    whole matrix as one CSR: the ``block_rival`` of a Cocktail's composed executor (its parts one after
-    another) and of a single executor whose block products have no vendor choice (a format cuSPARSE's SpMM
-    does not take).
+    whole matrix as one CSR: the rival of a Cocktail's composed executor (its parts one after another) and of a
+    single executor whose block products have no vendor choice (a format cuSPARSE's SpMM does not take).
 
-    The matrix as stored is planned (each executor timed by its own block planner), and the whole matrix,
-    gathered into one CSR on the device, gets the cuda executor of the CSR kernel the rules pick, planned by
-    the same block planner (our CSR block kernels and each of cuSPARSE's SpMM algorithms).  The whole runs the
-    bucket where its plan measured faster than the stored plans summed by more than RACE_TIE (within it,
-    where its plan is the vendor's: the goal is never to be slower than the vendor).  The whole matrix's CSR
-    is built on the first bucket that times it and kept only while a bucket runs it.
+    The matrix as stored is planned first (each of its executors by the block planner, :func:`plan_bucket`),
+    and the whole matrix, gathered into one CSR on the device, gets the cuda executor of the CSR kernel the rules
+    pick, planned by the same block planner (our CSR block kernels and each of cuSPARSE's SpMM algorithms).  The
+    whole runs the bucket where its plan measured faster than the stored plans summed by more than RACE_TIE
+    (within it, where its plan is the vendor's: the goal is never to be slower than the vendor).  The whole
+    matrix's CSR is built on the first bucket that times it and kept only while a bucket runs it (the
+    executor's :meth:`~cocktail.executors.base.Executor.set_whole` holds it).
     """
 
     def __init__(self, storage, deterministic: bool = False, vendor: bool = True):
         self._storage, self._deterministic = storage, deterministic
         self._plan = planner(deterministic, vendor)
-        self.shape = storage.shape
         self._yielding = device.yielding()  # the matrix's launches' grids, for the whole one built later
 
     @classmethod
@@ -114,24 +133,17 @@ class WholeRival:
             return True
         return hasattr(executor, "block_specs") and not isinstance(storage, CSR)
 
-    @staticmethod
-    def can_time() -> bool:
-        """Whether candidates can be timed now: not inside a CUDA graph capture on the current stream."""
-        import cupy
-
-        return not cupy.cuda.get_current_stream().is_capturing()
-
     def __call__(self, executor, operands, whole=None):
-        """The whole matrix's executor where it wins the bucket of ``operands`` (``whole``: the one built for
-        another bucket), else None; both times go to ``executor.rival_times``."""
+        """The whole matrix's executor where it wins the bucket of ``operands`` against ``executor``'s planned
+        block products (``whole``: the one built for another bucket), else None; both times go to
+        ``executor.rival_times``."""
         key = block_key(operands)
-        executor.plan_own_blocks(operands)
         try:  # out of GPU memory for scratch blocks or the whole's CSR: the matrix as stored, as the planner does
             stored_us = _planned_us(executor.block_executors(), operands)
             if stored_us is None:
                 return None
-            whole = whole or self._whole(executor)
-            whole.plan_blocks(operands)
+            whole = whole or self._whole()
+            whole.set_block_choice(operands, self._plan(whole, operands))
             whole_us = _planned_us((whole,), operands)
         except Exception as exc:
             if not _memory.gpu_out_of_memory(exc):
@@ -145,15 +157,13 @@ class WholeRival:
         tie = RACE_TIE if choice.vendor else -RACE_TIE
         return whole if whole_us <= stored_us * (1.0 + tie) else None
 
-    def _whole(self, executor):
-        """The cuda executor of the whole matrix as one CSR, with this rival's block planner, its launches bound as
-        the matrix's were (yielding grids where it was built inside them: it is built on the first block product)."""
+    def _whole(self):
+        """The cuda executor of the whole matrix as one CSR, its launches bound as the matrix's were (yielding grids
+        where it was built inside them: it is built on the first block product)."""
         from ..executors.cuda import create
 
         with device.yielding_grids(self._yielding):
-            whole = create(self._storage.to_csr(), None, {}, required=False, deterministic=self._deterministic)
-        whole.block_planner = self._plan
-        return whole
+            return create(self._storage.to_csr(), None, {}, required=False, deterministic=self._deterministic)
 
 
 def _planned_us(executors, operands) -> float | None:

@@ -1,14 +1,19 @@
 """The product of a planned matrix: the plan ``format="auto"`` chose, which tuning may replace.
 
 A :class:`PlannedProduct` is the executor a planned ``SparseMatrix`` holds.  It runs the current
-plan's executor (through its :class:`~cocktail.auto.online.OnlineTuner` while one is tuning), sets up
-each executor it runs for block products (the block planner and the whole-matrix rival of
-:mod:`cocktail.auto.block_plans`: planning stays here, the executors only run), and answers every
-other question of the matrix with the current executor's answer.  A bound product or a captured
-CUDA graph holds the executor current when it was made: it keeps that plan.
+plan's executor (through its :class:`~cocktail.auto.online.OnlineTuner` while one is tuning), plans
+the block products of each bucket of k and layout before the first of them runs (the block planner
+and the whole-matrix rival of :mod:`cocktail.auto.block_plans`), pushing what it decided down to the
+executor, which only runs it, and answers every other question of the matrix with the current
+executor's answer.  A bound product or a captured CUDA graph holds the executor current when it was
+made: it keeps that plan.
 """
 
 from __future__ import annotations
+
+from ..executors.base import block_key
+from ..kernels.block_operands import BlockOperands
+from . import block_plans
 
 
 class PlannedProduct:
@@ -47,20 +52,76 @@ class PlannedProduct:
         self.run(x, y_empty, alpha, 0)
         return y_empty
 
+    # --- block products: each bucket of k and layout planned before its first product -------------------------
+    def run_block(self, X, Y, alpha, beta) -> None:
+        """``Y = alpha*A@X + beta*Y`` with the current plan, the bucket of ``X`` and ``Y`` planned on first use."""
+        self._plan(_operands(X, Y))
+        self.current.run_block(X, Y, alpha, beta)
+
+    def captures_block(self, X, Y) -> bool:
+        """Whether the current plan's block product of ``X`` and ``Y`` can be captured (its bucket planned first)."""
+        self._plan(_operands(X, Y))
+        return self.current.captures_block(X, Y)
+
+    def plan_blocks(self, operands) -> None:
+        """Plan block products of ``operands``' bucket of k and layout now, again where a CUDA graph capture left
+        it to the rule's choice (nothing can be timed inside one)."""
+        self._plan(operands, again=True)
+
+    def bind_blocks(self, operands) -> None:
+        """:meth:`plan_blocks`, then bind what runs ``operands`` (ahead of a capture)."""
+        self.plan_blocks(operands)
+        self.current.bind_blocks(operands)
+
+    def block_kernels(self, k: int, row_major: bool = True) -> tuple[str, ...]:
+        """What the current plan's block product of ``k`` columns in that layout runs (its bucket planned first)."""
+        self._plan(self._width(k, row_major))
+        return self.current.block_kernels(k, row_major)
+
+    def reads_once(self, k: int) -> tuple[bool, ...]:
+        """Per part, whether the current plan's row-major block product of ``k`` columns reads the matrix once."""
+        self._plan(self._width(k, True))
+        return self.current.reads_once(k)
+
+    def whole_for_width(self, k: int, row_major: bool = True):
+        """The whole matrix's executor that runs aligned blocks of ``k`` columns in that layout, or None (its
+        bucket planned first)."""
+        self._plan(self._width(k, row_major))
+        return self.current.whole_for_width(k, row_major)
+
+    def _width(self, k: int, row_major: bool):
+        """The operands of aligned blocks of ``k`` columns in that layout (None: one column, nothing to plan)."""
+        if k == 1:
+            return None
+        m, n = self.storage.shape
+        return BlockOperands.row_major(k) if row_major else BlockOperands(int(k), (1, max(n, 1)), (1, max(m, 1)))
+
+    def _plan(self, operands, again: bool = False) -> None:
+        """Plan ``operands``' bucket of k and layout for the current executor where it is not planned yet
+        (``again``: also where it was met inside a capture), pushing the decisions down
+        (:func:`.block_plans.plan_bucket`); inside a capture nothing is timed: the bucket runs the rule's choice."""
+        if operands is None:
+            return
+        key = block_key(operands)
+        planned = self._buckets.get(key)
+        if planned or (planned is not None and not again):
+            return
+        self._buckets[key] = block_plans.can_time()
+        if self._buckets[key]:
+            block_plans.plan_bucket(self.current, operands, self._planner, self._rival)
+
     def __getattr__(self, name):
         if name in ("current", "__setstate__"):  # not set yet: no delegation loop
             raise AttributeError(name)
         return getattr(self.current, name)
 
     def _dress(self, executor, storage) -> None:
-        """Give ``executor`` (of ``storage``) its block planning: each bucket of k timed on first use, and the
-        whole matrix as one CSR as a rival where it may win."""
-        from .block_plans import WholeRival, planner
-
-        for leaf in executor.block_executors():
-            leaf.block_planner = planner(self._deterministic, self._vendor)
-        if WholeRival.wanted(executor, storage):
-            executor.block_rival = WholeRival(storage, self._deterministic, self._vendor)
+        """Fresh block planning for ``executor`` (of ``storage``): no bucket planned yet, each timed on first use,
+        and the whole matrix as one CSR as a rival where it may win."""
+        rival = block_plans.WholeRival
+        self._buckets = {}  # block_key -> planned (False: met inside a capture, the rule's choice ran)
+        self._planner = block_plans.planner(self._deterministic, self._vendor)
+        self._rival = rival(storage, self._deterministic, self._vendor) if rival.wanted(executor, storage) else None
 
     def switch(self, plan, storage, executor) -> None:
         """Run ``plan`` (built as ``storage`` and ``executor``) from the next product on; the old one is retired."""
@@ -88,3 +149,11 @@ class PlannedProduct:
     def _release(self) -> None:
         """Drop what was retired before products that have now finished."""
         self._retired = [(event, held) for event, held in self._retired if not event.done]
+
+
+def _operands(X, Y):
+    """The operands whose bucket a block product of ``X`` and ``Y`` runs: none for one column (the SpMV), C-ordered
+    ones where a kernel cannot address them in place (the executor multiplies C-ordered copies)."""
+    if X.shape[1] == 1:
+        return None
+    return BlockOperands.of(X, Y) or BlockOperands.row_major(X.shape[1])

@@ -12,7 +12,9 @@ class Executor:
     ``name`` is the executor's name and ``kernel`` what computes the product (a kernel name,
     ``"scipy"`` or ``"reference"``); ``config`` the resolved kernel parameters (possibly empty);
     ``nondeterministic`` the names of what in the product sums in an order that varies from run to
-    run (floating-point atomics).
+    run (floating-point atomics).  An executor runs the block products it is given: which bucket of k and
+    layout runs on the whole matrix in another format (:meth:`set_whole`) and, on the GPU, which block
+    choice each bucket runs are decided elsewhere (a planned matrix's :mod:`cocktail.auto.plans`).
     """
 
     name = ""
@@ -62,11 +64,6 @@ class Executor:
         """:meth:`reads_once` of the matrix as stored: here once a column, unless ``k == 1``."""
         return (k == 1,)
 
-    #: ``planner(executor, operands) -> BlockChoice``: plans each bucket of k and layout of block products
-    #: (:mod:`cocktail.auto.block_plans`, set by a planned matrix on each of :meth:`block_executors`); None:
-    #: the rule's choice.  Only an executor with block kernels (``cuda``) consults it.
-    block_planner = None
-
     def block_executors(self) -> tuple:
         """The executors whose block products are planned on their own: this one (a composed one: its parts)."""
         return (self,)
@@ -79,57 +76,41 @@ class Executor:
     def prepare_blocks(self) -> None:
         """Make now what block products need made once (nothing here)."""
 
-    def plan_blocks(self, operands):
-        """Plan block products of ``operands``' bucket of k and layout now: the matrix as stored
-        (:meth:`plan_own_blocks`, whose answer this returns), then, where a ``block_rival`` is set, whether the
-        whole matrix runs them instead; what runs them is bound for ``operands``."""
-        own = self.plan_own_blocks(operands)
-        whole = self._whole_for(operands, plan=True) if self.block_rival is not None and operands.k > 1 else None
+    def bind_blocks(self, operands) -> None:
+        """Bind now what block products of ``operands`` run, so that a CUDA graph capture can use them: the whole
+        matrix's executor where their bucket runs it (:meth:`set_whole`), and the matrix as stored (nothing to
+        bind here)."""
+        whole = self.whole_for(operands)
         if whole is not None:
-            whole.plan_blocks(operands)
-        return own
+            whole.bind_blocks(operands)
 
-    def plan_own_blocks(self, operands):
-        """Plan block products of the matrix as stored (nothing to plan here)."""
+    def set_whole(self, operands, whole) -> None:
+        """Run block products of ``operands``' bucket of k and layout on ``whole``, an executor of the whole matrix
+        in another format (as a planned matrix decided), or, with None, on the matrix as stored."""
+        self.__dict__.setdefault("_wholes", {})[block_key(operands)] = whole
 
-    #: ``rival(executor, operands, whole) -> executor or None``, with the matrix's ``shape`` and ``can_time()``
-    #: (False inside a CUDA graph capture, where the bucket runs the matrix as stored, unplanned): for the
-    #: bucket of k and layout of ``operands``, an executor of the whole matrix in another format (``whole``: the
-    #: one another bucket already runs, or None) whose block product is faster than this executor's, or None
-    #: (:class:`cocktail.auto.block_plans.WholeRival`, set by a planned matrix).  None: the matrix as stored.
-    block_rival = None
+    def whole_for(self, operands):
+        """The whole matrix's executor set for ``operands``' bucket and layout, or None (the matrix as stored)."""
+        wholes = _wholes(self)
+        return wholes.get(block_key(operands)) if wholes else None
 
-    def _whole_for(self, operands, plan: bool = False):
-        """The whole matrix's executor that block products of ``operands``' bucket and layout run, or None (the
-        matrix as stored): decided by ``block_rival`` on first use of the bucket (again with ``plan``, where a
-        capture left it unplanned; never inside a capture, where nothing can be timed)."""
-        wholes = self.__dict__.setdefault("_wholes", {})  # block_key -> (the whole's executor or None, planned)
-        key = block_key(operands)
-        found = wholes.get(key)
-        if found is None or (plan and not found[1]):
-            if not self.block_rival.can_time():
-                found = wholes[key] = (None, False)
-            else:
-                current = next((w for w, _ in wholes.values() if w is not None), None)
-                found = wholes[key] = (self.block_rival(self, operands, current), True)
-        return found[0]
+    def built_whole(self):
+        """The whole matrix's executor some bucket runs, or None: another bucket may take it too."""
+        return next((w for w in _wholes(self).values() if w is not None), None)
+
+    def whole_for_width(self, k: int, row_major: bool = True):
+        """The whole matrix's executor that aligned blocks of ``k`` columns in that layout (row-major, or
+        column-major) run instead of the matrix as stored, or None."""
+        wholes = _wholes(self)
+        return wholes.get((RULES.spmm_bucket(k), "row" if row_major else "col")) if wholes and k > 1 else None
 
     def _block_runner(self, X, Y):
         """What runs a block product of ``X`` and ``Y`` instead of the matrix as stored: the whole matrix's
         executor, or None."""
-        if self.block_rival is None or X.shape[1] == 1:
+        if X.shape[1] == 1:
             return None
         operands = BlockOperands.of(X, Y)
-        return None if operands is None else self._whole_for(operands)
-
-    def whole_for_width(self, k: int, row_major: bool = True):
-        """The whole matrix's executor that aligned blocks of ``k`` columns in that layout (row-major, or
-        column-major) run instead of the matrix as stored, or None; deciding it times the bucket's choices once."""
-        if self.block_rival is None or k == 1:
-            return None
-        m, n = self.block_rival.shape
-        operands = BlockOperands.row_major(k) if row_major else BlockOperands(k, (1, max(n, 1)), (1, max(m, 1)))
-        return self._whole_for(operands)
+        return None if operands is None else self.whole_for(operands)
 
     def run_block(self, X, Y, alpha, beta) -> None:
         """``Y = alpha*A@X + beta*Y`` for 2-D ``X`` (n, k) and ``Y`` (m, k): one product per column, on the columns
@@ -147,6 +128,12 @@ class Executor:
         for j in range(Xt.shape[0]):
             self.run(Xt[j], Yt[j], alpha, beta)
         Y[...] = Yt.T
+
+
+def _wholes(executor) -> dict:
+    """``executor``'s block_key -> the whole matrix's executor set for that bucket (None: the matrix as stored);
+    empty where none was set."""
+    return executor.__dict__.get("_wholes") or {}
 
 
 def _columns_contiguous(a) -> bool:

@@ -47,10 +47,11 @@ class Composed(Executor):
         for part in self.parts:
             part.prepare_blocks()
 
-    def plan_own_blocks(self, operands) -> None:
-        """Each part's plan."""
+    def bind_blocks(self, operands) -> None:
+        """Every part's, then the whole matrix's where it runs the bucket."""
         for part in self.parts:
-            part.plan_blocks(operands)
+            part.bind_blocks(operands)
+        super().bind_blocks(operands)
 
     def captures_block(self, X, Y) -> bool:
         """Whether a block product of ``X`` and ``Y`` can be captured: what runs it can (every part, or the whole

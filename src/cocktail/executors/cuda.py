@@ -32,15 +32,15 @@ class CudaExecutor(Executor):
         self.nondeterministic = kernels.nondeterministic(spec, full)
         self._current_stream = cupy.cuda.get_current_stream
         # Block products: the rule's block kernel extending this one (None: blocks loop over their columns),
-        # every block kernel extending it (a vendor's too), the plan of each bucket of k and layout (a
-        # BlockChoice: the rule's, or the fastest timed by block_planner, which a planned matrix sets), and the
-        # launches per BlockOperands (k and the steps of X and Y), bound on first use of each.
+        # every block kernel extending it (a vendor's too), the choice each bucket of k and layout runs (a
+        # BlockChoice: the rule's, or the one a planned matrix set), and the launches per BlockOperands (k and
+        # the steps of X and Y), bound on first use of each.
         self._storage, self._props, self._accumulate = storage, props, accumulate
         block_spec = kernels.block_for(storage.name, spec)
         self.block_spec = block_spec if block_spec is not None and block_spec.takes(storage) else None
         self.block_specs = tuple(s for s in kernels.blocks_for(storage.name, spec) if s.takes(storage))
         self._block_plans = {}
-        self.block_times = {}  # block_key -> {choice label: µs}, what block_planner measured
+        self.block_times = {}  # block_key -> {choice label: µs}, what a planned matrix's block planner measured
         self._block_launches = {}
         self._block_prepared = None  # the rule's block kernel's prepare(), made by prepare_blocks()
 
@@ -74,31 +74,31 @@ class CudaExecutor(Executor):
         return found
 
     def block_choice(self, operands: BlockOperands) -> BlockChoice:
-        """The plan of the bucket of k and the layout of ``operands``: made on first use, by ``block_planner``
-        where a planned matrix set one (not inside a CUDA graph capture: timing needs the host), else the
-        rule's."""
+        """The choice the bucket of k and the layout of ``operands`` runs: the one set for it
+        (:meth:`set_block_choice`), else the rule's, kept from its first use."""
         key = block_key(operands)
         found = self._block_plans.get(key)
         if found is None:
-            planned = self.block_planner is not None and not self._current_stream().is_capturing()
-            found = self._block_plans[key] = (self.block_planner(self, operands) if planned
-                                              else self.rule_choice(operands.k), planned)
-        return found[0]
+            found = self._block_plans[key] = self.rule_choice(operands.k)
+        return found
 
-    def plan_own_blocks(self, operands: BlockOperands) -> BlockChoice:
-        """Plan the bucket and layout of ``operands`` now with ``block_planner`` (again where a capture left it to
-        the rule) and bind its launches for ``operands``; later products of that bucket and layout run its
-        choice (unless a ``block_rival`` gives them to the whole matrix in another format)."""
+    def set_block_choice(self, operands: BlockOperands, choice: BlockChoice) -> None:
+        """Run ``choice`` for block products of the bucket of k and the layout of ``operands`` from now on (launches
+        bound for another choice of that bucket are dropped)."""
         key = block_key(operands)
-        if self.block_planner is not None and not self._block_plans.get(key, (None, False))[1]:
-            self._block_plans[key] = (self.block_planner(self, operands), True)
+        if self._block_plans.get(key) != choice:
+            self._block_plans[key] = choice
             self._block_launches = {ops: launches for ops, launches in self._block_launches.items()
                                     if block_key(ops) != key}
-        if operands not in self._block_launches and self._storage.shape[0]:  # bound now: a capture can use them
+
+    def bind_blocks(self, operands: BlockOperands) -> None:
+        """Bind the launches of ``operands``' choice now, then the whole matrix's where it runs their bucket: a
+        CUDA graph capture can then use them."""
+        if operands not in self._block_launches and self._storage.shape[0]:
             launches, keep = self._bind_planned(operands)
             if keep:
                 self._block_launches[operands] = launches
-        return self.block_choice(operands)
+        super().bind_blocks(operands)
 
     def own_reads_once(self, k: int) -> tuple[bool, ...]:
         """Whether a block of ``k`` row-major columns reads the matrix once (a block kernel) rather than once a
@@ -163,7 +163,7 @@ class CudaExecutor(Executor):
         if X.shape[1] == 1:  # the tuned SpMV kernel
             return super().run_block(X, Y, alpha, beta)
         operands = BlockOperands.of(X, Y)
-        whole = self._whole_for(operands) if self.block_rival is not None and operands is not None else None
+        whole = self.whole_for(operands) if operands is not None else None
         if whole is not None:
             return whole.run_block(X, Y, alpha, beta)
         if not self.block_specs:  # no block kernel: one product per column
@@ -193,7 +193,7 @@ class CudaExecutor(Executor):
         if X.shape[1] == 1:
             return super().captures_block(X, Y)
         operands = BlockOperands.of(X, Y)
-        whole = self._whole_for(operands) if self.block_rival is not None and operands is not None else None
+        whole = self.whole_for(operands) if operands is not None else None
         if whole is not None:
             return whole.captures_block(X, Y)
         if not self.block_specs:
