@@ -1,4 +1,5 @@
-"""The fused feature kernels (features_rows.cu, features_entries.cu) run on the CPU, against the NumPy path.
+"""The fused feature kernels (features_rows.cu, features_entries.cu) run on the CPU, against the NumPy path (whose
+block statistics of blocks taller than one row sort the row-blocks; feature_superrows searches the rows instead).
 
 As tests/test_kernel_blocks_emulated.py, the sources are compiled by g++ (C++20, AddressSanitizer and UBSan)
 after a shim, here one that runs a whole block at once: its threads are host threads meeting at a block
@@ -148,10 +149,12 @@ int main(int argc, char** argv) {
 #: The call of each kernel (by name, before its template arguments) from the argument file: P<T>(k) an array,
 #: S<T>(k) a scalar.
 CALLS = {
-    "feature_rows": "P<I>(0), S<ll>(1), P<unsigned>(2), S<int>(3), S<int>(4), S<int>(5), S<int>(6), S<int>(7), "
-                    "P<ull>(8), P<ull>(9), P<unsigned>(10), P<ull>(11), P<ull>(12)",
+    "feature_rows": "P<I>(0), S<ll>(1), P<unsigned>(2), S<int>(3), S<ll>(4), S<int>(5), S<int>(6), S<int>(7), "
+                    "S<int>(8), P<ull>(9), P<ull>(10), P<unsigned>(11), P<ull>(12), P<ull>(13)",
     "feature_entries": "P<I>(0), P<I>(1), S<ll>(2), S<ll>(3), S<ll>(4), S<int>(5), S<int>(6), S<int>(7), "
                        "S<int>(8), S<int>(9), S<int>(10), P<unsigned>(11), P<ull>(12), P<unsigned>(13)",
+    "feature_superrows": "P<I>(0), P<I>(1), S<ll>(2), S<ll>(3), S<ll>(4), S<int>(5), S<int>(6), S<int>(7), "
+                         "S<int>(8), S<int>(9), S<ll>(10), S<double>(11), P<ull>(12), P<unsigned>(13), P<ull>(14)",
     "diagonal_compact": "P<unsigned>(0), S<ll>(1), S<ll>(2), S<ll>(3), P<ll>(4), P<ll>(5), P<ull>(6)",
     "scatter_groups": "P<I>(0), P<I>(1), S<ll>(2), S<ll>(3), S<ll>(4), S<int>(5), S<ll>(6), S<int>(7), "
                       "S<int>(8), P<ull>(9), P<ull>(10), P<unsigned>(11)",
@@ -284,4 +287,51 @@ def test_one_synchronisation_and_few_launches(binary, tmp_path):
     launcher.fetch = lambda buffer: calls.append(1) or fetch(buffer)
     csr = _csr(_matrices()[1][1], np.float64, np.int32)
     F._fused_compute(csr, 2.0, None, None, launcher=launcher)
-    assert len(calls) == 1 and len(launcher.launches) == 6
+    assert len(calls) == 1 and len(launcher.launches) == 7
+
+
+def _tall_matrices():
+    """Matrices whose taller blocks are dense, partly filled and cut: rows longer than a warp, empty rows, blocks off
+    the block grid, super-rows cut by the last row and blocks cut by the last column."""
+    rng = np.random.default_rng(11)
+    dense = np.ones((37, 70))  # 37 rows: every height's last super-row cut; 70 columns: the last blocks cut
+    dense[rng.random(dense.shape) < 0.03] = 0
+    pattern = sp.random_array((24, 24), density=0.15, random_state=6) + sp.eye_array(24)
+    shifted = sp.vstack([sp.csr_array((1, 192)), sp.kron(pattern, np.ones((8, 8))), sp.csr_array((2, 192))])
+    return [("dense", sp.csr_array(dense)), ("shifted", sp.csr_array(shifted)),
+            ("fem", sp.kron(pattern, np.ones((3, 3)), format="csr")[:70])]
+
+
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64], ids=lambda v: v.__name__)
+def test_taller_blocks_equal_the_sorted_blocks(binary, tmp_path, index_dtype):
+    """Every block shape against the host's sort; with 32-bit indices also with the fill limit at each 1 x c fill (the
+    kernel's test of it and the host's must agree to the bit) and at each taller shape's (a chain of heights cut)."""
+    launcher = EmulatedLauncher(binary, tmp_path)
+    for label, S in _tall_matrices():
+        csr = _csr(S, np.float32, index_dtype)
+        want = F.compute(csr)
+        assert dict(F._fused_compute(csr, None, True, 1, launcher=launcher).blocks) == dict(want.blocks), label
+        if index_dtype is np.int64:
+            continue
+        rows, cols = csr.row_ids().astype(np.int64), csr.indices.astype(np.int64)
+        limits = {F._row_blocks(np, rows, cols, c)[0].shape[0] * c / csr.nnz for c in F._ROW_WIDTHS}
+        for limit in sorted(limits | {want.blocks[shape].fill for shape in F._TALL_SHAPES}):
+            got = F._fused_compute(csr, limit, True, 1, launcher=launcher).blocks
+            assert dict(got) == dict(F.compute(csr, block_fill_limit=limit).blocks), (label, limit)
+
+
+def test_taller_blocks_past_the_sort_key(binary, tmp_path, monkeypatch):
+    """Super-rows times block columns past the host's sort key (its lexicographic sorts): the same statistics."""
+    launcher = EmulatedLauncher(binary, tmp_path)
+    m, n = 21, 2 ** 61
+    rng = np.random.default_rng(2)
+    near, far = np.arange(0, 40), n - 40 + np.arange(40)
+    rows = [np.sort(rng.choice(np.r_[near, far], rng.integers(0, 30), replace=False)) for _ in range(m)]
+    S = sp.csr_array((np.ones(sum(map(len, rows))), np.concatenate(rows), np.r_[0, np.cumsum(list(map(len, rows)))]),
+                     shape=(m, n))
+    csr = _csr(S, np.float32, np.int64)
+    assert -(-m // 2) * (n // 2) >= F._KEY_LIMIT
+    empty = F.DiagonalCounts((m, n), np.zeros(0, np.int64), np.zeros(0, np.int64))
+    monkeypatch.setattr(F, "_diagonals", lambda *args: empty)  # a count per diagonal: far too many here
+    monkeypatch.setattr(F, "x_scatter", lambda csr: {})
+    assert dict(F._fused_compute(csr, None, True, 1, launcher=launcher).blocks) == dict(F.compute(csr).blocks)

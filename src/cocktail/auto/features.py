@@ -534,8 +534,8 @@ def compute(csr, block_fill_limit: float | None = None, one_value: bool | None =
 
     ``block_fill_limit``: leave out the block shapes ``r x c`` (``r > 1``) once a shorter shape
     ``q x c`` (``q`` divides ``r``: ``1 x c``, then ``2 x c``, ...) exceeds it: an ``r x c`` block
-    covers at most ``r / q`` of the ``q x c`` ones, so its fill is at least theirs.  Those need a
-    sort each; the ``1 x c`` counts do not.  ``one_value``: whether every entry holds one value, when the
+    covers at most ``r / q`` of the ``q x c`` ones, so its fill is at least theirs.  On the host
+    those need a sort each; the ``1 x c`` counts and the GPU's counts do not.  ``one_value``: whether every entry holds one value, when the
     caller knows it already (else one pass over the values finds out); ``distinct``: likewise, the count of
     :func:`distinct_values`.
     """
@@ -602,7 +602,7 @@ def _structure_hash(shape, nnz: int, histogram) -> str:
 # The fused device pass: the features of a CuPy CSR in a few helper kernels (kernels/features_rows.cu and
 # kernels/features_entries.cu, no sort) whose results land in one device buffer, brought to the host by one
 # copy and one synchronisation.  The host path above stays the oracle; the rare cases the kernels leave to it
-# (blocks taller than one row, a sampled group too long for its hash set, values outside the sample) take it.
+# (a sampled group too long for its hash set, values outside the sample) take it.
 
 #: Threads per block of every feature kernel (features_rows needs exactly this: a tile of rows per block).
 _BLOCK = 256
@@ -621,6 +621,10 @@ _SCATTER_PASSES = 16
 _VALUE_KEYS = {2: "unsigned short", 4: "unsigned int", 8: "unsigned long long"}
 #: The 1 x c row-blocks counted per row: every width of BLOCK_SIZES, in their order.
 _ROW_WIDTHS = tuple(dict.fromkeys(c for _, c in BLOCK_SIZES))
+#: The taller shapes of BLOCK_SIZES, in the order of their count arrays (width by width, rising heights), and the
+#: same as feature_superrows' bit mask: bit 16 w + r for height r of width w (heights below 16).
+_TALL_SHAPES = tuple((r, c) for c in _ROW_WIDTHS for r in sorted({r for r, w in BLOCK_SIZES if w == c and r > 1}))
+_HEIGHTS = sum(1 << (16 * _ROW_WIDTHS.index(c) + r) for r, c in _TALL_SHAPES)
 _LEVELS = len(GROUP_SIZES)
 
 
@@ -628,7 +632,8 @@ def _fused_applies(csr) -> bool:
     """Whether the fused pass takes ``csr`` (rows and entries, its 32-bit counters and 256-row tiles allow)."""
     m, n = (int(d) for d in csr.shape)
     return (0 < m < 2 ** 31 and n < 2 ** 62 and int(csr.nnz) > 0 and GROUP_SIZES == tuple(1 << k for k in range(_LEVELS))
-            and _BLOCK == GROUP_SIZES[-1] and SBELL_HEIGHT in GROUP_SIZES[:6] and SCATTER_ITEMSIZES == (4, 8))
+            and _BLOCK == GROUP_SIZES[-1] and SBELL_HEIGHT in GROUP_SIZES[:6] and SCATTER_ITEMSIZES == (4, 8)
+            and all(r < 16 for r, _ in _TALL_SHAPES))
 
 
 def _diagonal_table_applies(m: int, n: int, nnz: int) -> bool:
@@ -696,14 +701,16 @@ def _index_type(csr) -> str:
     return "int" if csr.indptr.dtype == np.int32 else "long long"
 
 
-def _launch_rows(launch, csr, summary, row_blocks=None, levels: int = _LEVELS) -> None:
+def _launch_rows(launch, csr, summary, block_counts=None, levels: int = _LEVELS) -> None:
     """features_rows: the length histogram and longest row, the row groups' widest rows (``levels`` sizes)
-    and the statistics of the per-row counts ``row_blocks`` (one row of them per width of _ROW_WIDTHS)."""
+    and the statistics of the block counts ``block_counts``: per row for each width of _ROW_WIDTHS, then per
+    super-row for each shape of _TALL_SHAPES."""
     m, cap = int(csr.shape[0]), WIDTH_CAP
     shared_widths = min(_SHARED_WIDTHS, cap + 1)
-    widths = 0 if row_blocks is None else len(_ROW_WIDTHS)
+    widths = 0 if block_counts is None else len(_ROW_WIDTHS)
     launch("features_rows", f"feature_rows<{_index_type(csr)}>", m, _BLOCK,
-           (csr.indptr, np.int64(m), row_blocks, np.int32(widths), np.int32(SBELL_HEIGHT.bit_length() - 1),
+           (csr.indptr, np.int64(m), block_counts, np.int32(widths), np.int64(_HEIGHTS if widths else 0),
+            np.int32(SBELL_HEIGHT.bit_length() - 1),
             np.int32(levels), np.int32(cap), np.int32(shared_widths), summary["histogram"], summary["longest"],
             summary["group_counts"] if levels else None, summary["group_over"] if levels else None,
             summary["count_stats"] if widths else None), shared=4 * levels * shared_widths)
@@ -780,20 +787,29 @@ def _fused_compute(csr, block_fill_limit, one_value, distinct, launcher=None) ->
     summary = _Summary(xp, {
         "longest": (np.uint64, (1,)), "histogram": (np.uint64, (_LENGTH_BUCKETS,)), "flags": (np.uint32, (1,)),
         "distinct": (np.uint32, (2,)), "overflow": (np.uint32, (1,)), "diagonals_found": (np.uint64, (1,)),
-        "full_blocks": (np.uint64, (widths,)), "count_stats": (np.uint64, (widths, 4 + _LENGTH_BUCKETS)),
+        "row_block_counts": (np.uint64, (2, widths)),
+        "count_stats": (np.uint64, (widths + len(_TALL_SHAPES), 4 + _LENGTH_BUCKETS)),
         "group_over": (np.uint64, (_LEVELS,)), "group_counts": (np.uint32, (_LEVELS, WIDTH_CAP + 2)),
         "sectors": (np.uint64, (2,)), "scatter_entries": (np.uint64, (first_row.shape[0],)),
         "diagonal_pairs": (np.int64, (_DIAGONAL_HEAD, 2))})
     need_values = one_value is None or distinct is None
     launched = need_values and _launch_values(launch, xp, csr, summary)
-    row_blocks = xp.zeros(widths * m, dtype=np.uint32)
+    # the blocks per row of every width, then per super-row of every taller shape
+    block_counts = xp.zeros(widths * m + sum(-(-m // r) for r, _ in _TALL_SHAPES), dtype=np.uint32)
     table = xp.zeros(m + n - 1, dtype=np.uint32) if diagonal_table else None
     chunks = -(-nnz // _ENTRY_CHUNK)
+    row_widths = tuple(np.int32(c) for c in _ROW_WIDTHS)
     launch("features_entries", f"feature_entries<{_index_type(csr)}>", chunks * _BLOCK, _BLOCK,
            (csr.indptr, csr.indices, np.int64(m), np.int64(nnz), np.int64(_ENTRY_CHUNK), np.int32(widths),
-            *(np.int32(c) for c in _ROW_WIDTHS), np.int32(_DIAGONAL_SLOTS), row_blocks, summary["full_blocks"],
-            table), shared=12 * _DIAGONAL_SLOTS)
-    _launch_rows(launch, csr, summary, row_blocks)
+            *row_widths, np.int32(_DIAGONAL_SLOTS), block_counts, summary["row_block_counts"], table),
+           shared=12 * _DIAGONAL_SLOTS)
+    # Every taller shape of a width whose 1 x c fill passes the limit (the kernel tests it): compute keeps a subset.
+    limit = np.inf if block_fill_limit is None else float(block_fill_limit)
+    launch("features_entries", f"feature_superrows<{_index_type(csr)}>", chunks * _BLOCK, _BLOCK,
+           (csr.indptr, csr.indices, np.int64(m), np.int64(nnz), np.int64(_ENTRY_CHUNK), np.int32(widths),
+            *row_widths, np.int64(_HEIGHTS), np.float64(limit), summary["row_block_counts"], block_counts,
+            summary["count_stats"]), shared=16 * len(_TALL_SHAPES))
+    _launch_rows(launch, csr, summary, block_counts)
     more = None
     if diagonal_table:
         more = xp.empty((max(min(m + n - 1, nnz) - _DIAGONAL_HEAD, 1), 2), dtype=np.int64)
@@ -805,7 +821,7 @@ def _fused_compute(csr, block_fill_limit, one_value, distinct, launcher=None) ->
             np.int32(SCATTER_GROUP), np.int64(SECTOR_BYTES // 8), np.int32(_SCATTER_SLOTS),
             np.int32(_SCATTER_PASSES), summary["scatter_entries"], summary["sectors"], summary["overflow"]),
            shared=8 * _SCATTER_SLOTS)
-    del row_blocks
+    del block_counts
     host = summary.fetch(launch)  # the one synchronisation; what follows is host arithmetic but for rare cases
     max_row = int(host["longest"][0])
     uniform, distinct = _value_answers(csr, host, launched, one_value, distinct)
@@ -819,7 +835,7 @@ def _fused_compute(csr, block_fill_limit, one_value, distinct, launcher=None) ->
         row_length_histogram=_trimmed_histogram(host),
         diagonal_counts=(_fused_diagonals(xp, host, table, (m, n)) if diagonal_table else
                          _diagonals(xp, csr.row_ids().astype(xp.int64), csr.indices.astype(xp.int64), (m, n))),
-        blocks=MappingProxyType(_fused_blocks(xp, csr, host, block_fill_limit)),
+        blocks=MappingProxyType(_fused_blocks(host, nnz, block_fill_limit)),
         groups=_fused_groups(host, max_row), distinct_values=distinct, one_value=uniform, x_scatter=scatter)
 
 
@@ -846,28 +862,20 @@ def _fused_diagonals(xp, host, table, shape) -> DiagonalCounts:
     return DiagonalCounts(tuple(shape), _readonly(pairs[:, 0].astype(np.int64)), _readonly(pairs[:, 1].astype(np.int64)))
 
 
-def _fused_blocks(xp, csr, host, block_fill_limit) -> dict:
-    """:class:`BlockStats` of every shape :func:`compute` keeps: one row high from the fused pass, taller ones
-    (only where the shorter shape's fill passes ``block_fill_limit``) by the host path's sort."""
-    m, n = (int(d) for d in csr.shape)
-    nnz = int(csr.nnz)
-    max_row = int(host["longest"][0])
-    least_fill, row_blocks, entries, blocks = {}, {}, None, {}
-    for w, c in enumerate(_ROW_WIDTHS):
-        total, most, _, sliced = (int(v) for v in host["count_stats"][w, :4])
-        histogram = tuple(int(v) for v in host["count_stats"][w, 4:4 + len(length_buckets(most))])
-        fill = total * c / nnz
-        least_fill[c] = fill
-        if (1, c) in BLOCK_SIZES:
-            blocks[(1, c)] = BlockStats(total, most, int(host["full_blocks"][w]), fill, histogram,
-                                        sliced * SBELL_HEIGHT)
+def _fused_blocks(host, nnz: int, block_fill_limit) -> dict:
+    """:class:`BlockStats` of every shape :func:`compute` keeps (a taller one only where the shorter shape's fill
+    passes ``block_fill_limit``), from the fused pass's counts: per row for one row high, per super-row for taller."""
+    stats, blocks = host["count_stats"], {}
+    least_fill = {c: int(stats[w, 0]) * c / nnz for w, c in enumerate(_ROW_WIDTHS)}
     for r, c in BLOCK_SIZES:
-        if r == 1 or (block_fill_limit is not None and least_fill[c] > block_fill_limit):
+        w = _ROW_WIDTHS.index(c)
+        if r > 1 and block_fill_limit is not None and least_fill[c] > block_fill_limit:
             continue
-        if entries is None:
-            entries = (csr.row_ids().astype(xp.int64), csr.indices.astype(xp.int64))
-        if c not in row_blocks:
-            row_blocks[c] = _row_blocks(xp, *entries, c)
-        blocks[(r, c)] = _block_stats(xp, row_blocks[c], r, c, (m, n), nnz, max_row)
+        k = w if r == 1 else len(_ROW_WIDTHS) + _TALL_SHAPES.index((r, c))
+        total, most, dense, sliced = (int(v) for v in stats[k, :4])
+        if r == 1:
+            dense = int(host["row_block_counts"][0, w])
+        histogram = tuple(int(v) for v in stats[k, 4:4 + len(length_buckets(most))])
+        blocks[(r, c)] = BlockStats(total, most, dense, total * r * c / nnz, histogram, sliced * SBELL_HEIGHT)
         least_fill[c] = blocks[(r, c)].fill
-    return {shape: blocks[shape] for shape in BLOCK_SIZES if shape in blocks}
+    return blocks

@@ -55,6 +55,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
+from types import MappingProxyType
 
 import numpy as np
 
@@ -806,7 +807,8 @@ def _dense_diagonals(c: _Costing, features: Features, g_flat: float):
     if not len(diags) or g_flat <= 0:
         return None
     counts = diags.counts
-    picked = diags.offsets[counts >= 0.5 * c.m]
+    fuller = _FullerDiagonals(counts)
+    picked = diags.offsets[fuller.select(0.5 * c.m, strict=False)]
     if not len(picked):
         picked = diags.offsets[:1]
     chosen = None
@@ -817,25 +819,80 @@ def _dense_diagonals(c: _Costing, features: Features, g_flat: float):
         if best is None:
             return None
         g_diag = k * c.m / best[1]
-        dense = counts > c.m * (g_flat / g_diag)  # DIA stores m slots for every diagonal, however short
-        if not dense.any():
+        dense = fuller.select(c.m * (g_flat / g_diag))  # DIA stores m slots for every diagonal, however short
+        if not len(dense):
             return None
-        chosen = (diags.offsets[dense], int(counts[dense].sum()), best[0])
         picked = diags.offsets[dense]
+        chosen = (picked, int(counts[dense].sum()), best[0])
     return chosen
 
 
-def _rest_groups(csr, offsets):
-    """Row groups of the entries not on the diagonals ``offsets`` (computed on the matrix's device)."""
+class _FullerDiagonals:
+    """The diagonals holding more entries than a bound, among a matrix's occupied ``counts``: a graph or an LP
+    occupies 10^5-10^6 diagonals, few or none of them near the ``m`` entries the rule asks, so their largest count
+    answers most questions without a pass, and a later bound no lower than an earlier one filters its answer."""
+
+    def __init__(self, counts):
+        """``counts``: entries on each occupied diagonal."""
+        self.counts, self.most = counts, int(counts.max())
+        self.asked, self.found = None, None  # an answered (bound, strict) and its answer
+
+    def select(self, bound: float, strict: bool = True):
+        """Positions (rising) of the diagonals with more than (``strict``) or at least ``bound`` entries."""
+        if self.most < bound or (strict and self.most == bound):
+            return np.zeros(0, np.int64)
+        if self.asked is not None and (bound, strict) >= self.asked:  # within the answer to a lower bound
+            counts = self.counts[self.found]
+            return self.found[counts > bound if strict else counts >= bound]
+        counts = self.counts
+        self.asked, self.found = (bound, strict), np.flatnonzero(counts > bound if strict else counts >= bound)
+        return self.found
+
+
+#: Threads per block of the rest_rows kernel (a tile of rows each, as features_rows), and the widths whose groups it
+#: counts in shared memory (wider ones go to global memory).
+_REST_BLOCK = 256
+_REST_SHARED_WIDTHS = 512
+
+
+def _rest_groups(csr, offsets, max_row: int, launcher=None):
+    """Row groups of the entries not on the diagonals ``offsets`` (sorted) of ``csr``, whose rows are at most
+    ``max_row`` long, computed on the matrix's device: on a GPU one pass of the rest_rows kernel and one transfer.
+    ``launcher``: the features' launcher protocol (``features._CupyLauncher``), to run the kernel elsewhere."""
     from ..arrays import get_xp
 
-    from ..formats.cocktail import on_diagonals
-
     xp = get_xp(csr.indptr)
-    # Entries on the diagonals per row: a running count read at the row bounds (no atomics, no sync).
-    on = xp.concatenate([xp.zeros(1, xp.int64), xp.cumsum(on_diagonals(csr, offsets), dtype=xp.int64)])
-    ptr = csr.indptr.astype(xp.int64)
-    return row_groups(xp.diff(ptr) - (on[ptr[1:]] - on[ptr[:-1]]))
+    m = int(csr.shape[0])
+    if xp is np and launcher is None:
+        from ..formats.cocktail import on_diagonals
+
+        lengths = np.diff(csr.indptr)
+        rows = np.repeat(np.arange(m, dtype=np.int64), lengths)  # entry_rows' searchsorted costs more on the CPU
+        return row_groups(lengths - np.bincount(rows[on_diagonals(csr, offsets, rows)], minlength=m))
+    from . import features as _features
+
+    launch = launcher or _features._CupyLauncher()
+    levels = len(_features.GROUP_SIZES)
+    cap = min(int(max_row), _features.WIDTH_CAP)  # the rest's rows are no longer: its cap is at most this
+    shared_widths = min(_REST_SHARED_WIDTHS, cap + 1)
+    out = xp.zeros(1 + levels * (cap + 3), dtype=np.uint64)  # longest, over[levels], counts[levels][cap + 2]
+    index = "int" if csr.indptr.dtype == np.int32 else "long long"
+    launch("rest_rows", f"rest_rows<{index}>", m, _REST_BLOCK,
+           (csr.indptr, csr.indices, np.int64(m), xp.asarray(offsets, dtype=np.int64), np.int32(len(offsets)),
+            np.int32(levels), np.int32(cap), np.int32(shared_widths), out[:1], out[1:1 + levels], out[1 + levels:]),
+           shared=4 * levels * shared_widths)
+    host = launch.fetch(out).view(np.uint64).astype(np.int64)
+    longest, over, counts = int(host[0]), host[1:1 + levels], host[1 + levels:].reshape(levels, cap + 2)
+    top = min(longest, _features.WIDTH_CAP)  # row_groups' cap: the rest's longest row, no wider group below it
+    return MappingProxyType({g: _features.GroupWidths(g, _frozen(np.r_[counts[i, :top + 1], counts[i, cap + 1]]),
+                                                      int(over[i]), top, longest)
+                             for i, g in enumerate(_features.GROUP_SIZES)})
+
+
+def _frozen(a):
+    """``a``, read-only."""
+    a.setflags(write=False)
+    return a
 
 
 #: The row-prefix widths clSpMV's rule tries (those below the widest row).
@@ -939,7 +996,8 @@ def plan(csr, features: Features, profile, dtype, deterministic: bool = False, v
         t = c.time(variant, slots)
         part = Part(variant, ("diagonals", tuple(int(o) for o in offsets)), taken, slots, t,
                     {"max_fill": None})
-        heads.append(((part,), _rest_groups(csr, offsets) if taken < nnz else None, nnz - taken))
+        heads.append(((part,), _rest_groups(csr, offsets, features.max_row) if taken < nnz else None,
+                      nnz - taken))
     for head, groups, left in heads:
         if left == 0:
             continue  # the diagonal part holds everything: that is the diagonal single

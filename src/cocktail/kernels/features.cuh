@@ -18,6 +18,39 @@ __device__ __forceinline__ void feature_warp_count(unsigned* bins, int bin) {
     if (bin >= 0 && (int)(threadIdx.x & 31) == __ffs(same) - 1) atomicAdd(&bins[bin], (unsigned)__popc(same));
 }
 
+// The block shapes taller than one row: bit 16 w + r of `heights` is set when width w has the height r (1 < r < 16).
+// Their per-super-row count arrays follow the `widths` per-row arrays (one per width, `rows` long), width by width
+// and rising heights, each ceil(rows / r) long.  Calls visit(k, w, r, offset) for every count array k (height 1
+// for the per-row ones), with its first count's position.
+template <typename F>
+__device__ void feature_count_arrays(long long rows, int widths, long long heights, F visit) {
+    long long offset = 0;
+    int k = 0;
+    for (int w = 0; w < widths; ++w, offset += rows) visit(k++, w, 1, offset);
+    for (int w = 0; w < widths; ++w) {
+        for (int r = 2; r < 16; ++r) {
+            if (!((heights >> (16 * w + r)) & 1)) continue;
+            visit(k++, w, r, offset);
+            offset += (rows + r - 1) / r;
+        }
+    }
+}
+
+// Adds to out[key], for every run of adjacent lanes with one key (a warp's consecutive entries: a row or
+// super-row each), the number of its lanes with `flag`, with one atomic per run.  Lanes without a key pass -1.
+// Every lane of the warp must call it.
+__device__ __forceinline__ void feature_run_add(unsigned* out, long long key, bool flag) {
+    const int lane = threadIdx.x & 31;
+    const long long before = __shfl_sync(FEATURE_FULL_MASK, key, lane ? lane - 1 : 0);
+    const unsigned starts = __ballot_sync(FEATURE_FULL_MASK, lane == 0 || key != before);
+    const unsigned flags = __ballot_sync(FEATURE_FULL_MASK, flag);
+    if (!flags || !((starts >> lane) & 1u) || key < 0) return;
+    const unsigned later = lane == 31 ? 0u : starts >> (lane + 1) << (lane + 1);  // the runs after this one
+    const unsigned run = (later ? (later & (0u - later)) - 1u : FEATURE_FULL_MASK) >> lane << lane;
+    const unsigned n = __popc(flags & run);
+    if (n) atomicAdd(&out[key], n);
+}
+
 __device__ __forceinline__ unsigned long long feature_hash(unsigned long long key) {
     key ^= key >> 33;
     key *= 0xff51afd7ed558ccdull;

@@ -2,12 +2,13 @@
 //
 // feature_entries: chunks of `chunk` consecutive entries per block (balanced however long the rows), each
 // entry's row found by a binary search between the rows of its chunk's ends.  It counts, per row, the 1 x c
-// row-blocks that start at an entry (the column block changes within the row) for each width c, the full
-// ones (all c cells stored) in total, and the entries on each diagonal.  A warp's entries mostly share a
-// row, and a block's a few diagonals (a band), so the row counts are added once per row and warp
+// row-blocks that start at an entry (the column block changes within the row) for each width c, in total the
+// full ones (all c cells stored) and all of them, and the entries on each diagonal.  A warp's entries mostly
+// share a row, and a block's a few diagonals (a band), so the row counts are added once per row and warp
 // (__match_any_sync) and the diagonal counts gathered in a shared hash before they reach global memory.
-// diagonal_compact lists the occupied diagonals; scatter_groups counts the distinct sectors of x that
-// sampled row groups read; value_sample and value_facts test the values' bits.
+// feature_superrows counts the blocks more than one row high; diagonal_compact lists the occupied diagonals;
+// scatter_groups counts the distinct sectors of x that sampled row groups read; value_sample and value_facts test
+// the values' bits.
 #include "features.cuh"
 
 // The largest row i in [lo, hi] with indptr[i] <= entry: the row holding it (empty rows start no entry).
@@ -24,8 +25,9 @@ template <typename I>
 __global__ void feature_entries(const I* __restrict__ indptr, const I* __restrict__ indices, const long long rows,
                                 const long long nnz, const long long chunk, const int widths, const int c0,
                                 const int c1, const int c2, const int c3, const int slots,
-                                unsigned* __restrict__ row_blocks, unsigned long long* __restrict__ full_blocks,
+                                unsigned* __restrict__ row_blocks, unsigned long long* __restrict__ row_block_counts,
                                 unsigned* __restrict__ diagonals) {
+    // row_block_counts: [widths] full row-blocks, then [widths] all of them
     extern __shared__ unsigned long long feature_entries_keys[];  // [slots] keys, then [slots] unsigned counts
     unsigned* counts = (unsigned*)(feature_entries_keys + slots);
     __shared__ long long bounds[2];
@@ -43,7 +45,7 @@ __global__ void feature_entries(const I* __restrict__ indptr, const I* __restric
         }
         __syncthreads();
         const long long lo = bounds[0], hi = bounds[1];
-        unsigned long long full[4] = {0, 0, 0, 0};
+        unsigned long long full[4] = {0, 0, 0, 0}, started[4] = {0, 0, 0, 0};
         for (long long k = threadIdx.x; k < chunk; k += blockDim.x) {  // the same trips for every lane of a warp
             const long long e = start + k;
             const bool valid = e < end;
@@ -61,6 +63,7 @@ __global__ void feature_entries(const I* __restrict__ indptr, const I* __restric
                 const bool starts = valid && (e == row_start || (long long)indices[e - 1] / c != col / c);
                 const unsigned in_row = __popc(__ballot_sync(FEATURE_FULL_MASK, starts) & same_row);
                 if (leader && in_row) atomicAdd(&row_blocks[w * rows + row], in_row);
+                started[w] += starts;
                 // rows are sorted without repeats: c entries from the block's first column fill it
                 full[w] += valid && col % c == 0 && e + c - 1 < row_end && (long long)indices[e + c - 1] == col + c - 1;
             }
@@ -81,8 +84,12 @@ __global__ void feature_entries(const I* __restrict__ indptr, const I* __restric
             }
         }
         for (int w = 0; w < widths; ++w) {
-            for (int o = 16; o; o >>= 1) full[w] += __shfl_xor_sync(FEATURE_FULL_MASK, full[w], o);
-            if (lane == 0 && full[w]) atomicAdd(&full_blocks[w], full[w]);
+            for (int o = 16; o; o >>= 1) {
+                full[w] += __shfl_xor_sync(FEATURE_FULL_MASK, full[w], o);
+                started[w] += __shfl_xor_sync(FEATURE_FULL_MASK, started[w], o);
+            }
+            if (lane == 0 && full[w]) atomicAdd(&row_block_counts[w], full[w]);
+            if (lane == 0 && started[w]) atomicAdd(&row_block_counts[widths + w], started[w]);
         }
         __syncthreads();
         for (int s = threadIdx.x; s < slots; s += blockDim.x) {
@@ -91,6 +98,112 @@ __global__ void feature_entries(const I* __restrict__ indptr, const I* __restric
             counts[s] = 0u;
         }
         __syncthreads();
+    }
+}
+
+// feature_superrows: the r x c blocks of the taller shapes (`heights`, see feature_count_arrays) of each width whose
+// 1 x c fill (row_block_counts[widths + w] * c / nnz, from feature_entries) is not above `limit` (the host keeps no
+// taller shape of the others), in chunks of entries as feature_entries.  A super-row's blocks are the distinct
+// block columns of its rows: an entry starting a row-block (row i, block column b) starts a new block of its
+// super-row of height r when no row of the super-row before i holds a column of block b.  The rows before i are
+// searched (each is sorted) nearest first, until one holds it: the rows of a FEM-like matrix mostly share their
+// blocks, so one search mostly decides.  The block is dense when its row-block is full in the super-row's last row
+// and in the r - 1 rows before.  New blocks are added per super-row to the taller shapes' arrays of `counts` (laid
+// out as feature_count_arrays says; feature_rows reduces them), dense ones to count_stats[k][2] of their array k.
+template <typename I>
+__global__ void feature_superrows(const I* __restrict__ indptr, const I* __restrict__ indices, const long long rows,
+                                  const long long nnz, const long long chunk, const int widths, const int c0,
+                                  const int c1, const int c2, const int c3, const long long heights,
+                                  const double limit, const unsigned long long* __restrict__ row_block_counts,
+                                  unsigned* __restrict__ counts, unsigned long long* __restrict__ count_stats) {
+    extern __shared__ long long feature_superrows_shared[];  // [tall] array offsets, then [tall] dense blocks
+    __shared__ long long bounds[2];
+    const int width[4] = {c0, c1, c2, c3};
+    unsigned open = 0;
+    int tall = 0;
+    for (int w = 0; w < widths; ++w) {
+        const unsigned mask = (unsigned)(heights >> (16 * w)) & 0xfffcu;
+        const double fill = (double)(row_block_counts[widths + w] * (unsigned long long)width[w]) / (double)nnz;
+        tall += __popc(mask);
+        if (mask && !(fill > limit)) open |= 1u << w;  // the host's test, to the bit (a correctly rounded quotient)
+    }
+    if (!open) return;
+    long long* offsets = feature_superrows_shared;
+    unsigned long long* dense = (unsigned long long*)(feature_superrows_shared + tall);
+    if (threadIdx.x == 0) {
+        feature_count_arrays(rows, widths, heights, [&](int k, int, int r, long long offset) {
+            if (r > 1) {
+                offsets[k - widths] = offset;
+                dense[k - widths] = 0ull;
+            }
+        });
+    }
+    __syncthreads();
+    for (long long start = (long long)blockIdx.x * chunk; start < nnz; start += (long long)gridDim.x * chunk) {
+        const long long end = start + chunk < nnz ? start + chunk : nnz;
+        if (threadIdx.x == 0) {
+            bounds[0] = feature_row_of(indptr, start, 0, rows - 1);
+            bounds[1] = feature_row_of(indptr, end - 1, bounds[0], rows - 1);
+        }
+        __syncthreads();
+        const long long lo = bounds[0], hi = bounds[1];
+        for (long long k = threadIdx.x; k < chunk; k += blockDim.x) {  // the same trips for every lane of a warp
+            const long long e = start + k;
+            const bool valid = e < end;
+            int i = -1;  // the row (fewer than 2^31)
+            long long col = 0, row_start = 0, row_end = 0;
+            if (valid) {
+                i = (int)feature_row_of(indptr, e, lo, hi);
+                col = (long long)indices[e];
+                row_start = (long long)indptr[i];
+                row_end = (long long)indptr[i + 1];
+            }
+            int t = 0;
+            for (int w = 0; w < widths; ++w) {
+                const unsigned mask = (unsigned)(heights >> (16 * w)) & 0xfffcu;
+                if (!((open >> w) & 1u)) {
+                    t += __popc(mask);
+                    continue;
+                }
+                const long long c = width[w], first_col = col / c * c;
+                const bool starts = valid && (e == row_start || (long long)indices[e - 1] / c != col / c);
+                const bool full = starts && col == first_col && e + c - 1 < row_end &&
+                                  (long long)indices[e + c - 1] == col + c - 1;
+                // rows from i - 1 down to `reach` (the first of i's tallest super-row) are searched: `nearest` is
+                // the first holding block b, `run` counts those holding it full from i - 1 on while i's is full
+                // and i ends a super-row
+                int reach = i, nearest = -1, run = 0;
+                bool running = false;
+                for (unsigned m = mask; m; m &= m - 1) {
+                    const int r = __ffs(m) - 1;
+                    reach = i - i % r < reach ? i - i % r : reach;
+                    running |= i % r == r - 1;
+                }
+                running = running && full;
+                for (int j = i - 1; starts && j >= reach && (nearest < 0 || running); --j) {
+                    const long long j_end = (long long)indptr[j + 1];
+                    long long a = (long long)indptr[j], z = j_end;
+                    while (a < z) {  // the first column of row j at or past the block's first
+                        const long long mid = (a + z) >> 1;
+                        if ((long long)indices[mid] < first_col) a = mid + 1; else z = mid;
+                    }
+                    const bool holds = a < j_end && (long long)indices[a] < first_col + c;
+                    nearest = holds && nearest < 0 ? j : nearest;
+                    running = running && holds && (long long)indices[a] == first_col && a + c - 1 < j_end &&
+                              (long long)indices[a + c - 1] == first_col + c - 1;
+                    run += running;
+                }
+                for (unsigned m = mask; m; m &= m - 1, ++t) {
+                    const int r = __ffs(m) - 1;
+                    feature_run_add(counts + offsets[t], valid ? i / r : -1, starts && nearest < i - i % r);
+                    if (full && i % r == r - 1 && run >= r - 1) atomicAdd(&dense[t], 1ull);
+                }
+            }
+        }
+        __syncthreads();  // bounds is written again for the next chunk
+    }
+    for (int t = threadIdx.x; t < tall; t += blockDim.x) {
+        if (dense[t]) atomicAdd(&count_stats[(long long)(widths + t) * (4 + FEATURE_BUCKETS) + 2], dense[t]);
     }
 }
 

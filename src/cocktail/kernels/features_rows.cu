@@ -1,34 +1,33 @@
-// features_rows: one pass over the row pointers (and, for the 1 x c blocks, the per-row block counts that
-// features_entries wrote) for cocktail.auto.features.  A block of FEATURE_TILE threads takes aligned tiles of
-// FEATURE_TILE rows, so every row group of GROUP_SIZES (1..256 rows) lies in one tile and its widest row is a
-// shuffle or shared-memory maximum, never a second pass.
+// features_rows: one pass over the row pointers (and, for the block shapes, the per-row and per-super-row
+// block counts that features_entries wrote) for cocktail.auto.features.  A block of FEATURE_TILE threads takes
+// aligned tiles of FEATURE_TILE rows, so every row group of GROUP_SIZES (1..256 rows) lies in one tile and its
+// widest row is a shuffle or shared-memory maximum, never a second pass.
 //
 // Outputs (zeroed by the caller): the length histogram (FEATURE_BUCKETS), the longest row, and per group
 // size (`levels` of them, 2^level rows) counts of the groups' widest rows: counts[level][w] for w <= cap,
 // counts[level][cap + 1] the wider ones, whose widths sum into over[level].  Widths below `shared_widths`
 // are counted in shared memory (the common short rows would otherwise queue on a few global counters);
-// the rare wider ones go straight to global memory.  For each of `widths` count arrays (rows entries each):
-// [sum, max, unused, sum over aligned groups of 2^slice_level rows of their max, histogram (FEATURE_BUCKETS)].
+// the rare wider ones go straight to global memory.  For each count array k (feature_count_arrays: the 1 x c
+// row-blocks per row of `widths` widths, then the blocks per super-row of the taller shapes in `heights`), into
+// count_stats[k]: [sum, max, dense (left to feature_superrows, for the taller shapes), sum over aligned groups of
+// 2^slice_level counts of their max, histogram (FEATURE_BUCKETS)].
 #include "features.cuh"
 
 template <typename I>
 __global__ void feature_rows(const I* __restrict__ indptr, const long long rows,
-                             const unsigned* __restrict__ row_counts, const int widths, const int slice_level,
-                             const int levels, const int cap, const int shared_widths,
+                             const unsigned* __restrict__ row_counts, const int widths, const long long heights,
+                             const int slice_level, const int levels, const int cap, const int shared_widths,
                              unsigned long long* __restrict__ histogram, unsigned long long* __restrict__ longest,
                              unsigned* __restrict__ group_counts, unsigned long long* __restrict__ group_over,
                              unsigned long long* __restrict__ count_stats) {
     extern __shared__ unsigned feature_rows_bins[];  // [levels][shared_widths]
     __shared__ unsigned lengths[FEATURE_BUCKETS];
-    __shared__ unsigned count_bins[4][FEATURE_BUCKETS];
+    __shared__ unsigned count_bins[FEATURE_BUCKETS];
     __shared__ unsigned long long warp_max[FEATURE_TILE / 32];
     for (int i = threadIdx.x; i < levels * shared_widths; i += blockDim.x) feature_rows_bins[i] = 0u;
-    for (int i = threadIdx.x; i < FEATURE_BUCKETS; i += blockDim.x) {
-        lengths[i] = 0u;
-        for (int w = 0; w < 4; ++w) count_bins[w][i] = 0u;
-    }
+    for (int i = threadIdx.x; i < FEATURE_BUCKETS; i += blockDim.x) lengths[i] = 0u;
     __syncthreads();
-    unsigned long long most = 0, sum[4] = {0, 0, 0, 0}, top[4] = {0, 0, 0, 0}, sliced[4] = {0, 0, 0, 0};
+    unsigned long long most = 0;
     const long long step = (long long)gridDim.x * FEATURE_TILE;
     for (long long base = (long long)blockIdx.x * FEATURE_TILE; base < rows; base += step) {
         const long long row = base + threadIdx.x;
@@ -54,15 +53,6 @@ __global__ void feature_rows(const I* __restrict__ indptr, const long long rows,
                 }
             });
         }
-        for (int w = 0; w < widths; ++w) {
-            const unsigned long long count = in ? row_counts[w * rows + row] : 0ull;
-            sum[w] += count;
-            top[w] = count > top[w] ? count : top[w];
-            feature_warp_count(count_bins[w], in ? feature_bucket(count) : -1);
-            feature_group_maxima(count, warp_max, [&](int level, unsigned long long v, int first) {
-                if (level == slice_level && base + first < rows) sliced[w] += v;
-            });
-        }
     }
     // one global update per block and counter: warp maxima and sums first
     for (int o = 16; o; o >>= 1) {
@@ -70,12 +60,6 @@ __global__ void feature_rows(const I* __restrict__ indptr, const long long rows,
         most = other > most ? other : most;
     }
     if ((threadIdx.x & 31) == 0 && most) atomicMax(longest, most);
-    for (int w = 0; w < widths; ++w) {
-        unsigned long long* out = count_stats + (long long)w * (4 + FEATURE_BUCKETS);
-        if (sum[w]) atomicAdd(&out[0], sum[w]);
-        if (top[w]) atomicMax(&out[1], top[w]);
-        if (sliced[w]) atomicAdd(&out[3], sliced[w]);
-    }
     __syncthreads();
     for (int i = threadIdx.x; i < levels * shared_widths; i += blockDim.x) {
         if (feature_rows_bins[i]) {
@@ -85,8 +69,39 @@ __global__ void feature_rows(const I* __restrict__ indptr, const long long rows,
     }
     for (int i = threadIdx.x; i < FEATURE_BUCKETS; i += blockDim.x) {
         if (lengths[i]) atomicAdd(&histogram[i], (unsigned long long)lengths[i]);
-        for (int w = 0; w < widths; ++w) {
-            if (count_bins[w][i]) atomicAdd(&count_stats[w * (4 + FEATURE_BUCKETS) + 4 + i], (unsigned long long)count_bins[w][i]);
-        }
     }
+    if (!widths) return;
+    feature_count_arrays(rows, widths, heights, [&](int k, int, int r, long long offset) {
+        const long long length = (rows + r - 1) / r;
+        unsigned long long sum = 0, top = 0, sliced = 0;
+        for (int i = threadIdx.x; i < FEATURE_BUCKETS; i += blockDim.x) count_bins[i] = 0u;
+        __syncthreads();
+        for (long long base = (long long)blockIdx.x * FEATURE_TILE; base < length; base += step) {
+            const long long at = base + threadIdx.x;
+            const unsigned long long count = at < length ? row_counts[offset + at] : 0ull;
+            sum += count;
+            top = count > top ? count : top;
+            feature_warp_count(count_bins, at < length ? feature_bucket(count) : -1);
+            feature_group_maxima(count, warp_max, [&](int level, unsigned long long v, int first) {
+                if (level == slice_level && base + first < length) sliced += v;
+            });
+        }
+        for (int o = 16; o; o >>= 1) {
+            sum += __shfl_xor_sync(FEATURE_FULL_MASK, sum, o);
+            sliced += __shfl_xor_sync(FEATURE_FULL_MASK, sliced, o);
+            const unsigned long long other = __shfl_xor_sync(FEATURE_FULL_MASK, top, o);
+            top = other > top ? other : top;
+        }
+        unsigned long long* out = count_stats + (long long)k * (4 + FEATURE_BUCKETS);
+        if ((threadIdx.x & 31) == 0) {
+            if (sum) atomicAdd(&out[0], sum);
+            if (top) atomicMax(&out[1], top);
+            if (sliced) atomicAdd(&out[3], sliced);
+        }
+        __syncthreads();
+        for (int i = threadIdx.x; i < FEATURE_BUCKETS; i += blockDim.x) {
+            if (count_bins[i]) atomicAdd(&out[4 + i], (unsigned long long)count_bins[i]);
+        }
+        __syncthreads();  // count_bins is zeroed again for the next array
+    });
 }

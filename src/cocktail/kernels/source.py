@@ -63,7 +63,8 @@ def function(stem: str, expressions: tuple[str, ...], expression: str, ldg: bool
 #: Sources that ship with the kernels and are not SpMV kernels themselves: stem -> expressions.
 #: ``scale_y`` runs ahead of the COO kernels; ``spin`` is the benchmark harness's busy wait;
 #: ``clipped_histogram`` and ``length_buckets`` count the planner's features; ``features_rows`` and
-#: ``features_entries`` are its fused passes (cocktail.auto.features); ``stream_partition`` cuts csr_stream's items.
+#: ``features_entries`` are its fused passes (cocktail.auto.features); ``stream_partition`` cuts csr_stream's items;
+#: ``rest_rows`` counts the planner's rows off a Cocktail's diagonals (cocktail.auto.planner).
 HELPERS = {"scale_y": ("scale_y<float>", "scale_y<double>", "scale_y<f16>", "scale_y<bf16>", "scale_y<cfloat>",
                        "scale_y<cdouble>"), "spin": ("spin",),
            "clipped_histogram": ("clipped_histogram",),
@@ -71,7 +72,9 @@ HELPERS = {"scale_y": ("scale_y<float>", "scale_y<double>", "scale_y<f16>", "sca
            "stream_partition": ("stream_pieces<int>", "stream_pieces<long long>", "stream_items<int>",
                                 "stream_items<long long>"),
            "features_rows": ("feature_rows<int>", "feature_rows<long long>"),
-           "features_entries": ("feature_entries<int>", "feature_entries<long long>", "diagonal_compact",
+           "rest_rows": ("rest_rows<int>", "rest_rows<long long>"),
+           "features_entries": ("feature_entries<int>", "feature_entries<long long>", "feature_superrows<int>",
+                                "feature_superrows<long long>", "diagonal_compact",
                                 "scatter_groups<int>", "scatter_groups<long long>",
                                 *(f"{kernel}<{key}>" for kernel in ("value_sample", "value_facts")
                                   for key in ("unsigned short", "unsigned int", "unsigned long long")))}
