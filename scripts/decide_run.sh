@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Issue 43's measurement on the GPU machine, from the repository root: end to end on the default suite in
-# float64 and float32, the 50-matrix workload, the construction probe (default and holdout suites).  Each step's
+# float64 and float32 (E2E_DTYPES), the 50-matrix workload, the construction probe (default and holdout suites).  Each step's
 # output goes to $L (default /tmp/decide) and everything is packed into $OUT/decide.tgz after each step, so a
 # run cut short keeps what finished.  docs/benchmarks/make_benchmarks_md.sh reads the unpacked folder.
 set -uo pipefail
@@ -18,10 +18,11 @@ step() {
   timeout "$limit" "$@" > "$L/$name.txt" 2>&1
   echo "$name exit $? at $(( $(date +%s) - t0 )) s" >> "$L/gpu.txt"; pack
 }
-step e2e_default_float64 170 python3 -m cocktail.cli bench --end-to-end --dtype float64 --json "$L/e2e_default_float64.json"
-step e2e_default_float32 150 python3 -m cocktail.cli bench --end-to-end --dtype float32 --json "$L/e2e_default_float32.json"
+for dtype in ${E2E_DTYPES:-float64 float32}; do
+  step e2e_default_$dtype 170 python3 -m cocktail.cli bench --end-to-end --dtype $dtype --json "$L/e2e_default_$dtype.json"
+done
 step workload_float64 100 python3 -m cocktail.cli bench --workload --dtype float64 --json "$L/workload_float64.json"
 step probe 90 python3 scripts/construction_probe.py "$L/probe" default holdout
 cat "$L/gpu.txt"
-for f in e2e_default_float64 e2e_default_float32; do grep -A4 "^end to end from a host" "$L/$f.txt"; done
+for f in "$L"/e2e_default_*.txt; do grep -A4 "^end to end from a host" "$f"; done
 grep -A4 "^workload of" "$L/workload_float64.txt"

@@ -67,12 +67,13 @@ grep -q '^commit 4fbba76$' $RIVALS/gpu_float64_4fbba76.txt && grep -q '^commit f
 grep -q '^commit 022193e$' $RIVALS/gpu_float32_022193e.txt && grep -q '^commit 6bc3f63$' $RACE/gpu_float32.txt
 [[ -s $DECIDE/e2e_default_float64.json && -s $DECIDE/workload_float64.json ]]
 DECIDE_COMMIT=$(sed -n 's/^commit //p' $DECIDE/gpu.txt)
+DECIDE_E2E=$(ls $DECIDE/e2e_default_float*.json)
 DECIDE_TARGETS=$(PYTHONPATH=src "$PYTHON" scripts/decide_targets.py $DECIDE/probe/construction_probe.json \
-  $DECIDE/workload_float64.json $DECIDE/e2e_default_float64.json $DECIDE/e2e_default_float32.json | tr '\n' ' ')
+  $DECIDE/workload_float64.json $DECIDE_E2E | tr '\n' ' ')
 report \
   $RIVALS/{structured,williams,cocktail,holdout}_float64.json \
   $RACE/structured_float32.json $RIVALS/williams_float32.json $RACE/cocktail_float32.json $RIVALS/holdout_float32.json \
-  $DECIDE/e2e_default_float64.json $DECIDE/e2e_default_float32.json $DECIDE/workload_float64.json \
+  $DECIDE_E2E $DECIDE/workload_float64.json \
   --plots $RIVALS/plots --out docs/benchmarks.md \
   --title "Cocktail SpMV benchmark: NVIDIA H100, every suite against cuSPARSE, float32 and float64 (never slower than the vendor)" \
   --note "GPU: NVIDIA H100 80GB HBM3 (driver 580.159.04, 81,559 MiB); CuPy 14.2.0, CUDA runtime 13.2 (13020), NumPy 2.5.2, SciPy 1.18.1. Date 2026-11-25. Commits, per file: float64 structured, williams and holdout at 4fbba76 ($RIVALS/gpu_float64_4fbba76.txt), float64 cocktail at ff753a7 (gpu_cocktail_float64_ff753a7.txt; ff753a7 changes one test of 4fbba76, no code); float32 williams and holdout at 022193e (gpu_float32_022193e.txt), the code this report describes; float32 structured and cocktail are the previous run's, at 6bc3f63 ($RACE, docs/benchmarks/2026-11-25-h100-race.md), not rerun: the session's device time ran out. 4fbba76 and ff753a7 race our own plans of other families only; 022193e also races the fastest plan of another kind of the plan's own family, so the float64 figures are of the narrower race. Every record carries gpu, cuda, cupy, commit and date. Planner profile: the shipped H100 profile, unchanged since the first never-slower run. GPU tests on this H100: the full \`pytest -m gpu\` at 5abba47 (the tree before this run's changes) 7069 passed, 11 skipped ($RIVALS/pytest_gpu_a_5abba47.log: 6102 passed; pytest_gpu_b_5abba47.log: 967 passed, 11 skipped); at 4fbba76 the planner GPU tests 21 passed and 1 failed (pytest_gpu_planner_4fbba76.log: test_auto_builds_and_runs_its_plan[stencil-float32], whose modelled profile the race now overrules with the device's real timings, as designed; the test now checks the modelled choice, and that a plan overruling it measured faster); at ff753a7 and 022193e the auto-build and race GPU tests 9 passed (pytest_gpu_fix_ff753a7.log, pytest_gpu_fix_022193e.log)." \
