@@ -28,7 +28,9 @@ def _vendor(choices, alg):
 
 def _planned_as(A, alg, operands):
     """Plan block products of ``A`` of the bucket and layout of ``operands`` as cuSPARSE's algorithm ``alg`` where
-    it applies, else the rule's choice."""
+    it applies, else the rule's choice (nothing to plan where a kernel cannot address the operands: ``None``)."""
+    if operands is None:
+        return
     for leaf in A._executor.block_executors():
         leaf.set_block_choice(operands, _vendor(leaf.block_choices(operands), alg) or leaf.rule_choice(operands.k))
 
