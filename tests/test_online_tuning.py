@@ -264,3 +264,40 @@ def test_the_plan_is_no_longer_timed_while_its_rivals_are_being_chosen():
     multiply(product, 3000)
     assert len(aside.held) == 1 and online.SAMPLES <= len(product.tuner.baseline) <= online.SAMPLES + 2
     assert len(clock.tokens) <= online.SAMPLES + 2
+
+
+def test_work_that_cannot_be_set_aside_or_fails_around_it_loses_and_the_products_go_on():
+    def nowhere(work):
+        raise RuntimeError("cannot schedule new futures after interpreter shutdown")
+
+    product, clock, built, done = tuner_for(10.0, {"fast": 5.0}, aside=nowhere)
+    history = product.tuner.history
+    multiply(product, 3000)
+    assert product.tuner is None and product.switched == [] and built == []
+    assert any("choosing rivals failed (RuntimeError: cannot schedule" in w for _, w in history)
+
+    def broken_context(work):
+        from concurrent.futures import Future
+
+        future = Future()
+        future.set_exception(ValueError("no such device"))  # raised before the work's own try
+        return future
+
+    product, clock, built, done = tuner_for(10.0, {"fast": 5.0}, aside=broken_context)
+    history = product.tuner.history
+    multiply(product, 3000)
+    assert product.tuner is None and product.switched == []
+    assert any("choosing rivals failed (ValueError: no such device)" in w for _, w in history)
+
+
+def test_an_interrupt_raised_aside_reaches_the_user():
+    def interrupted(work):
+        from concurrent.futures import Future
+
+        future = Future()
+        future.set_exception(KeyboardInterrupt())
+        return future
+
+    product, clock, built, done = tuner_for(10.0, {"fast": 5.0}, aside=interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        multiply(product, 3000)

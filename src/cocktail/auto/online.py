@@ -277,7 +277,11 @@ class OnlineTuner:
             except Exception as exc:  # noqa: BLE001 - collected on the products' side: a rival that fails loses
                 return None, self._now() - t0, exc
 
-        self._working = (what, plan, self._aside(timed))
+        try:
+            future = self._aside(timed)
+        except Exception as exc:  # noqa: BLE001 - nowhere to run it (the interpreter shutting down): it failed
+            future = at_once(lambda: (None, 0.0, exc))
+        self._working = (what, plan, future)
         self._collect()
 
     def _collect(self) -> None:
@@ -289,7 +293,10 @@ class OnlineTuner:
         if not future.done():
             return
         self._working = None
-        answer, seconds, exc = future.result()
+        failed = future.exception()  # raised around the work (entering its device or stream), not by it
+        if failed is not None and not isinstance(failed, Exception):
+            raise failed  # an interrupt is the user's, not a failed rival
+        answer, seconds, exc = (None, 0.0, failed) if failed is not None else future.result()
         self.spent_us += seconds * 1e6
         if what == "rivals":
             self.queue = [] if exc is not None else answer

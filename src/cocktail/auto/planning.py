@@ -191,14 +191,21 @@ _ASIDE = {}  # device id -> stream
 
 def _in_background(device_id: int):
     """The tuner's ``aside``: ``work()`` on a thread of its own (one for the process) with device ``device_id``
-    and its aside stream current, so that a rival's conversion, the compilation of its kernels or an analysis
-    never holds up the user's products, and an analysis's synchronisation waits for its own work only."""
+    and its aside stream current, once the user's products queued until then have finished: a rival's conversion,
+    the compilation of its kernels or an analysis never holds up the user's products, and the worker never takes
+    memory those products may still read."""
     def aside(work):
-        def run():
-            import cupy
+        import cupy
 
-            with cupy.cuda.Device(device_id), _aside_stream():
-                return work()
+        queued = cupy.cuda.get_current_stream().record()  # the user's products queued so far
+
+        def run():
+            with cupy.cuda.Device(device_id):
+                # Once they are done: memory that a dropped matrix's rival gave back to the aside stream's pool may
+                # still be read by them, and this work may take it.  Waited for here: the work's time leaves it out.
+                queued.synchronize()
+                with _aside_stream():
+                    return work()
 
         return _worker().submit(run)
 
