@@ -818,9 +818,7 @@ class SparseMatrix(OperatorProtocol):
         if k is not None and _block_width(k, "prepare_block_products") > 1 and self.shape[0]:
             from .kernels.block_operands import BlockOperands
 
-            m, n = self.shape
-            operands = (BlockOperands.row_major(k) if row_major
-                        else BlockOperands(int(k), (1, max(n, 1)), (1, max(m, 1))))
+            operands = BlockOperands.of_width(k, self.shape, row_major)
             self._executor.bind_blocks(operands)  # planned first where format="auto" planned the matrix
 
     def block_timings(self, k: int, row_major: bool = True) -> dict:
@@ -832,10 +830,8 @@ class SparseMatrix(OperatorProtocol):
         from .executors.base import block_key
         from .kernels.block_operands import BlockOperands
 
-        m, n = self.shape
         k = _block_width(k, "block_timings")
-        key = block_key(BlockOperands.row_major(k) if row_major
-                        else BlockOperands(k, (1, max(n, 1)), (1, max(m, 1))))
+        key = block_key(BlockOperands.of_width(k, self.shape, row_major))
         leaves = self._executor.block_executors()
         timed = {(f"part{i}:" if len(leaves) > 1 else "") + label: us
                  for i, leaf in enumerate(leaves) for label, us in getattr(leaf, "block_times", {}).get(key, {}).items()}

@@ -85,8 +85,7 @@ def operands_of(layout: str, k: int, shape):
     (``col``) X and Y of ``k`` columns for a matrix of ``shape``."""
     from ..kernels.block_operands import BlockOperands
 
-    m, n = shape
-    return BlockOperands.row_major(k) if layout == "row" else BlockOperands(k, (1, max(n, 1)), (1, max(m, 1)))
+    return BlockOperands.of_width(k, shape, layout == "row")
 
 
 def ratios(points_done: dict) -> dict:

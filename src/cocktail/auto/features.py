@@ -841,10 +841,17 @@ def _fused_compute(csr, block_fill_limit, one_value, distinct, launcher=None) ->
 
 def _fused_groups(host, max_row: int) -> MappingProxyType:
     """:func:`row_groups` from the fused pass's counts (kept to WIDTH_CAP; no wider group below ``max_row``)."""
-    cap = min(max_row, WIDTH_CAP)
-    counts = host["group_counts"].astype(np.int64)
-    return MappingProxyType({g: GroupWidths(g, _readonly(np.r_[counts[i, :cap + 1], counts[i, WIDTH_CAP + 1]]),
-                                            int(host["group_over"][i]), cap, max_row)
+    return groups_from_counts(host["group_counts"], host["group_over"], max_row)
+
+
+def groups_from_counts(counts, over, longest: int) -> MappingProxyType:
+    """:func:`row_groups` from a kernel's counts of each GROUP_SIZES group's widest row: ``counts[level][w]`` for
+    the widths it counted, its last column the wider ones, whose widths sum into ``over[level]``; ``longest`` the
+    longest row (no wider group below it: widths kept to it, and to WIDTH_CAP)."""
+    top = min(longest, WIDTH_CAP)
+    counts = np.asarray(counts).astype(np.int64)
+    return MappingProxyType({g: GroupWidths(g, _readonly(np.r_[counts[i, :top + 1], counts[i, -1]]), int(over[i]),
+                                            top, longest)
                              for i, g in enumerate(GROUP_SIZES)})
 
 

@@ -55,7 +55,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
-from types import MappingProxyType
 
 import numpy as np
 
@@ -864,11 +863,11 @@ def _rest_groups(csr, offsets, max_row: int, launcher=None):
     xp = get_xp(csr.indptr)
     m = int(csr.shape[0])
     if xp is np and launcher is None:
+        from ..arrays import entry_rows
         from ..formats.cocktail import on_diagonals
 
-        lengths = np.diff(csr.indptr)
-        rows = np.repeat(np.arange(m, dtype=np.int64), lengths)  # entry_rows' searchsorted costs more on the CPU
-        return row_groups(lengths - np.bincount(rows[on_diagonals(csr, offsets, rows)], minlength=m))
+        rows = entry_rows(csr)
+        return row_groups(np.diff(csr.indptr) - np.bincount(rows[on_diagonals(csr, offsets, rows)], minlength=m))
     from . import features as _features
 
     launch = launcher or _features._CupyLauncher()
@@ -883,16 +882,7 @@ def _rest_groups(csr, offsets, max_row: int, launcher=None):
            shared=4 * levels * shared_widths)
     host = launch.fetch(out).view(np.uint64).astype(np.int64)
     longest, over, counts = int(host[0]), host[1:1 + levels], host[1 + levels:].reshape(levels, cap + 2)
-    top = min(longest, _features.WIDTH_CAP)  # row_groups' cap: the rest's longest row, no wider group below it
-    return MappingProxyType({g: _features.GroupWidths(g, _frozen(np.r_[counts[i, :top + 1], counts[i, cap + 1]]),
-                                                      int(over[i]), top, longest)
-                             for i, g in enumerate(_features.GROUP_SIZES)})
-
-
-def _frozen(a):
-    """``a``, read-only."""
-    a.setflags(write=False)
-    return a
+    return _features.groups_from_counts(counts, over, longest)
 
 
 #: The row-prefix widths clSpMV's rule tries (those below the widest row).

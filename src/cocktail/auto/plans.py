@@ -93,8 +93,7 @@ class PlannedProduct:
         """The operands of aligned blocks of ``k`` columns in that layout (None: one column, nothing to plan)."""
         if k == 1:
             return None
-        m, n = self.storage.shape
-        return BlockOperands.row_major(k) if row_major else BlockOperands(int(k), (1, max(n, 1)), (1, max(m, 1)))
+        return BlockOperands.of_width(k, self.storage.shape, row_major)
 
     def _plan(self, operands, again: bool = False) -> None:
         """Plan ``operands``' bucket of k and layout for the current executor where it is not planned yet

@@ -110,8 +110,7 @@ class CudaExecutor(Executor):
         its shape or settings, or the SpMV kernel per column."""
         if k == 1:
             return (self.kernel,)
-        m, n = self._storage.shape
-        operands = BlockOperands.row_major(k) if row_major else BlockOperands(k, (1, max(n, 1)), (1, max(m, 1)))
+        operands = BlockOperands.of_width(k, self._storage.shape, row_major)
         choice = self.block_choice(operands)
         if choice.spec is None:
             return super().own_block_kernels(k)

@@ -43,6 +43,15 @@ class BlockOperands:
         """C-ordered ``X`` and ``Y`` of ``k`` columns."""
         return cls(int(k), (int(k), 1), (int(k), 1))
 
+    @classmethod
+    def of_width(cls, k: int, shape, row_major: bool = True) -> BlockOperands:
+        """Whole ``X`` and ``Y`` of ``k`` columns for a matrix of ``shape``: C-ordered, or F-ordered (each column
+        contiguous)."""
+        if row_major:
+            return cls.row_major(k)
+        m, n = shape
+        return cls(int(k), (1, max(n, 1)), (1, max(m, 1)))
+
     @property
     def x_row_major(self) -> bool:
         """Whether consecutive columns of a row of ``X`` are adjacent (lanes over columns read coalesced)."""
