@@ -127,8 +127,9 @@ def test_a_slower_rival_is_dropped_early_and_the_plan_stays():
     multiply(product, 5000)
     assert product.switched == [] and done[0][0].name == "plan"
     assert product.measured["slow"] == pytest.approx(20.0)
-    # dropped after SAMPLES // 2 samples of each side, not SAMPLES
-    assert product.retired and product.retired[-1].runs <= online.SAMPLES // 2 + 2
+    # dropped after SAMPLES // 2 judged samples of each side (in runs of RUN, their first not judged), not SAMPLES
+    runs = -(-(online.SAMPLES // 2) // (online.RUN - 1))
+    assert product.retired and product.retired[-1].runs <= runs * online.RUN + 1
 
 
 def test_no_rival_is_built_before_the_products_paid_for_it():
@@ -301,3 +302,32 @@ def test_an_interrupt_raised_aside_reaches_the_user():
     product, clock, built, done = tuner_for(10.0, {"fast": 5.0}, aside=interrupted)
     with pytest.raises(KeyboardInterrupt):
         multiply(product, 3000)
+
+
+class ColdExecutor(FakeExecutor):
+    """Runs in ``us`` after a product of its own, in ``cold_us`` after another executor's (its matrix out of L2)."""
+
+    def __init__(self, clock, us, cold_us):
+        super().__init__(clock, us)
+        self.cold_us = cold_us
+
+    def run(self, x, y, alpha, beta):
+        self.runs += 1
+        self.clock.ran(self.us if self.clock.previous is self else self.cold_us)
+        self.clock.previous = self
+
+
+def test_a_trial_judges_warm_runs_not_products_that_find_the_other_sides_matrix_in_l2():
+    # cold, the rival (9 µs) looks faster than the plan (20 µs); warm, as a product loop runs it, it is slower
+    clock = FakeClock()
+    clock.previous = None
+    plan = FakePlan("plan", 10.0)
+    product = FakeProduct(plan, ColdExecutor(clock, 10.0, 20.0))
+    rival = FakePlan("rival", 9.0)
+    done = []
+    product.tuner = online.OnlineTuner(
+        product, lambda us: [rival], lambda p: ("storage-rival", ColdExecutor(clock, 12.0, 9.0), None),
+        lambda p, crowded: done.append(p), clock=clock, now=lambda: 0.0)
+    multiply(product, 5000)
+    assert product.switched == [] and done and done[0].name == "plan"
+    assert product.measured["rival"] == pytest.approx(12.0)

@@ -552,3 +552,35 @@ def test_vectorised_padded_slots_match_the_features_own():
     got = table.padded_slots(*zip(*asks))
     assert got == [groups[g].padded_slots(n, limit, skip) for g, n, limit, skip in asks]
     assert table.covered([1, 5, 64]) == [groups[1].covered(w) for w in (1, 5, 64)]
+
+
+def _table_diagonals(csr, features):
+    """``features`` with its diagonals as the fused pass keeps a graph's: a count table read only when asked."""
+    import dataclasses
+
+    from cocktail.auto.features import TableDiagonals
+
+    m, n = csr.shape
+    rows = np.repeat(np.arange(m), np.diff(csr.indptr))
+    table = np.bincount(csr.indices.astype(np.int64) - rows + m - 1, minlength=m + n - 1).astype(np.uint32)
+    d = features.diagonal_counts
+    lazy = TableDiagonals((m, n), table, len(d), d.most(), d.lowest())
+    return dataclasses.replace(features, diagonal_counts=lazy), lazy
+
+
+@pytest.mark.parametrize("density, diagonal", [(0.002, False), (0.02, False), (0.002, True)])
+def test_table_diagonals_plan_as_the_listed_ones_and_read_their_table_only_when_asked(density, diagonal):
+    S = sp.random(3000, 2500, density=density, format="csr", random_state=7) + sp.eye(3000, 2500) * diagonal
+    S = sp.csr_matrix(S)
+    S.sort_indices()
+    csr = CSR.from_arrays(S.data, S.indices, S.indptr, S.shape)
+    listed = compute(csr)
+    lazy_features, lazy = _table_diagonals(csr, listed)
+    prof = model_profile()
+    want = planner.plan(csr, listed, prof, np.float64)
+    got = planner.plan(csr, lazy_features, prof, np.float64)
+    assert got.chosen == want.chosen and got.candidates == want.candidates
+    assert ("_arrays" in vars(lazy)) == diagonal  # a graph's planning lists its diagonals only where one is full
+    assert len(lazy) == len(listed.diagonal_counts) and lazy.most() == listed.diagonal_counts.most()
+    assert lazy == listed.diagonal_counts and lazy.lowest() == int(listed.diagonal_counts.offsets[0])
+    np.testing.assert_array_equal(lazy.dense_diagonals(0.9), listed.diagonal_counts.dense_diagonals(0.9))

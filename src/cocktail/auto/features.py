@@ -148,6 +148,14 @@ class DiagonalCounts:
     def __len__(self) -> int:
         return int(self.offsets.shape[0])
 
+    def most(self) -> int:
+        """The most entries on one diagonal (0 without any)."""
+        return int(self.counts.max()) if len(self) else 0
+
+    def lowest(self) -> int:
+        """The lowest occupied offset; only asked of a matrix with entries."""
+        return int(self.offsets[0])
+
     def __eq__(self, other):
         if not isinstance(other, DiagonalCounts):
             return NotImplemented
@@ -155,6 +163,39 @@ class DiagonalCounts:
                 and np.array_equal(self.counts, other.counts))
 
     __hash__ = None
+
+
+class TableDiagonals(DiagonalCounts):
+    """:class:`DiagonalCounts` of a matrix occupying many diagonals (a graph's 10^5-10^6), kept as the device's
+    count per diagonal: how many, the most entries on one and the lowest offset are known, the sorted arrays are
+    read off the table only when first asked (the planner of such a matrix never asks; a list of 10^6
+    diagonals costs milliseconds to copy).  The table (4 bytes a diagonal) stays on the device until then."""
+
+    def __init__(self, shape, table, occupied: int, most: int, lowest: int):  # noqa: D107 - no dataclass fields set
+        object.__setattr__(self, "shape", tuple(shape))
+        object.__setattr__(self, "_table", table)
+        object.__setattr__(self, "_facts", (int(occupied), int(most), int(lowest)))
+
+    @functools.cached_property
+    def _arrays(self):
+        xp = get_xp(self._table)
+        slots = xp.flatnonzero(self._table)
+        offsets = to_numpy(slots).astype(np.int64) + (1 - int(self.shape[0]))
+        counts = to_numpy(self._table[slots]).astype(np.int64)
+        object.__setattr__(self, "_table", None)
+        return _readonly(offsets), _readonly(counts)
+
+    offsets = property(lambda self: self._arrays[0], doc="As :attr:`DiagonalCounts.offsets`, read on first use.")
+    counts = property(lambda self: self._arrays[1], doc="As :attr:`DiagonalCounts.counts`, read on first use.")
+
+    def __len__(self) -> int:
+        return self._facts[0]
+
+    def most(self) -> int:
+        return self._facts[1]
+
+    def lowest(self) -> int:
+        return self._facts[2]
 
 
 @dataclass(frozen=True)
@@ -791,7 +832,7 @@ def _fused_compute(csr, block_fill_limit, one_value, distinct, launcher=None) ->
         "count_stats": (np.uint64, (widths + len(_TALL_SHAPES), 4 + _LENGTH_BUCKETS)),
         "group_over": (np.uint64, (_LEVELS,)), "group_counts": (np.uint32, (_LEVELS, WIDTH_CAP + 2)),
         "sectors": (np.uint64, (2,)), "scatter_entries": (np.uint64, (first_row.shape[0],)),
-        "diagonal_pairs": (np.int64, (_DIAGONAL_HEAD, 2))})
+        "diagonal_pairs": (np.int64, (_DIAGONAL_HEAD, 2)), "diagonal_extremes": (np.int64, (2,))})
     need_values = one_value is None or distinct is None
     launched = need_values and _launch_values(launch, xp, csr, summary)
     # the blocks per row of every width, then per super-row of every taller shape
@@ -816,6 +857,10 @@ def _fused_compute(csr, block_fill_limit, one_value, distinct, launcher=None) ->
         launch("features_entries", "diagonal_compact", m + n - 1, _BLOCK,
                (table, np.int64(m + n - 1), np.int64(1 - m), np.int64(_DIAGONAL_HEAD), summary["diagonal_pairs"],
                 more, summary["diagonals_found"]))
+        # the most entries on a diagonal and the first occupied one, for TableDiagonals: no synchronisation
+        extremes = summary["diagonal_extremes"]
+        xp.max(table, out=extremes[0:1].reshape(()))
+        xp.argmax(table != 0, out=extremes[1:2].reshape(()))
     launch("features_entries", f"scatter_groups<{_index_type(csr)}>", first_row.shape[0] * _BLOCK, _BLOCK,
            (csr.indptr, csr.indices, np.int64(m), np.int64(first_row.shape[0]), np.int64(stride * SCATTER_GROUP),
             np.int32(SCATTER_GROUP), np.int64(SECTOR_BYTES // 8), np.int32(_SCATTER_SLOTS),
@@ -861,9 +906,8 @@ def _fused_diagonals(xp, host, table, shape) -> DiagonalCounts:
     would cost more than the whole pass)."""
     found = int(host["diagonals_found"][0])
     if found > _DIAGONAL_HEAD:
-        slots = xp.flatnonzero(table)
-        offsets = to_numpy(slots).astype(np.int64) + (1 - int(shape[0]))
-        return DiagonalCounts(tuple(shape), _readonly(offsets), _readonly(to_numpy(table[slots]).astype(np.int64)))
+        most, first = (int(v) for v in host["diagonal_extremes"])
+        return TableDiagonals(shape, table, found, most, first + 1 - int(shape[0]))
     pairs = host["diagonal_pairs"][:found]
     pairs = pairs[np.argsort(pairs[:, 0], kind="stable")]
     return DiagonalCounts(tuple(shape), _readonly(pairs[:, 0].astype(np.int64)), _readonly(pairs[:, 1].astype(np.int64)))

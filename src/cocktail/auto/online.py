@@ -13,9 +13,10 @@ The model's plan runs from the first product.  While the user multiplies, :class
    :data:`BUDGET` of the time the user's products took: the fastest predicted of those the products
    have paid for (a rival on the CSR's own arrays, which only binds, is paid for long before one that
    converts);
-4. runs the rival on every other product, alternating with the plan (each timed), drops it once it
-   measures :data:`GIVE_UP` slower, and moves to it once it measured faster by :data:`MARGIN`
-   (:data:`SAMPLES` times each): the matrix never moves to a plan it has not measured faster;
+4. runs the rival in runs of :data:`RUN` products alternating with the plan's (each timed, the first of a run
+   not judged: it finds the other side's matrix in L2), drops it once it measures :data:`GIVE_UP` slower, and
+   moves to it once it measured faster by :data:`MARGIN` (:data:`SAMPLES` times each): the matrix never moves
+   to a plan it has not measured faster;
 5. stops when no rival is left: the last plan stays, the decision is cached, the CSR it built rivals
    from is released, and what it did is kept for ``explain()`` (:attr:`OnlineTuner.history`).
 
@@ -46,6 +47,10 @@ BUDGET = 0.05
 #: any other converts.  Choosing the rivals of a matrix whose plan came from the decision cache costs an
 #: analysis of it (features and planning).
 BIND_PRODUCTS, CONVERT_PRODUCTS, ANALYSIS_PRODUCTS = 10.0, 60.0, 40.0
+#: A trial runs each side this many timed products in a row and judges by all but the first of each run: single
+#: products in alternation evict each other's matrix from L2 and both read slower than alone (holdout_rmat's plan
+#: 26.8 µs in alternation, 13.7 alone on an H200), enough to move to a plan that then runs slower.
+RUN = 3
 
 
 #: Where the GPU may be idle as a sample starts, a busy wait this long goes first: the host then queues the
@@ -65,7 +70,7 @@ class EventClock:
         import cupy
 
         self._cupy = cupy
-        self._free = [(cupy.cuda.Event(), cupy.cuda.Event()) for _ in range(pairs)]
+        self._free, self._unmade = [], pairs  # pairs made as samples first need them: 64 events cost milliseconds
         self._last_end = None
         self.overhead_us = 0.0  # the busy waits queued so far
 
@@ -76,7 +81,10 @@ class EventClock:
     def start(self):
         """A token for one sample, its first event recorded; None when every pair is in flight."""
         if not self._free:
-            return None
+            if not self._unmade:
+                return None
+            self._unmade -= 1
+            self._free.append((self._cupy.cuda.Event(), self._cupy.cuda.Event()))
         from ..timing import spin
 
         pair = self._free.pop()
@@ -177,10 +185,12 @@ class OnlineTuner:
         self._read()
         self.calls += 1
         side, token = "plan", (self.clock.start() if self._sampled() else None)
-        if token is not None and self.trial is not None:  # a trial alternates its timed products
+        if token is not None and self.trial is not None:  # a trial alternates runs of timed products
+            side = "rival" if (self.trial.turn // RUN) % 2 == 0 else "plan"
+            if self.trial.turn % RUN == 0:
+                side += " first"  # its L2 holds the other side's matrix: timed for the cost, not judged
             self.trial.turn += 1
-            side = "rival" if self.trial.turn % 2 else "plan"
-        if side == "rival":  # only ever timed: with every event pair in flight the plan runs, untimed
+        if side.startswith("rival"):  # only ever timed: with every event pair in flight the plan runs, untimed
             self.clock.wait(self.trial.ready)
             self.trial.built[1].run(x, y, alpha, beta)
         else:
@@ -206,10 +216,11 @@ class OnlineTuner:
             elif trial is None:
                 self.baseline.append(got)
                 self._baseline_us = statistics.median(self.baseline)
-            elif trial is self.trial and side == "rival":
-                trial.rival.append(got)
+            elif trial is self.trial and side.startswith("rival"):
+                if side == "rival":
+                    trial.rival.append(got)
                 self.spent_us += max(0.0, got - self._plan_us())
-            elif trial is self.trial:
+            elif trial is self.trial and side == "plan":
                 trial.current.append(got)
         self._pending = still  # a finished trial's late samples are dropped
 

@@ -617,10 +617,9 @@ def _work(v, features: Features) -> tuple[int, int] | None:
     if v.pattern == "rows":
         return flat_work(v, features.groups, features.nnz, m)
     if v.pattern == "band":
-        offsets = features.diagonal_counts.offsets
-        if len(offsets) * m > MAX_SLOTS_PER_ENTRY * max(features.nnz, 1):
+        if len(features.diagonal_counts) * m > MAX_SLOTS_PER_ENTRY * max(features.nnz, 1):
             return None  # m slots per diagonal at least: never a single (a graph's 10^5-10^6 diagonals)
-        return diagonal_slots(v.kernel, offsets, m), 0
+        return diagonal_slots(v.kernel, features.diagonal_counts.offsets, m), 0
     b = features.blocks.get(v.block)
     if b is None:  # left out of the features: its fill is past any limit
         return None
@@ -805,11 +804,9 @@ def _dense_diagonals(c: _Costing, features: Features, g_flat: float):
     diags = features.diagonal_counts
     if not len(diags) or g_flat <= 0:
         return None
-    counts = diags.counts
-    fuller = _FullerDiagonals(counts)
-    picked = diags.offsets[fuller.select(0.5 * c.m, strict=False)]
-    if not len(picked):
-        picked = diags.offsets[:1]
+    fuller = _FullerDiagonals(diags)
+    half_full = fuller.select(0.5 * c.m, strict=False)
+    picked = diags.offsets[half_full] if len(half_full) else np.array([diags.lowest()], np.int64)
     chosen = None
     for _ in range(2):  # the diagonal rate depends on how many diagonals: settle it twice
         k = len(picked)
@@ -822,7 +819,7 @@ def _dense_diagonals(c: _Costing, features: Features, g_flat: float):
         if not len(dense):
             return None
         picked = diags.offsets[dense]
-        chosen = (picked, int(counts[dense].sum()), best[0])
+        chosen = (picked, int(diags.counts[dense].sum()), best[0])
     return chosen
 
 
@@ -831,9 +828,10 @@ class _FullerDiagonals:
     occupies 10^5-10^6 diagonals, few or none of them near the ``m`` entries the rule asks, so their largest count
     answers most questions without a pass, and a later bound no lower than an earlier one filters its answer."""
 
-    def __init__(self, counts):
-        """``counts``: entries on each occupied diagonal."""
-        self.counts, self.most = counts, int(counts.max())
+    def __init__(self, diagonals):
+        """``diagonals``: the matrix's :class:`~.features.DiagonalCounts` (its counts read only when a bound
+        is under its largest)."""
+        self.diagonals, self.most = diagonals, diagonals.most()
         self.asked, self.found = None, None  # an answered (bound, strict) and its answer
 
     def select(self, bound: float, strict: bool = True):
@@ -841,9 +839,9 @@ class _FullerDiagonals:
         if self.most < bound or (strict and self.most == bound):
             return np.zeros(0, np.int64)
         if self.asked is not None and (bound, strict) >= self.asked:  # within the answer to a lower bound
-            counts = self.counts[self.found]
+            counts = self.diagonals.counts[self.found]
             return self.found[counts > bound if strict else counts >= bound]
-        counts = self.counts
+        counts = self.diagonals.counts
         self.asked, self.found = (bound, strict), np.flatnonzero(counts > bound if strict else counts >= bound)
         return self.found
 
