@@ -152,12 +152,12 @@ CALLS = {
     "feature_rows": "P<I>(0), S<ll>(1), P<unsigned>(2), S<int>(3), S<ll>(4), S<int>(5), S<int>(6), S<int>(7), "
                     "S<int>(8), P<ull>(9), P<ull>(10), P<unsigned>(11), P<ull>(12), P<ull>(13)",
     "feature_entries": "P<I>(0), P<I>(1), S<ll>(2), S<ll>(3), S<ll>(4), S<int>(5), S<int>(6), S<int>(7), "
-                       "S<int>(8), S<int>(9), S<int>(10), P<unsigned>(11), P<ull>(12), P<unsigned>(13)",
+                       "S<int>(8), S<int>(9), S<int>(10), S<int>(11), P<unsigned>(12), P<ull>(13), P<unsigned>(14)",
     "feature_superrows": "P<I>(0), P<I>(1), S<ll>(2), S<ll>(3), S<ll>(4), S<int>(5), S<int>(6), S<int>(7), "
                          "S<int>(8), S<int>(9), S<ll>(10), S<double>(11), P<ull>(12), P<unsigned>(13), P<ull>(14)",
     "diagonal_compact": "P<unsigned>(0), S<ll>(1), S<ll>(2), S<ll>(3), P<ll>(4), P<ll>(5), P<ull>(6)",
     "scatter_groups": "P<I>(0), P<I>(1), S<ll>(2), S<ll>(3), S<ll>(4), S<int>(5), S<ll>(6), S<int>(7), "
-                      "S<int>(8), P<ull>(9), P<ull>(10), P<unsigned>(11)",
+                      "S<int>(8), S<int>(9), S<ll>(10), P<ull>(11), P<ull>(12), P<unsigned>(13)",
     "value_sample": "P<I>(0), S<ll>(1), S<ll>(2), P<ull>(3), S<int>(4), P<unsigned>(5)",
     "value_facts": "P<I>(0), S<ll>(1), P<ull>(2), S<int>(3), S<int>(4), S<unsigned>(5), P<unsigned>(6), "
                    "P<unsigned>(7)",
@@ -245,6 +245,9 @@ def shrunken(monkeypatch):
     monkeypatch.setattr(F, "_DIAGONAL_SLOTS", 16)
     monkeypatch.setattr(F, "_SHARED_WIDTHS", 12)
     monkeypatch.setattr(F, "_SCATTER_SLOTS", 64)
+    monkeypatch.setattr(F, "_SCATTER_WINDOW", 100)
+    monkeypatch.setattr(F, "_SCATTER_SPLIT", 4)
+    monkeypatch.setattr(F, "_DIAGONAL_PROBES", 3)
     monkeypatch.setattr(F, "WIDTH_CAP", 100)
 
 
@@ -335,3 +338,103 @@ def test_taller_blocks_past_the_sort_key(binary, tmp_path, monkeypatch):
     monkeypatch.setattr(F, "_diagonals", lambda *args: empty)  # a count per diagonal: far too many here
     monkeypatch.setattr(F, "x_scatter", lambda csr: {})
     assert dict(F._fused_compute(csr, None, True, 1, launcher=launcher).blocks) == dict(F.compute(csr).blocks)
+
+
+def _walk_matrices():
+    """Matrices for the walk over the entries in chunks (feature_walk) and the taller blocks' searches from a guess: rows
+    far longer than a chunk and a warp, runs of empty rows longer than a block's round of rows (at the start, between
+    chunks, at the end), entries only in the last row, a wide band, FEM blocks of 3 and a chunk's exact multiple."""
+    rng = np.random.default_rng(21)
+    lengths = np.zeros(3000, dtype=np.int64)
+    lengths[[0, 700, 701, 1500, 2999]] = [5, 300, 1, 140, 7]
+    lengths[2000:2100] = rng.integers(0, 9, 100)
+    cols = np.concatenate([np.sort(rng.choice(500, k, replace=False)) for k in lengths])
+    sparse = sp.csr_array((np.ones(cols.size), cols, np.r_[0, np.cumsum(lengths)]), shape=(3000, 500))
+    last = sp.csr_array((np.ones(40), (np.full(40, 599), np.arange(0, 80, 2))), shape=(600, 80))
+    band = sp.diags([np.full(300 - abs(k), 1.0 + k) for k in range(-20, 25)], list(range(-20, 25)), shape=(300, 300),
+                    format="csr")
+    pattern = sp.random_array((40, 40), density=0.1, random_state=8) + sp.eye_array(40)
+    fem = sp.kron(pattern, np.ones((3, 3)), format="csr")
+    exact = sp.random_array((64, 64), density=0.125, format="csr", random_state=9)  # 512 entries: whole chunks
+    exact = sp.csr_array(exact)
+    return [("sparse", sparse), ("last", last), ("band", band), ("fem", fem), ("exact", exact)]
+
+
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64], ids=lambda v: v.__name__)
+def test_the_walk_over_the_entries_equals_the_host(binary, tmp_path, shrunken, index_dtype):
+    from test_gpu_features import _same
+
+    launcher = EmulatedLauncher(binary, tmp_path)
+    for label, S in _walk_matrices():
+        csr = _csr(S, np.float64, index_dtype)
+        assert csr.nnz % F._ENTRY_CHUNK == 0 or label != "exact"
+        _same(F._fused_compute(csr, None, None, None, launcher=launcher), F.compute(csr))
+
+
+def _host_sectors(csr) -> tuple:
+    """(entries per group, fine sectors, coarse sectors) of the groups x_scatter samples, by np.unique."""
+    m, nnz = int(csr.shape[0]), int(csr.nnz)
+    first_row, last_row, _ = F._scatter_sample(m, nnz)
+    columns = F.SECTOR_BYTES // 8
+    entries, fine, coarse = [], 0, 0
+    for a, z in zip(csr.indptr[first_row], csr.indptr[last_row]):
+        cols = csr.indices[a:z].astype(np.int64)
+        entries.append(z - a)
+        fine += np.unique(cols // columns).size
+        coarse += np.unique(cols // (2 * columns)).size
+    return np.asarray(entries, dtype=np.uint64), fine, coarse
+
+
+def _scatter(launcher, csr) -> tuple:
+    """scatter_groups on csr as _fused_compute launches it: (entries, sectors, overflow)."""
+    m, nnz = int(csr.shape[0]), int(csr.nnz)
+    first_row, _, stride = F._scatter_sample(m, nnz)
+    entries, sectors, overflow = np.zeros(first_row.shape[0], np.uint64), np.zeros(2, np.uint64), np.zeros(1, np.uint32)
+    index = "int" if csr.indptr.dtype == np.int32 else "long long"
+    launcher("features_entries", f"scatter_groups<{index}>", first_row.shape[0] * F._SCATTER_SPLIT * F._BLOCK, F._BLOCK,
+             (csr.indptr, csr.indices, np.int64(m), np.int64(first_row.shape[0]), np.int64(stride * F.SCATTER_GROUP),
+              np.int32(F.SCATTER_GROUP), np.int64(F.SECTOR_BYTES // 8), np.int32(F._SCATTER_SLOTS),
+              np.int32(F._SCATTER_PASSES), np.int32(F._SCATTER_SPLIT), np.int64(F._SCATTER_WINDOW), entries, sectors,
+              overflow), shared=8 * F._SCATTER_SLOTS)
+    return entries, sectors, int(overflow[0])
+
+
+def _rows(lengths, n, rng, spread=None):
+    """A CSR of rows of the given lengths over n columns (each row's columns within `spread` of a random start)."""
+    rows = []
+    for k in lengths:
+        if spread is None:
+            rows.append(np.sort(rng.choice(n, k, replace=False)))
+        else:
+            start = rng.integers(0, n - spread)
+            rows.append(start + np.sort(rng.choice(spread, k, replace=False)))
+    cols = np.concatenate(rows)
+    return sp.csr_array((np.ones(cols.size), cols, np.r_[0, np.cumsum(lengths)]), shape=(len(lengths), n))
+
+
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64], ids=lambda v: v.__name__)
+def test_scatter_groups_count_every_sector(binary, tmp_path, shrunken, monkeypatch, index_dtype):
+    """Exact sector counts (no host fallback) for groups far larger than the set: dense rows cut into windows (bitmaps,
+    the windows past the cap larger), few entries over a wide range (a hash set, in one pass or several), groups
+    sampled with a stride, a last group cut short; and the fallback flagged where a window needs too many passes."""
+    launcher = EmulatedLauncher(binary, tmp_path)
+    rng = np.random.default_rng(5)
+    dense = np.r_[rng.integers(0, 12, 70)]
+    dense[[3, 40, 41]] = [2500, 3000, 1200]
+    cases = [("dense", _rows(dense, 3000, rng)),  # groups of thousands of entries: windows, up to the cap
+             ("hash", _rows(np.full(70, 1), 10 ** 6, rng)),  # a range past any bitmap, a set of one pass
+             ("passes", _rows(np.full(64, 6), 10 ** 6, rng)),  # 192 entries a group: a set in passes
+             ("clustered", _rows(np.full(50, 300), 40000, rng, spread=3000)),  # windows over patches
+             ("stride", _rows(rng.integers(0, 40, 500), 7000, rng))]
+    for label, S in cases:
+        csr = _csr(S, np.float64, index_dtype)
+        if label == "stride":
+            monkeypatch.setattr(F, "SCATTER_GROUPS", 4)
+        entries, sectors, overflow = _scatter(launcher, csr)
+        want_entries, fine, coarse = _host_sectors(csr)
+        assert not overflow, label
+        np.testing.assert_array_equal(entries, want_entries, err_msg=label)
+        assert (int(sectors[0]), int(sectors[1])) == (fine, coarse), label
+    too_many = _csr(_rows(np.full(32, 400), 10 ** 6, rng), np.float64, index_dtype)  # 12800 entries over 4 windows
+    assert _scatter(launcher, too_many)[2] == 1
+    assert F._fused_compute(too_many, None, True, 1, launcher=launcher).x_scatter == F.x_scatter(too_many)

@@ -647,17 +647,25 @@ def _structure_hash(shape, nnz: int, histogram) -> str:
 
 #: Threads per block of every feature kernel (features_rows needs exactly this: a tile of rows per block).
 _BLOCK = 256
-#: Entries per block of feature_entries: enough that a band's diagonals reach global memory a few times only.
+#: Entries per chunk of feature_entries and feature_superrows (a block walks consecutive chunks; its shared memory
+#: marks a chunk's rows): enough that a band's diagonals reach global memory a few times only.
 _ENTRY_CHUNK = 16 * _BLOCK
 #: Slots of feature_entries' shared diagonal hash, and occupied diagonals carried by the one transfer (more
 #: take a second one).
 _DIAGONAL_SLOTS = 1024
+#: Slots of that hash an entry probes before its diagonal's count goes to global memory (spread diagonals fill it).
+_DIAGONAL_PROBES = 8
 _DIAGONAL_HEAD = 4096
 #: Widths whose groups features_rows counts in shared memory (wider ones go to global memory).
 _SHARED_WIDTHS = 512
-#: Slots of scatter_groups' shared set, and the most passes it makes over one group before leaving it to the host.
+#: Slots of scatter_groups' shared set (or its bitmap's words, two a slot), and the most passes it makes over one
+#: window of a group before leaving the count to the host.
 _SCATTER_SLOTS = 4096
 _SCATTER_PASSES = 16
+#: A group's entries per window of scatter_groups (its sector range is cut into one window per this many, each a
+#: block's work) and the most windows of a group.
+_SCATTER_WINDOW = 4096
+_SCATTER_SPLIT = 64
 #: Set keys of the values, by their size in bytes (16-byte values are counted on the host path).
 _VALUE_KEYS = {2: "unsigned short", 4: "unsigned int", 8: "unsigned long long"}
 #: The 1 x c row-blocks counted per row: every width of BLOCK_SIZES, in their order.
@@ -674,6 +682,7 @@ def _fused_applies(csr) -> bool:
     m, n = (int(d) for d in csr.shape)
     return (0 < m < 2 ** 31 and n < 2 ** 62 and int(csr.nnz) > 0 and GROUP_SIZES == tuple(1 << k for k in range(_LEVELS))
             and _BLOCK == GROUP_SIZES[-1] and SBELL_HEIGHT in GROUP_SIZES[:6] and SCATTER_ITEMSIZES == (4, 8)
+            and SCATTER_GROUP <= 32
             and all(r < 16 for r, _ in _TALL_SHAPES))
 
 
@@ -769,7 +778,7 @@ def _launch_values(launch, xp, csr, summary):
     slots = 1 << (2 * samples - 1).bit_length()
     table = xp.zeros(slots, dtype=np.uint64)
     values = csr.data.view(np.dtype(f"uint{8 * csr.data.dtype.itemsize}"))
-    launch("features_entries", f"value_sample<{key}>", min(samples, _BLOCK), _BLOCK,
+    launch("features_entries", f"value_sample<{key}>", samples, _BLOCK,
            (values, np.int64(nnz), np.int64(step), table, np.int32(slots), summary["distinct"]))
     launch("features_entries", f"value_facts<{key}>", nnz, _BLOCK,
            (values, np.int64(nnz), table, np.int32(slots), np.int32(step > 1), np.uint32(DISTINCT_CAP),
@@ -842,14 +851,14 @@ def _fused_compute(csr, block_fill_limit, one_value, distinct, launcher=None) ->
     row_widths = tuple(np.int32(c) for c in _ROW_WIDTHS)
     launch("features_entries", f"feature_entries<{_index_type(csr)}>", chunks * _BLOCK, _BLOCK,
            (csr.indptr, csr.indices, np.int64(m), np.int64(nnz), np.int64(_ENTRY_CHUNK), np.int32(widths),
-            *row_widths, np.int32(_DIAGONAL_SLOTS), block_counts, summary["row_block_counts"], table),
-           shared=12 * _DIAGONAL_SLOTS)
+            *row_widths, np.int32(_DIAGONAL_SLOTS), np.int32(_DIAGONAL_PROBES), block_counts,
+            summary["row_block_counts"], table), shared=12 * _DIAGONAL_SLOTS + 4 * _ENTRY_CHUNK)
     # Every taller shape of a width whose 1 x c fill passes the limit (the kernel tests it): compute keeps a subset.
     limit = np.inf if block_fill_limit is None else float(block_fill_limit)
     launch("features_entries", f"feature_superrows<{_index_type(csr)}>", chunks * _BLOCK, _BLOCK,
            (csr.indptr, csr.indices, np.int64(m), np.int64(nnz), np.int64(_ENTRY_CHUNK), np.int32(widths),
             *row_widths, np.int64(_HEIGHTS), np.float64(limit), summary["row_block_counts"], block_counts,
-            summary["count_stats"]), shared=16 * len(_TALL_SHAPES))
+            summary["count_stats"]), shared=16 * len(_TALL_SHAPES) + 4 * _ENTRY_CHUNK)
     _launch_rows(launch, csr, summary, block_counts)
     more = None
     if diagonal_table:
@@ -861,11 +870,13 @@ def _fused_compute(csr, block_fill_limit, one_value, distinct, launcher=None) ->
         extremes = summary["diagonal_extremes"]
         xp.max(table, out=extremes[0:1].reshape(()))
         xp.argmax(table != 0, out=extremes[1:2].reshape(()))
-    launch("features_entries", f"scatter_groups<{_index_type(csr)}>", first_row.shape[0] * _BLOCK, _BLOCK,
+    # a block per window a group may have: the grid is one wave of blocks once there are more
+    windows = first_row.shape[0] * _SCATTER_SPLIT
+    launch("features_entries", f"scatter_groups<{_index_type(csr)}>", windows * _BLOCK, _BLOCK,
            (csr.indptr, csr.indices, np.int64(m), np.int64(first_row.shape[0]), np.int64(stride * SCATTER_GROUP),
             np.int32(SCATTER_GROUP), np.int64(SECTOR_BYTES // 8), np.int32(_SCATTER_SLOTS),
-            np.int32(_SCATTER_PASSES), summary["scatter_entries"], summary["sectors"], summary["overflow"]),
-           shared=8 * _SCATTER_SLOTS)
+            np.int32(_SCATTER_PASSES), np.int32(_SCATTER_SPLIT), np.int64(_SCATTER_WINDOW), summary["scatter_entries"],
+            summary["sectors"], summary["overflow"]), shared=8 * _SCATTER_SLOTS)
     del block_counts
     host = summary.fetch(launch)  # the one synchronisation; what follows is host arithmetic but for rare cases
     max_row = int(host["longest"][0])

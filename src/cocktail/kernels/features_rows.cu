@@ -54,13 +54,9 @@ __global__ void feature_rows(const I* __restrict__ indptr, const long long rows,
             });
         }
     }
-    // one global update per block and counter: warp maxima and sums first
-    for (int o = 16; o; o >>= 1) {
-        const unsigned long long other = __shfl_xor_sync(FEATURE_FULL_MASK, most, o);
-        most = other > most ? other : most;
-    }
-    if ((threadIdx.x & 31) == 0 && most) atomicMax(longest, most);
-    __syncthreads();
+    // one global update per block and counter: per warp they would queue on one address
+    most = feature_block_max(most);
+    if (threadIdx.x == 0 && most) atomicMax(longest, most);
     for (int i = threadIdx.x; i < levels * shared_widths; i += blockDim.x) {
         if (feature_rows_bins[i]) {
             atomicAdd(&group_counts[(long long)(i / shared_widths) * (cap + 2) + i % shared_widths],
@@ -86,19 +82,15 @@ __global__ void feature_rows(const I* __restrict__ indptr, const long long rows,
                 if (level == slice_level && base + first < length) sliced += v;
             });
         }
-        for (int o = 16; o; o >>= 1) {
-            sum += __shfl_xor_sync(FEATURE_FULL_MASK, sum, o);
-            sliced += __shfl_xor_sync(FEATURE_FULL_MASK, sliced, o);
-            const unsigned long long other = __shfl_xor_sync(FEATURE_FULL_MASK, top, o);
-            top = other > top ? other : top;
-        }
+        sum = feature_block_sum(sum);
+        sliced = feature_block_sum(sliced);
+        top = feature_block_max(top);
         unsigned long long* out = count_stats + (long long)k * (4 + FEATURE_BUCKETS);
-        if ((threadIdx.x & 31) == 0) {
+        if (threadIdx.x == 0) {
             if (sum) atomicAdd(&out[0], sum);
             if (top) atomicMax(&out[1], top);
             if (sliced) atomicAdd(&out[3], sliced);
         }
-        __syncthreads();
         for (int i = threadIdx.x; i < FEATURE_BUCKETS; i += blockDim.x) {
             if (count_bins[i]) atomicAdd(&out[4 + i], (unsigned long long)count_bins[i]);
         }
