@@ -114,6 +114,14 @@ def csr_arrays(data, indices, indptr, shape) -> tuple[int, int]:
     invariant and the first offending position, for anything else.
     Unsorted indices, duplicates and explicit zeros are valid.
     """
+    shape = csr_layout(data, indices, indptr, shape)
+    csr_values(data, indices, indptr, shape)
+    return shape
+
+
+def csr_layout(data, indices, indptr, shape) -> tuple[int, int]:
+    """The checks of :func:`csr_arrays` that read no array's values (types, dimensions, the pointers' length);
+    returns the shape."""
     m, n = shape2d(shape)
     for name, arr in (("data", data), ("indices", indices), ("indptr", indptr)):
         if not hasattr(arr, "dtype") or not hasattr(arr, "ndim"):
@@ -125,8 +133,15 @@ def csr_arrays(data, indices, indptr, shape) -> tuple[int, int]:
     index_dtype(indptr.dtype, "CSR indptr")
     if indptr.shape[0] != m + 1:
         raise ValueError(f"CSR indptr must have rows+1 = {m + 1} entries, got {indptr.shape[0]}")
+    return m, n
+
+
+def csr_values(data, indices, indptr, shape) -> None:
+    """The checks of :func:`csr_arrays` that read the pointers and indices, for a ``shape`` and arrays that
+    passed :func:`csr_layout`."""
+    m, n = shape
     if _device_arrays_hold(data, indices, indptr, n):
-        return m, n
+        return
     if int(indptr[0]) != 0:
         raise ValueError(f"CSR indptr[0] must be 0, got {int(indptr[0])}")
     xp = get_xp(indptr)
@@ -153,7 +168,6 @@ def csr_arrays(data, indices, indptr, shape) -> tuple[int, int]:
         if bool(big.any()):
             pos, val = _first_bad(big, indices)
             raise ValueError(f"CSR indices must be < cols = {n}: indices[{pos}] = {val}")
-    return m, n
 
 
 def dia_offsets(offsets, shape) -> None:

@@ -36,8 +36,23 @@ class BCSR(block_grid.BlockedFormat):
 
     @classmethod
     def from_csr(cls, csr, **params):
-        """Store every block of ``csr`` that holds a stored entry, superrow by superrow."""
-        params, r, c, blk = block_grid.begin(cls, csr, params)
+        """Store every block of ``csr`` that holds a stored entry, superrow by superrow.
+
+        On a device in two passes over the CSR and no sort (:func:`~.block_grid.device_blocks`): each superrow's
+        blocks counted, their pointers scanned and, after one synchronisation, the blocks written."""
+        params, r, c = block_grid.validated(cls, params)
+        launch = block_grid.device_launcher(csr)
+        if launch is not None:
+            counted = block_grid.device_blocks(csr, r, c, 1, launch)  # a group per superrow: ptr is row_ptr
+            nb = counted.slots
+            padding.check_fill(cls.name, nb * r * c, csr, params["max_fill"])
+            # block b of superrow s at ptr[s] + k; its unit ri at (ri * nb + b) * c
+            col, data = block_grid.device_write(csr, r, c, counted, launch, slots=counted.groups, kstep=1, rstep=nb,
+                                                pmul=1)
+            return cls(csr.shape, csr.dtype, csr.index_dtype, csr.nnz, params,
+                       row_ptr=counted.ptr.astype(csr.index_dtype, copy=False), col=col, data=data.reshape(r, nb, c),
+                       **padding.explicit_zeros(csr, count=counted.zeros))
+        blk = block_grid.extract(csr, r, c)
         xp = csr.xp
         nb = blk.nblocks
         padding.check_fill(cls.name, nb * r * c, csr, params["max_fill"])

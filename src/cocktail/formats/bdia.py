@@ -62,10 +62,12 @@ class BDIA(DIA):
     @classmethod
     def from_csr(cls, csr, **params):
         """Store every occupied diagonal of ``csr`` densely, grouped into bands."""
-        params, diag_offsets, data, rows = cls.build_diagonals(csr, params)
-        offsets, band_ptr = bands(diag_offsets, pointer_dtype(csr.index_dtype, int(diag_offsets.shape[0])))
-        return cls(csr.shape, csr.dtype, csr.index_dtype, csr.nnz, params,
-                   offsets=offsets, band_ptr=band_ptr, data=data, **padding.explicit_zeros(csr, rows))
+        layout = cls.layout(csr, params, bands=True)
+        diag_offsets, data = layout.place(csr.data)
+        ptr_dtype = pointer_dtype(csr.index_dtype, layout.diagonals)
+        offsets, band_ptr = layout.band_arrays(ptr_dtype) or bands(diag_offsets, ptr_dtype)
+        return cls(csr.shape, csr.dtype, csr.index_dtype, csr.nnz, layout.params,
+                   offsets=offsets, band_ptr=band_ptr, data=data, **layout.explicit_zeros())
 
     def diagonals(self):
         """The offset of every row of ``data``, expanded from the bands."""

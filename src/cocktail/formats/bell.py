@@ -41,9 +41,26 @@ class BELL(block_grid.PaddedBlocks):
 
     @classmethod
     def from_csr(cls, csr, **params):
-        """Pack the blocks of each superrow to the left, K blocks per superrow."""
-        params, r, c, blk = block_grid.begin(cls, csr, params)
+        """Pack the blocks of each superrow to the left, K blocks per superrow.
+
+        On a device in two passes over the CSR and no sort (:func:`~.block_grid.device_blocks`, one group of all the
+        superrows, ``stride`` slots a block number), one synchronisation between them."""
+        params, r, c = block_grid.validated(cls, params)
         align = int_param(cls.name, "align", params["align"])
+        launch = block_grid.device_launcher(csr)
+        if launch is not None:
+            superrows = block_grid.ceil_div(csr.shape[0], r)
+            stride = padding.aligned(superrows, align)
+            counted = block_grid.device_blocks(csr, r, c, stride, launch)  # its slots: K * stride
+            K = counted.slots // stride if stride else 0
+            padding.check_fill(cls.name, K * superrows * r * c, csr, params["max_fill"])
+            padding.check_padding(cls.name, "align", align, stride, superrows, "superrows")
+            # block k of superrow s at k * stride + s; its unit ri at ((k * r + ri) * stride + s) * c
+            col, data = block_grid.device_write(csr, r, c, counted, launch, slots=stride, kstep=r * stride,
+                                                rstep=stride, pmul=r)
+            return cls(csr.shape, csr.dtype, csr.index_dtype, csr.nnz, params, col=col.reshape(K, stride),
+                       data=data.reshape(K, r, stride, c), **padding.explicit_zeros(csr, count=counted.zeros))
+        blk = block_grid.extract(csr, r, c)
         xp = csr.xp
         K = int(blk.counts().max()) if blk.nblocks else 0
         padding.check_fill(cls.name, K * blk.superrows * r * c, csr, params["max_fill"])

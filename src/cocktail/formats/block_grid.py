@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 
 from ..arrays import entry_rows, get_xp, pointers_from_ids, scatter_add, stable_argsort
-from . import padding
+from . import _device_builds, padding
 from ._params import is_int, max_fill_param
 from .base import SparseFormat
 
@@ -35,8 +35,8 @@ def block_shape(name: str, block) -> tuple[int, int]:
     return int(r), int(c)
 
 
-def begin(cls, csr, params: dict):
-    """The common start of the blocked builders: resolved params, the block shape and the blocks.
+def validated(cls, params: dict):
+    """The common start of the blocked builders: resolved params and the block shape ``(r, c)``.
 
     Validates ``block`` and ``max_fill`` and stores the block as a tuple in the params.
     """
@@ -44,7 +44,31 @@ def begin(cls, csr, params: dict):
     r, c = block_shape(cls.name, params["block"])
     max_fill_param(cls.name, params["max_fill"])
     params["block"] = (r, c)
-    return params, r, c, extract(csr, r, c)
+    return params, r, c
+
+
+def device_launcher(csr):
+    """The launcher that builds ``csr``'s blocked formats on its device (:mod:`cocktail.kernels.block_build`: two
+    passes, no sort), or None: build on the host (:func:`extract` and a scatter)."""
+    return _device_builds.launcher_for(csr.indptr)
+
+
+def device_blocks(csr, r: int, c: int, group: int, launch):
+    """Pass 1 of the device build (:func:`cocktail.kernels.block_build.count`): the block slots of every group of
+    ``group`` super-rows, their total and the explicit zeros; one synchronisation."""
+    return _device_builds.blocks().count(csr, r, c, group, launch)
+
+
+def device_write(csr, r: int, c: int, counted, launch, slots: int, kstep: int, rstep: int, pmul: int):
+    """Pass 2 of the device build (:func:`cocktail.kernels.block_build.write`): ``(col, data)``, flat, of the
+    ``counted.slots`` block slots (``col`` in the index dtype, ``data`` of ``r*c`` values a slot), written whole for
+    ``slots`` super-row slots as :class:`~cocktail.kernels.block_build.Layout` (``kstep``, ``rstep``, ``pmul``)
+    places the blocks."""
+    build = _device_builds.blocks()
+    col = build.uninitialised(csr.xp, counted.slots, csr.index_dtype)
+    data = build.uninitialised(csr.xp, counted.slots * r * c, csr.data.dtype)
+    build.write(csr, r, c, counted, build.Layout(slots, kstep, rstep, pmul), col, data, launch)
+    return col, data
 
 
 def ceil_div(a: int, b: int) -> int:

@@ -10,6 +10,7 @@ import numpy as np
 
 from .. import _memory, precision, validate
 from ..arrays import get_xp, pointers_from_ids, row_ids, scatter_add, stable_argsort
+from . import _device_builds
 from .base import SparseFormat
 
 
@@ -115,11 +116,15 @@ class CSR(SparseFormat):
             m, n = validate.shape2d(shape)
             size = validate.index_itemsize(max(m, n, int(data.shape[0])), index_dtype)
             cls.require_memory((m, n), int(data.shape[0]), data.dtype.itemsize, size, _memory.device_of(data))
+        facts = None
         if check:
-            shape = validate.csr_arrays(data, indices, indptr, shape)
+            shape = validate.csr_layout(data, indices, indptr, shape)
+            facts = _device_builds.csr_facts(indptr, indices, int(data.shape[0]), shape[1])
+            if facts is None or not (facts.pointers_hold and facts.indices_hold):
+                validate.csr_values(data, indices, indptr, shape)  # names what is wrong
         m, n = shape
         idt = validate.choose_index_dtype(max(m, n, int(data.shape[0])), index_dtype)
-        if _rising_within_rows(indices, indptr):
+        if facts.rising if facts is not None else _rising_within_rows(indices, indptr):
             return cls((m, n), data.dtype, idt, data.shape[0], {}, data=data if data_owned else data.copy(),
                        indices=indices.astype(idt, copy=not owned), indptr=indptr.astype(idt, copy=not owned))
         return cls.from_triplets(row_ids(indptr, data.shape[0]), indices, data, (m, n), idt)

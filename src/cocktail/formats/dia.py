@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..arrays import entry_rows, get_xp, to_numpy
-from . import padding
+from . import _device_builds, padding
 from ._params import int_param, max_fill_param
 from .base import SparseFormat
 
@@ -115,6 +115,63 @@ def diagonal_triplets(data, diag_offsets, shape):
     return rows[inside], cols[inside], data[d[inside], rows[inside]]
 
 
+class HostLayout:
+    """Where a build puts ``csr``'s entries among its diagonals, found on the host (:meth:`DIA.entry_layout`): the
+    resolved ``params``, the sorted occupied ``offsets``, the row ``stride``, and each entry's flat slot and row."""
+
+    def __init__(self, csr, params, offsets, stride, flat, rows):
+        self.csr, self.params, self.offsets, self.stride, self.flat, self.rows = csr, params, offsets, stride, flat, rows
+        self.diagonals = int(offsets.shape[0])
+
+    def place(self, values, fill=0):
+        """``(offsets, data)``: the ``(diagonals, stride)`` array of ``values``' dtype holding ``values[j]`` (one per
+        entry) at entry j's slot and ``fill`` in every other."""
+        xp = self.csr.xp
+        shape = (self.diagonals, self.stride)
+        data = xp.zeros(shape, dtype=values.dtype) if fill == 0 else xp.full(shape, fill, dtype=values.dtype)
+        if self.flat is not None:
+            data.reshape(-1)[self.flat] = values  # canonical CSR: each (row, col) appears once
+        return self.offsets, data
+
+    def band_arrays(self, ptr_dtype):
+        """The bands found with the diagonals: none on the host (:func:`~.bdia.bands` splits the offsets)."""
+        return None
+
+    def explicit_zeros(self) -> dict:
+        """The explicit zeros' side arrays (:func:`~.padding.explicit_zeros`)."""
+        return padding.explicit_zeros(self.csr, self.rows)
+
+
+class DeviceLayout:
+    """:class:`HostLayout` found on a device (:func:`cocktail.kernels.diagonal_build.find`: a pass and one
+    synchronisation); :meth:`place` is one more pass, which also writes the offsets (and the bands)."""
+
+    def __init__(self, csr, params, found, stride):
+        self.csr, self.params, self.found, self.stride = csr, params, found, stride
+        self.diagonals = found.diagonals
+        self.rows = None  # never expanded: the kernels find each entry's row themselves
+        self.bands = None
+
+    def place(self, values, fill=0):
+        """As :meth:`HostLayout.place`; ``fill`` an integer (a code) or 0."""
+        values = self.csr.xp.ascontiguousarray(values)
+        offsets, data, band_offsets, band_ptr = self.found.place(values, int(fill), self.stride)
+        self.bands = (band_offsets, band_ptr)
+        return offsets, data
+
+    def band_arrays(self, ptr_dtype):
+        """``(band offsets, band_ptr)`` as :func:`~.bdia.bands` makes them, written by :meth:`place` when the
+        layout was asked for the bands."""
+        band_offsets, band_ptr = self.bands
+        if band_offsets is None:
+            return None
+        return band_offsets, band_ptr.astype(ptr_dtype, copy=False)
+
+    def explicit_zeros(self) -> dict:
+        """The explicit zeros' side arrays: none to look for where the marks counted none."""
+        return padding.explicit_zeros(self.csr, count=self.found.zeros)
+
+
 class DIA(SparseFormat):
     """Diagonal storage: ``offsets`` (ndiag,) and ``data`` (ndiag, stride), see the module docstring.
 
@@ -157,6 +214,26 @@ class DIA(SparseFormat):
         return params, offsets, stride, flat, rows
 
     @classmethod
+    def layout(cls, csr, params: dict, bands: bool = False):
+        """Where ``csr``'s entries go: a :class:`HostLayout` (:meth:`entry_layout`), or on a device a
+        :class:`DeviceLayout` (:mod:`cocktail.kernels.diagonal_build`: the diagonals marked and counted in a pass
+        with the explicit zeros, and with ``bands`` the bands, one synchronisation, no sort; entries are placed by a
+        second pass).  The device takes a matrix with entries whose diagonals' table is allowed
+        (:data:`TABLE_ALLOWANCE`); the others are built as on the host.  Refuses (``max_fill``) before anything of
+        the size of the layout is allocated."""
+        m, n = csr.shape
+        launch = _device_builds.launcher_for(csr.indptr)
+        if launch is None or not csr.nnz or m + n - 1 > 2 * csr.nnz + TABLE_ALLOWANCE:
+            return HostLayout(csr, *cls.entry_layout(csr, params))
+        params = cls.resolve_params(params)
+        check_params(cls.name, params)
+        found = _device_builds.diagonals().find(csr, bands, launch)
+        padding.check_fill(cls.name, found.diagonals * m, csr, params["max_fill"])
+        stride = padding.aligned(m, params["align"])
+        padding.check_padding(cls.name, "align", params["align"], stride, m, "rows")
+        return DeviceLayout(csr, params, found, stride)
+
+    @classmethod
     def diagonal_layout(cls, csr, params: dict):
         """Resolved params, the sorted occupied offsets and the row stride of ``csr``'s diagonals.
 
@@ -174,13 +251,10 @@ class DIA(SparseFormat):
     @classmethod
     def build_diagonals(cls, csr, params: dict):
         """``(params, offsets, data, rows)``: :meth:`dense_diagonals` and the entries' rows (int64, or None
-        without entries) for :func:`~.padding.explicit_zeros`."""
-        params, offsets, stride, flat, rows = cls.entry_layout(csr, params)
-        xp = csr.xp
-        data = xp.zeros((int(offsets.shape[0]), stride), dtype=csr.data.dtype)
-        if flat is not None:
-            data.reshape(-1)[flat] = csr.data  # canonical CSR: each (row, col) appears once
-        return params, offsets, data, rows
+        without entries or where a device placed them) for :func:`~.padding.explicit_zeros`."""
+        layout = cls.layout(csr, params)
+        offsets, data = layout.place(csr.data)
+        return layout.params, offsets, data, layout.rows
 
     @classmethod
     def dense_diagonals(cls, csr, params: dict):
@@ -193,9 +267,10 @@ class DIA(SparseFormat):
     @classmethod
     def from_csr(cls, csr, **params):
         """Store every occupied diagonal of ``csr`` densely."""
-        params, offsets, data, rows = cls.build_diagonals(csr, params)
-        return cls(csr.shape, csr.dtype, csr.index_dtype, csr.nnz, params,
-                   offsets=offsets, data=data, **padding.explicit_zeros(csr, rows))
+        layout = cls.layout(csr, params)
+        offsets, data = layout.place(csr.data)
+        return cls(csr.shape, csr.dtype, csr.index_dtype, csr.nnz, layout.params,
+                   offsets=offsets, data=data, **layout.explicit_zeros())
 
     def diagonals(self):
         """The offset of every row of ``data``."""

@@ -122,14 +122,11 @@ class DIAVI(DIA):
     @classmethod
     def from_csr(cls, csr, **params):
         """Store every occupied diagonal of ``csr`` as codes into the table of its distinct values."""
-        params, offsets, stride, flat, rows = cls.entry_layout(csr, params)
-        xp = csr.xp
-        table, entry_codes, zero_code = value_table(cls.name, csr, int(offsets.shape[0]) * stride)
-        codes = xp.full((int(offsets.shape[0]), stride), zero_code, dtype=xp.uint8)
-        if flat is not None:
-            codes.reshape(-1)[flat] = entry_codes  # canonical CSR: each (row, col) appears once
-        return cls(csr.shape, csr.dtype, csr.index_dtype, csr.nnz, params,
-                   offsets=offsets, codes=codes, table=table, **padding.explicit_zeros(csr, rows))
+        layout = cls.layout(csr, params)
+        table, entry_codes, zero_code = value_table(cls.name, csr, layout.diagonals * layout.stride)
+        offsets, codes = layout.place(entry_codes, fill=zero_code)
+        return cls(csr.shape, csr.dtype, csr.index_dtype, csr.nnz, layout.params,
+                   offsets=offsets, codes=codes, table=table, **layout.explicit_zeros())
 
     def values(self):
         """DIA's ``data``, decoded: ``table[codes]`` (a new array of the value dtype)."""

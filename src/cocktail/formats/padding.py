@@ -22,16 +22,17 @@ PADDING_ALLOWANCE = 1024
 ZERO_FIELDS = ("zero_row", "zero_col", "zero_val")
 
 
-def explicit_zeros(csr, rows=None) -> dict:
+def explicit_zeros(csr, rows=None, count=None) -> dict:
     """The explicit zeros of ``csr`` as the side arrays ``zero_row``, ``zero_col``, ``zero_val``.
 
     ``rows``: the entries' rows (:func:`~cocktail.arrays.entry_rows`) when the caller has them.  One
     compaction of ``data == 0`` (one synchronisation on a GPU); the rows are looked at only when there are
-    explicit zeros (usually none).
+    explicit zeros (usually none).  ``count``: how many there are, when a device build counted them on its way
+    (the values equal to zero): none is then no compaction at all.
     """
     xp = get_xp(csr.data)
-    where = xp.flatnonzero(csr.data == 0)
-    if not where.shape[0]:
+    where = None if count == 0 else xp.flatnonzero(csr.data == 0)
+    if where is None or not where.shape[0]:
         return {"zero_row": xp.zeros(0, dtype=csr.index_dtype), "zero_col": csr.indices[:0].copy(),
                 "zero_val": csr.data[:0].copy()}
     rows = entry_rows(csr) if rows is None else rows

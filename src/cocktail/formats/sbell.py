@@ -55,9 +55,29 @@ class SBELL(block_grid.PaddedBlocks):
 
     @classmethod
     def from_csr(cls, csr, **params):
-        """Cut the superrows into slices and pack each slice's blocks to the left."""
-        params, r, c, blk = block_grid.begin(cls, csr, params)
+        """Cut the superrows into slices and pack each slice's blocks to the left.
+
+        On a device in two passes over the CSR and no sort (:func:`~.block_grid.device_blocks`, a group per
+        slice, whose scanned slots are the slice pointers), one synchronisation between them."""
+        params, r, c = block_grid.validated(cls, params)
         h = int_param(cls.name, "slice_height", params["slice_height"])
+        launch = block_grid.device_launcher(csr)
+        if launch is not None:
+            superrows = block_grid.ceil_div(csr.shape[0], r)
+            padding.check_padding(cls.name, "slice_height", h, padding.aligned(superrows, h), superrows, "superrows")
+            counted = block_grid.device_blocks(csr, r, c, h, launch)
+            nslices, total = counted.groups, counted.slots
+            # padding.sliced_slots: the last slice's missing superrows hold no slots
+            stored = total - (counted.last // h) * (nslices * h - superrows) if nslices else 0
+            padding.check_fill(cls.name, stored * r * c, csr, params["max_fill"])
+            # block k of local superrow u of slice s at ptr[s] + k * h + u; its unit ri at
+            # ptr[s] * r * c + ((k * r + ri) * h + u) * c
+            col, data = block_grid.device_write(csr, r, c, counted, launch, slots=nslices * h, kstep=r * h, rstep=h,
+                                                pmul=r)
+            return cls(csr.shape, csr.dtype, csr.index_dtype, csr.nnz, params,
+                       slice_ptr=counted.ptr.astype(pointer_dtype(csr.index_dtype, total), copy=False), col=col,
+                       data=data, **padding.explicit_zeros(csr, count=counted.zeros))
+        blk = block_grid.extract(csr, r, c)
         xp = csr.xp
         padding.check_padding(cls.name, "slice_height", h, padding.aligned(blk.superrows, h), blk.superrows, "superrows")
         widths = padding.slice_widths(blk.counts(), h)

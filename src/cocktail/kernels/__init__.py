@@ -11,6 +11,7 @@ no source: they call the vendor library (:mod:`.cusparse`), and their specs say 
 from __future__ import annotations
 
 from ..registry import Registry
+from . import helper_launch  # noqa: F401  (provides the formats' device builds)
 from .spec import KernelSpec, value_type_name
 
 #: Every module of this package that declares a ``SPEC``; these first, in this order (the device profile's

@@ -6,6 +6,8 @@ import functools
 import re
 from importlib import resources
 
+from . import block_build as _block_build, csr_check as _csr_check, diagonal_build as _diagonal_build
+
 COMMON = "common.cuh"
 _INCLUDE = re.compile(r'^\s*#include\s+"([^"]+)"\s*$', re.M)
 BASE_OPTIONS = ("-std=c++17",)
@@ -64,7 +66,9 @@ def function(stem: str, expressions: tuple[str, ...], expression: str, ldg: bool
 #: ``scale_y`` runs ahead of the COO kernels; ``spin`` is the benchmark harness's busy wait;
 #: ``clipped_histogram`` and ``length_buckets`` count the planner's features; ``features_rows`` and
 #: ``features_entries`` are its fused passes (cocktail.auto.features); ``stream_partition`` cuts csr_stream's items;
-#: ``rest_rows`` counts the planner's rows off a Cocktail's diagonals (cocktail.auto.planner).
+#: ``rest_rows`` counts the planner's rows off a Cocktail's diagonals (cocktail.auto.planner); ``block_build`` and
+#: ``diagonal_build`` build the blocked and the diagonal formats on a device (cocktail.kernels.block_build,
+#: cocktail.kernels.diagonal_build); ``csr_check`` checks a device CSR's arrays (cocktail.kernels.csr_check).
 HELPERS = {"scale_y": ("scale_y<float>", "scale_y<double>", "scale_y<f16>", "scale_y<bf16>", "scale_y<cfloat>",
                        "scale_y<cdouble>"), "spin": ("spin",),
            "clipped_histogram": ("clipped_histogram",),
@@ -77,7 +81,10 @@ HELPERS = {"scale_y": ("scale_y<float>", "scale_y<double>", "scale_y<f16>", "sca
                                 "feature_superrows<long long>", "diagonal_compact",
                                 "scatter_groups<int>", "scatter_groups<long long>",
                                 *(f"{kernel}<{key}>" for kernel in ("value_sample", "value_facts")
-                                  for key in ("unsigned short", "unsigned int", "unsigned long long")))}
+                                  for key in ("unsigned short", "unsigned int", "unsigned long long"))),
+           "block_build": _block_build.expressions("block_build_counts") + _block_build.expressions("block_build_write"),
+           "diagonal_build": _diagonal_build.expressions(),
+           "csr_check": _csr_check.expressions()}
 
 
 def helper(stem: str, expression: str, device_id: int | None = None):

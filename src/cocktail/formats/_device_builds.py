@@ -1,0 +1,44 @@
+"""The device builds of the blocked and diagonal formats, provided by the layer that launches kernels.
+
+The formats never import :mod:`cocktail.kernels` (it lies above them); the kernels layer provides, when it is imported
+(``import cocktail`` imports it), how a matrix on a device is built there: :func:`cocktail.kernels.helper_launch`'s
+launcher for its arrays, the launch modules :mod:`cocktail.kernels.block_build` (BCSR, BELL, SBELL) and
+:mod:`cocktail.kernels.diagonal_build` (DIA, DIA-VI, BDIA), and :mod:`cocktail.kernels.csr_check`, the one-pass check
+of a device CSR's arrays.  Nothing provided, or a matrix on the host: the formats
+build on the host (their NumPy path, the oracle of the device's).
+"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+_PROVIDED = None
+
+
+def provide(launcher_for, blocks, diagonals, csr_check) -> None:
+    """Set the device builds: ``launcher_for(array)`` (the launcher building a matrix holding ``array``, or None to
+    build on the host), the launch modules of the blocked (``blocks``) and diagonal (``diagonals``) formats and the
+    CSR check's (``csr_check``)."""
+    global _PROVIDED
+    _PROVIDED = SimpleNamespace(launcher_for=launcher_for, blocks=blocks, diagonals=diagonals, csr_check=csr_check)
+
+
+def launcher_for(array):
+    """The launcher that builds a matrix holding ``array`` on its device, or None: build on the host."""
+    return None if _PROVIDED is None else _PROVIDED.launcher_for(array)
+
+
+def blocks():
+    """The blocked formats' launch module (:mod:`cocktail.kernels.block_build`), once a launcher was given."""
+    return _PROVIDED.blocks
+
+
+def diagonals():
+    """The diagonal formats' launch module (:mod:`cocktail.kernels.diagonal_build`), once a launcher was given."""
+    return _PROVIDED.diagonals
+
+
+def csr_facts(indptr, indices, data_entries: int, cols: int):
+    """:func:`cocktail.kernels.csr_check.device_facts` of a device CSR's arrays; None where nothing was provided
+    or the check does not apply (the host checks then run)."""
+    return None if _PROVIDED is None else _PROVIDED.csr_check.device_facts(indptr, indices, data_entries, cols)
