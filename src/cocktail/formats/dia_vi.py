@@ -63,9 +63,9 @@ def value_table(name: str, csr, slots: int, instead: str = "dia or bdia"):
         table_keys = xp.asarray(np.concatenate([known, known[-1:]]))
         where = xp.searchsorted(table_keys[:-1], keys)
         found = table_keys[where] == keys
-        # by value (a half type widened exactly: CuPy sorts no bfloat16): the rank of each bit pattern is its code
+        # by value: the rank of each bit pattern is its code
         values = table_keys[:-1].view(csr.data.dtype)
-        order = xp.argsort(values.astype(compute_dtype(values.dtype)))
+        order = _by_value(xp, values)
         rank = xp.empty_like(order)
         rank[order] = xp.arange(known.shape[0], dtype=order.dtype)
         # one synchronisation: whether every entry was found, and the code of the padding zero (key 0: first)
@@ -76,6 +76,14 @@ def value_table(name: str, csr, slots: int, instead: str = "dia or bdia"):
         known = np.union1d(known, missing)
     codes = rank.astype(xp.uint8)[where]
     return values[order], codes, int(state[1]) if padded else 0
+
+
+def _by_value(xp, values):
+    """Positions of distinct bit patterns ``values`` (rising bits) sorted by value, equal values (``-0.0`` and
+    ``0.0``) in their given order: NumPy's stable sort and CuPy's give one order (a radix sort of the values
+    themselves puts ``-0.0`` first).  A half type is widened exactly: CuPy sorts no bfloat16."""
+    widened = values.astype(compute_dtype(values.dtype)) + 0  # -0.0 + 0 is 0.0
+    return np.argsort(widened, kind="stable") if xp is np else xp.argsort(widened)
 
 
 def sorted_value_table(name: str, csr, slots: int, instead: str = "dia or bdia"):
@@ -93,8 +101,8 @@ def sorted_value_table(name: str, csr, slots: int, instead: str = "dia or bdia")
             f"codes address; store the matrix as {instead}")
         error.distinct, error.limit = count, MAX_VALUES
         raise error
-    # by value (a half type widened exactly: CuPy sorts no bfloat16): the rank of each bit pattern is its code
-    order = xp.argsort(values[first].astype(compute_dtype(values.dtype)))
+    # by value: the rank of each bit pattern is its code
+    order = _by_value(xp, values[first])
     rank = xp.empty_like(order)
     rank[order] = xp.arange(count, dtype=order.dtype)
     codes = rank[inverse.reshape(-1)].astype(xp.uint8)
