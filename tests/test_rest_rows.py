@@ -30,7 +30,9 @@ def test_fuller_diagonals_select_as_a_comparison_does():
     counts = rng.integers(1, 60, 5000)
     bounds = [(30.0, False), (29.5, True), (40.0, True), (40.0, False), (10.0, True), (10.0, False), (59.0, True),
               (25.0, True), (25.0, False), (60.0, False), (0.5, True)]
-    fuller = planner._FullerDiagonals(DiagonalCounts((5000, 5000), np.arange(5000) - 2500, counts))
+    offsets = np.arange(5000) - 2500
+    fuller = planner._FullerDiagonals(DiagonalCounts((5000, 5000), offsets, counts))
     for bound, strict in bounds:  # bounds rising, falling and repeated with the other strictness
         want = np.flatnonzero(counts > bound if strict else counts >= bound)
-        assert np.array_equal(fuller.select(bound, strict), want), (bound, strict)
+        got_offsets, got_counts = fuller.select(bound, strict)
+        assert np.array_equal(got_offsets, offsets[want]) and np.array_equal(got_counts, counts[want]), (bound, strict)

@@ -156,6 +156,12 @@ class DiagonalCounts:
         """The lowest occupied offset; only asked of a matrix with entries."""
         return int(self.offsets[0])
 
+    def fuller(self, bound: float, strict: bool = True) -> tuple:
+        """``(offsets, counts)`` (offsets rising) of the diagonals holding more than (``strict``) or at least
+        ``bound`` entries."""
+        keep = self.counts > bound if strict else self.counts >= bound
+        return self.offsets[keep], self.counts[keep]
+
     def __eq__(self, other):
         if not isinstance(other, DiagonalCounts):
             return NotImplemented
@@ -196,6 +202,16 @@ class TableDiagonals(DiagonalCounts):
 
     def lowest(self) -> int:
         return self._facts[2]
+
+    def fuller(self, bound: float, strict: bool = True) -> tuple:
+        """As :meth:`DiagonalCounts.fuller`, read off the table on its device while the arrays are not (a
+        graph's few full diagonals, without copying its million others)."""
+        if "_arrays" in vars(self):
+            return super().fuller(bound, strict)
+        xp = get_xp(self._table)
+        slots = xp.flatnonzero(self._table > bound if strict else self._table >= bound)
+        counts = to_numpy(self._table[slots]).astype(np.int64)
+        return to_numpy(slots).astype(np.int64) + (1 - int(self.shape[0])), counts
 
 
 @dataclass(frozen=True)

@@ -805,8 +805,8 @@ def _dense_diagonals(c: _Costing, features: Features, g_flat: float):
     if not len(diags) or g_flat <= 0:
         return None
     fuller = _FullerDiagonals(diags)
-    half_full = fuller.select(0.5 * c.m, strict=False)
-    picked = diags.offsets[half_full] if len(half_full) else np.array([diags.lowest()], np.int64)
+    half_full, _ = fuller.select(0.5 * c.m, strict=False)
+    picked = half_full if len(half_full) else np.array([diags.lowest()], np.int64)
     chosen = None
     for _ in range(2):  # the diagonal rate depends on how many diagonals: settle it twice
         k = len(picked)
@@ -815,34 +815,34 @@ def _dense_diagonals(c: _Costing, features: Features, g_flat: float):
         if best is None:
             return None
         g_diag = k * c.m / best[1]
-        dense = fuller.select(c.m * (g_flat / g_diag))  # DIA stores m slots for every diagonal, however short
-        if not len(dense):
+        picked, counts = fuller.select(c.m * (g_flat / g_diag))  # DIA stores m slots for every diagonal, however short
+        if not len(picked):
             return None
-        picked = diags.offsets[dense]
-        chosen = (picked, int(diags.counts[dense].sum()), best[0])
+        chosen = (picked, int(counts.sum()), best[0])
     return chosen
 
 
 class _FullerDiagonals:
-    """The diagonals holding more entries than a bound, among a matrix's occupied ``counts``: a graph or an LP
+    """The diagonals holding more entries than a bound, among a matrix's occupied diagonals: a graph or an LP
     occupies 10^5-10^6 diagonals, few or none of them near the ``m`` entries the rule asks, so their largest count
     answers most questions without a pass, and a later bound no lower than an earlier one filters its answer."""
 
     def __init__(self, diagonals):
-        """``diagonals``: the matrix's :class:`~.features.DiagonalCounts` (its counts read only when a bound
-        is under its largest)."""
+        """``diagonals``: the matrix's :class:`~.features.DiagonalCounts` (asked only when a bound is under its
+        largest count)."""
         self.diagonals, self.most = diagonals, diagonals.most()
         self.asked, self.found = None, None  # an answered (bound, strict) and its answer
 
     def select(self, bound: float, strict: bool = True):
-        """Positions (rising) of the diagonals with more than (``strict``) or at least ``bound`` entries."""
+        """``(offsets, counts)`` (offsets rising) of the diagonals with more than (``strict``) or at least ``bound``
+        entries."""
         if self.most < bound or (strict and self.most == bound):
-            return np.zeros(0, np.int64)
+            return np.zeros(0, np.int64), np.zeros(0, np.int64)
         if self.asked is not None and (bound, strict) >= self.asked:  # within the answer to a lower bound
-            counts = self.diagonals.counts[self.found]
-            return self.found[counts > bound if strict else counts >= bound]
-        counts = self.diagonals.counts
-        self.asked, self.found = (bound, strict), np.flatnonzero(counts > bound if strict else counts >= bound)
+            offsets, counts = self.found
+            keep = counts > bound if strict else counts >= bound
+            return offsets[keep], counts[keep]
+        self.asked, self.found = (bound, strict), self.diagonals.fuller(bound, strict)
         return self.found
 
 
