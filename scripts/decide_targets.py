@@ -27,6 +27,11 @@ def _verdict(ok: bool) -> str:
     return "met" if ok else "missed"
 
 
+def _count(met: int, total: int) -> str:
+    """``met on all 8`` or ``missed on 2 of 8``."""
+    return f"met on all {total}" if met == total else f"missed on {total - met} of {total}"
+
+
 def analysis(probe) -> list[str]:
     """Analysis (features, planning, conversion) and a cache hit, in SpMVs of the chosen plan."""
     big = [r for r in probe if r["nnz"] >= BIG and r.get("report_ms")]
@@ -68,14 +73,14 @@ def whole_jobs(e2e_files, probe) -> list[str]:
             low = min(at, key=at.get)
             met = sum(v >= floor for v in at.values())
             out.append(f"- Whole job at least {floor}x cupyx's at N = {n} ({suite}, {dtype}, from the host): "
-                       f"{_verdict(met == len(at))} on {len(at) - met} of {len(at)}, lowest {at[low]:.2f}x ({low}), "
+                       f"{_count(met, len(at))}, lowest {at[low]:.2f}x ({low}), "
                        f"geometric mean {statistics.geometric_mean(at.values()):.2f}x.")
         at = {m: v / kernel[m] for (m, k), v in ratio.items() if k == 1000 and m in kernel}
         if at and dtype == "float64":
             low = min(at, key=at.get)
             met = sum(v >= 0.95 for v in at.values())
             out.append(f"- At N = 1,000 at least 0.95 of our kernel-time speedup over cupyx ({suite}, {dtype}; the "
-                       f"kernel times are the probe's): {_verdict(met == len(at))} on {len(at) - met} of {len(at)}, "
+                       f"kernel times are the probe's): {_count(met, len(at))}, "
                        f"lowest {at[low]:.2f} ({low}).")
     return out
 
