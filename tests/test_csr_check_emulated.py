@@ -17,6 +17,7 @@ import scipy.sparse as sp
 from test_kernel_blocks_emulated import compiled
 
 from cocktail import validate
+from cocktail.formats import _device_builds
 from cocktail.formats.csr import _rising_within_rows
 from cocktail.kernels import csr_check, source
 
@@ -148,7 +149,7 @@ def test_csr_check_finds_what_the_host_checks_find(binary, tmp_path, index_dtype
     launcher = EmulatedLauncher(binary, tmp_path)
     for label, indptr, indices, cols in _cases():
         indptr, indices = indptr.astype(index_dtype), indices.astype(index_dtype)
-        facts = csr_check.device_facts(indptr, indices, indices.shape[0], cols, launcher=launcher)
+        facts = csr_check.device_facts(indptr, indices, indices.shape[0], cols, launcher)
         assert _device_answer(facts) == _host_facts(indptr, indices, cols), label
     assert launcher.launches == 10
 
@@ -156,8 +157,9 @@ def test_csr_check_finds_what_the_host_checks_find(binary, tmp_path, index_dtype
 def test_csr_check_leaves_mixed_or_narrow_index_dtypes_and_host_arrays_to_the_host_path(binary, tmp_path):
     launcher = EmulatedLauncher(binary, tmp_path)
     indptr, indices = np.array([0, 1, 2]), np.array([0, 1])
-    assert csr_check.device_facts(indptr.astype(np.int32), indices.astype(np.int64), 2, 2, launcher=launcher) is None
-    assert csr_check.device_facts(indptr.astype(np.int16), indices.astype(np.int16), 2, 2, launcher=launcher) is None
-    assert csr_check.device_facts(indptr, indices, 3, 2, launcher=launcher) is None  # values of another length
-    assert csr_check.device_facts(indptr, indices, 2, 2) is None  # NumPy arrays, no launcher: the host checks
+    assert csr_check.device_facts(indptr.astype(np.int32), indices.astype(np.int64), 2, 2, launcher) is None
+    assert csr_check.device_facts(indptr.astype(np.int16), indices.astype(np.int16), 2, 2, launcher) is None
+    assert csr_check.device_facts(indptr, indices, 3, 2, launcher) is None  # values of another length
+    assert csr_check.device_facts(indptr, indices, 2, 2, None) is None  # no launcher: the host checks
+    assert _device_builds.csr_facts(indptr, indices, 2, 2) is None  # NumPy arrays: the host checks
     assert launcher.launches == 0

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
+from ..arrays import is_cupy_array
+
 _PROVIDED = None
 
 
@@ -39,6 +41,8 @@ def diagonals():
 
 
 def csr_facts(indptr, indices, data_entries: int, cols: int):
-    """:func:`cocktail.kernels.csr_check.device_facts` of a device CSR's arrays; None where nothing was provided
-    or the check does not apply (the host checks then run)."""
-    return None if _PROVIDED is None else _PROVIDED.csr_check.device_facts(indptr, indices, data_entries, cols)
+    """:func:`cocktail.kernels.csr_check.device_facts` of a device CSR's arrays; None for host arrays, where
+    nothing was provided or where the check does not apply (the host checks then run)."""
+    if _PROVIDED is None or not is_cupy_array(indices):
+        return None
+    return _PROVIDED.csr_check.device_facts(indptr, indices, data_entries, cols, _PROVIDED.launcher_for(indices))

@@ -26,15 +26,11 @@ def expressions() -> tuple[str, ...]:
     return ("csr_check<int>", "csr_check<long long>")
 
 
-def device_facts(indptr, indices, data_entries: int, cols: int, launcher=None) -> CsrFacts | None:
+def device_facts(indptr, indices, data_entries: int, cols: int, launch) -> CsrFacts | None:
     """:class:`CsrFacts` of ``(indptr, indices)`` for a matrix of ``cols`` columns whose values hold
-    ``data_entries``; None where the pass does not apply (the host path checks them): host arrays without
-    ``launcher`` (:mod:`.helper_launch`'s protocol), pointers and indices of different dtypes or of neither int32
-    nor int64, or values of another length than the indices."""
-    from ..arrays import is_cupy_array
-    from .helper_launch import CupyLauncher
-
-    launch = launcher or (CupyLauncher() if is_cupy_array(indices) else None)
+    ``data_entries``, by ``launch`` (:mod:`.helper_launch`'s protocol); None where the pass does not apply (the
+    host path checks them): no launcher, pointers and indices of different dtypes or of neither int32 nor int64,
+    or values of another length than the indices."""
     index = {np.dtype(np.int32): "int", np.dtype(np.int64): "long long"}.get(np.dtype(indices.dtype))
     if launch is None or index is None or indptr.dtype != indices.dtype or data_entries != indices.shape[0]:
         return None
