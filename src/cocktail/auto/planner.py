@@ -53,6 +53,7 @@ features; they do not enter a Cocktail as a part.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field, replace
 
@@ -131,6 +132,18 @@ class Part:
     pattern: bool = False
     #: Stored with a one-byte code per entry (the coded cut): in the coded form of the variant's format.
     coded: bool = False
+
+    @classmethod
+    def planned(cls, variant: str, selector: tuple, nnz: int, slots: int, predicted_us: float,
+                format_params: dict | None = None) -> Part:
+        """``Part(variant, selector, nnz, slots, predicted_us, format_params or {})``, its fields set straight into the
+        instance: the frozen ``__init__`` assigns each through ``object.__setattr__``, and a plan makes a hundred."""
+        part = object.__new__(cls)
+        fields = part.__dict__
+        fields["variant"], fields["selector"], fields["nnz"], fields["slots"] = variant, selector, nnz, slots
+        fields["predicted_us"], fields["format_params"] = predicted_us, {} if format_params is None else format_params
+        fields["pattern"] = fields["coded"] = False
+        return part
 
     @property
     def _v(self):
@@ -351,8 +364,8 @@ def _kind(plan: Plan) -> str:
 
 
 class _Costing:
-    """Predictions for one matrix, dtype and profile: one at a time (:meth:`time`, :meth:`flat`) or many in one
-    vectorised call (:meth:`times`, :meth:`flats`)."""
+    """Predictions for one matrix, dtype and profile: one at a time (:meth:`time`) or many in one vectorised call
+    (:meth:`work` and :meth:`costs`, of variants by their :class:`_Catalog` numbers)."""
 
     def __init__(self, features: Features, profile, dtype, deterministic: bool = False, vendor: bool = True,
                  precision: str | None = None):
@@ -360,8 +373,8 @@ class _Costing:
         self.f, self.profile, self.dtype = features, profile, sampled_dtype(dtype).name
         self.m = features.shape[0]
         self.scatter = float(features.x_scatter.get(sampled_dtype(dtype).itemsize, 0.0))
-        self._has = {key: limit is None or features.distinct_values <= limit
-                     for key, limit in _plannable(profile, self.dtype, deterministic, vendor, precision)}
+        self.catalog = _catalog(profile, self.dtype, deterministic, vendor, precision)
+        self._has = self.catalog.usable(features.distinct_values)
         self._times = {}
         self._widths = {}
 
@@ -382,42 +395,41 @@ class _Costing:
             t = max(t, tail)
         return t
 
-    def times(self, variants, slots, widest) -> list[float]:
-        """:meth:`time` of each sampled ``variants[i]`` reading ``slots[i]`` on the matrix's rows with its widest
-        row's slots ``widest[i]``: the profile's surfaces evaluated in one vectorised call."""
-        pred = self.profile.predictions(self.dtype)
-        n = len(variants)
-        index = np.fromiter((pred.index[v] for v in variants), np.int64, n)
-        slots, widest = np.asarray(slots, dtype=float), np.asarray(widest, dtype=float)
-        tail = widest > 0
-        k = int(tail.sum())
-        rows = np.concatenate([np.full(n, float(self.m)), np.full(k, float(TAIL_ROWS))])
-        t = pred.us(np.concatenate([index, index[tail]]), rows, np.concatenate([slots, TAIL_ROWS * widest[tail]]),
-                    self.scatter)
-        out = t[:n]
-        out[tail] = np.maximum(out[tail], t[n:])
-        return out.tolist()
+    def costs(self, ids, slots, widest) -> np.ndarray:
+        """:meth:`time` of each of the catalog's variants ``ids`` reading ``slots[i]`` on the matrix's rows with its
+        widest row's slots ``widest[i]`` (int arrays): the profile's surfaces evaluated in one vectorised call."""
+        main, tail = self._on_rows.each(self.catalog.predicted[ids], [slots, TAIL_ROWS * widest], self.scatter)
+        return np.where(widest > 0, np.maximum(main, tail), main)
+
+    @functools.cached_property
+    def _on_rows(self):
+        """The profile's predictions on the matrix's rows (read once per plan) and on :data:`TAIL_ROWS` rows (read
+        once per profile)."""
+        predictions, key = self.profile.predictions(self.dtype), ("tail rows", self.dtype)
+        tail = self.profile.memo.get(key)
+        if tail is None:
+            tail = self.profile.memo[key] = predictions.read(TAIL_ROWS)
+        return predictions.on_rows(self.m, tail)
 
     def has(self, variant: str) -> bool:
         """Sampled in the profile, its kernel registered and allowed (:func:`allowed`), and its format able
         to store the matrix's values."""
-        return self._has.get(variant, False)
+        return variant in self._has
 
-    def flat(self, variant: str, groups, nnz: int, skip: int = 0, limit: int | None = None):
-        """``(slots, µs)`` of a flat variant on rows whose widths ``groups`` describes, or None when unsampled."""
-        if not self.has(variant):
-            return None
-        slots, tail = flat_work(_variants.get(variant), groups, nnz, self.m, skip, limit)
-        t = self.time(variant, slots, tail)
-        return None if t is None else (int(slots), t)
+    def ids(self, variants) -> np.ndarray:
+        """The catalog's numbers of those of ``variants`` the matrix may use (:meth:`has`), in their order."""
+        return np.array([self.catalog.position[v] for v in variants if v in self._has], dtype=np.int64)
 
-    def flats(self, groups, queries) -> list:
-        """:meth:`flat` of each ``(variant, nnz, skip, limit)`` of ``queries`` (variants sampled and allowed), in one
-        vectorised call: ``[(slots, µs)]``."""
-        if not queries:
-            return []
-        slots, tails = self.widths(groups).flat_work(queries, self.m)
-        return list(zip(slots, self.times([q[0] for q in queries], slots, tails)))
+    def work(self, groups, ids, nnz, skip=0, limit=None) -> tuple[np.ndarray, np.ndarray]:
+        """:func:`flat_work` of the catalog's flat variants ``ids`` (int array) on rows whose widths ``groups``
+        describes: ``(slots, tails)``; ``nnz``, ``skip`` (the int 0: none) and ``limit`` (None: none) one value or
+        one per variant."""
+        return self.widths(groups).work(self.catalog, ids, nnz, skip, _NO_LIMIT if limit is None else limit, self.m)
+
+    def prefix_work(self, groups, ids, widths) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`work` of the catalog's ELL and SELL variants ``ids`` each holding a row prefix of each of ``widths``
+        (rising) on rows whose widths ``groups`` describes: ``(slots, tails)``, a row of widths per variant."""
+        return self.widths(groups).prefixes(self.catalog, ids, np.asarray(widths, dtype=np.int64), self.m)
 
     def widths(self, groups) -> _Widths:
         """The :class:`_Widths` of ``groups`` (built once per plan and rows)."""
@@ -427,106 +439,219 @@ class _Costing:
         return found
 
 
-def _plannable(profile, dtype: str, deterministic: bool, vendor: bool, precision) -> tuple:
-    """``(key, max_values)`` of every variant sampled in ``profile`` for ``dtype`` whose kernel may be planned
-    (:func:`allowed`), ``max_values`` its format's value table (None: any values); once per profile."""
-    key = ("plannable", dtype, deterministic, vendor, precision)
+class _Catalog:
+    """The variants sampled in ``profile`` for ``dtype`` whose kernel may be planned (:func:`allowed`), in the
+    variants' order, numbered by their place in :attr:`keys`: the flat ones' keys (``flat``), the others by their
+    block shape (``others``, None for the diagonal formats), and of each one its format's value table
+    (``max_values``, None: any values), its number in the profile's predictions and, for the flat ones, how
+    :func:`flat_work` counts its slots (``kind`` of :data:`_KINDS`, -1 for the others, group ``size``, ``lanes``,
+    and ``lane``, their place in :func:`_lanes_taken`).  Made once per profile (:func:`_catalog`)."""
+
+    def __init__(self, profile, dtype: str, deterministic: bool, vendor: bool, precision):
+        chosen = [v for v in _variants.VARIANTS if profile.has(v.key, dtype)
+                  and allowed(v, deterministic, vendor, precision)]
+        self.keys = tuple(v.key for v in chosen)
+        self.position = {key: i for i, key in enumerate(self.keys)}
+        self.variant = {v.key: v for v in chosen}
+        self.flat = tuple(v.key for v in chosen if v.pattern == "rows")
+        self.others = {}  # the other variants by their block shape (None: a diagonal format)
+        for v in chosen:
+            if v.pattern != "rows":
+                self.others.setdefault(v.block, []).append(v)
+        self.max_values = tuple(formats.get(v.format).max_values for v in chosen)
+        self._limited = tuple((k, limit) for k, limit in zip(self.keys, self.max_values) if limit is not None)
+        self._usable = {}
+        index = profile.predictions(dtype).index
+        self.predicted = np.array([index[key] for key in self.keys], dtype=np.int64)
+        flat = [_flat_shape(v.key) if v.pattern == "rows" else (None, 0, 1) for v in chosen]
+        self.kind = np.array([_KINDS.get(kind, -1) for kind, _, _ in flat], dtype=np.int64)
+        self.size = np.array([size for _, size, _ in flat], dtype=np.int64)
+        self.lanes = np.array([lanes for _, _, lanes in flat], dtype=np.int64)
+        taken = {n: i for i, n in enumerate(_lanes_taken())}
+        self.lane = np.array([taken.get(lanes, 0) for _, _, lanes in flat], dtype=np.int64)
+
+    def usable(self, distinct_values: int) -> frozenset:
+        """The keys whose format can store a matrix of ``distinct_values`` (zero counted; :func:`holds_values`)."""
+        left_out = tuple(k for k, limit in self._limited if distinct_values > limit)
+        found = self._usable.get(left_out)
+        if found is None:
+            found = self._usable[left_out] = frozenset(self.keys).difference(left_out)
+        return found
+
+
+def _catalog(profile, dtype: str, deterministic: bool, vendor: bool, precision) -> _Catalog:
+    """The :class:`_Catalog` of ``profile`` for ``dtype`` and these flags (once per profile)."""
+    key = ("catalog", dtype, deterministic, vendor, precision)
     found = profile.memo.get(key)
     if found is None:
-        found = profile.memo[key] = tuple(
-            (v.key, formats.get(v.format).max_values) for v in _variants.VARIANTS
-            if profile.has(v.key, dtype) and allowed(v, deterministic, vendor, precision))
+        found = profile.memo[key] = _Catalog(profile, dtype, deterministic, vendor, precision)
     return found
 
 
 class _Widths:
-    """The row groups of one set of rows (a :class:`~.features.GroupWidths` of every size) as one table:
-    :meth:`padded_slots` answers many of ``GroupWidths.padded_slots``' questions in one vectorised call, those
-    that skip nothing from running sums over the occupied widths (built once per group size and lanes of the
-    padded variants)."""
+    """The row groups of one set of rows (a :class:`~.features.GroupWidths` of every size) as tables over their
+    occupied widths: :meth:`padded` answers many of ``GroupWidths.padded_slots``' questions in one vectorised call,
+    of every group size and each lanes of :func:`_lanes_taken` (``lane``: its place there).  Those that skip and
+    cut nothing come from one product of the counts and the lane steps, those cut to a limit from running sums
+    (made for the sizes and lanes asked), those that skip from one row of widths per question."""
 
     def __init__(self, groups):
         self.groups = groups
         sizes = sorted(groups)
         self.row = {g: i for i, g in enumerate(sizes)}
-        cap = groups[sizes[0]].cap
-        counts = np.stack([np.asarray(groups[g].counts[:cap + 1], dtype=np.int64) for g in sizes])
-        occupied = np.nonzero(counts.any(axis=0))[0]
-        self.widths, self.counts = occupied.astype(np.int64), counts[:, occupied]
-        self.over = [(int(groups[g].counts[cap + 1]), groups[g].over_sum) for g in sizes]
+        self._row_of = np.zeros(sizes[-1] + 1, dtype=np.int64)  # a group size's row of the tables
+        self._row_of[sizes] = np.arange(len(sizes))
+        self.cap = groups[1].cap
+        # a group's widest row is one of its rows: the widths some group has are those some row has
+        self.widths = groups[1].counts[:self.cap + 1].nonzero()[0]
+        self.counts = np.stack([groups[g].counts[self.widths] for g in sizes]).astype(np.int64, copy=False)
+        over = np.array([(groups[g].counts[self.cap + 1], groups[g].over_sum) for g in sizes], dtype=np.int64)
+        # the groups wider than the cap, by size (None: none), and their mean width
+        self._past = over[:, 0] if over[:, 0].any() else None
+        self._mean = over[:, 1] / np.maximum(over[:, 0], 1)
         self.widest = groups[1].max_width
-        # groups at or below each occupied width, by size: a leading 0, then running counts
-        self._groups_upto = np.concatenate([np.zeros((len(sizes), 1), np.int64), self.counts.cumsum(axis=1)], axis=1)
-        # groups x lane steps at or below each occupied width, by (size, lanes) of every padded variant
-        combos = sorted({(self.row[g], n) for kind, g, n in map(_flat_shape, _variants.keys()) if kind == "padded"}
-                        | {(self.row[1], 1)})  # and the rows' own lengths (covered)
-        self._combo = {k: i for i, k in enumerate(combos)}
-        r, n = np.array([k[0] for k in combos]), np.array([k[1] for k in combos], dtype=np.int64)
-        steps = np.cumsum(self.counts[r] * -(-self.widths[None, :] // n[:, None]), axis=1)
-        self._steps_upto = np.concatenate([np.zeros((len(combos), 1), np.int64), steps], axis=1)
+        self._lanes = np.array(_lanes_taken(), dtype=np.int64)
+        self._steps = -(-self.widths // self._lanes[:, None])  # lane steps of each occupied width, by lanes
+        self._totals = self.counts @ self._steps.T  # lane steps of every group, by size and lanes
 
-    def padded_slots(self, size, lanes, limit, skip) -> list[int]:
-        """``groups[size[i]].padded_slots(lanes[i], limit[i], skip[i])`` for every ``i`` (``limit[i]`` None: no
-        limit), as that method computes it."""
-        rows = [self.row[g] for g in size]
-        totals = [0] * len(rows)
-        whole = [i for i, k in enumerate(skip) if not k and (rows[i], lanes[i]) in self._combo]
-        if whole:  # skip nothing: the widths up to the limit as they are, the wider ones at the limit
-            r, n = [rows[i] for i in whole], [lanes[i] for i in whole]
-            bound = np.array([_NO_LIMIT if limit[i] is None else limit[i] for i in whole], dtype=np.int64)
-            upto = np.searchsorted(self.widths, bound, side="right")
-            wider = self._groups_upto[r, -1] - self._groups_upto[r, upto]
-            capped = np.where(upto < len(self.widths), -(-bound // np.array(n, dtype=np.int64)), 0)
-            got = self._steps_upto[[self._combo[k] for k in zip(r, n)], upto] + wider * capped
-            for i, t in zip(whole, got.tolist()):
-                totals[i] = t
-        done = set(whole)
-        skipping = [i for i in range(len(rows)) if i not in done]
-        if skipping:  # each width less the skip, then the limit: one row of widths per question
-            r = [rows[i] for i in skipping]
-            n = np.array([lanes[i] for i in skipping], dtype=np.int64)
-            bound = np.array([_NO_LIMIT if limit[i] is None else limit[i] for i in skipping], dtype=np.int64)
-            wide = np.minimum(np.maximum(self.widths[None, :] - np.array([skip[i] for i in skipping])[:, None], 0),
-                              bound[:, None])
-            for i, t in zip(skipping, (self.counts[r] * -(-wide // n[:, None])).sum(axis=1).tolist()):
-                totals[i] = t
-        for i, r in enumerate(rows):
-            over, over_sum = self.over[r]
-            if over:  # widths past the cap: their mean width, lanes rounding neglected (as padded_slots)
-                mean = max(over_sum / over - skip[i], 0)
-                totals[i] += int(over * -(-(mean if limit[i] is None else min(mean, limit[i])) // lanes[i]))
-        return [t * n * g for t, n, g in zip(totals, lanes, size)]
+    def padded(self, size, lane, limit, skip) -> np.ndarray:
+        """``groups[size[i]].padded_slots(_lanes_taken()[lane[i]], limit[i], skip[i])`` of every ``i`` (``size`` and
+        ``lane`` int arrays, ``limit`` (:data:`_NO_LIMIT`: none) and ``skip`` (the int 0: none) one value or one per
+        question), as that method computes it."""
+        rows, lanes = self._row_of[size], self._lanes[lane]
+        if not isinstance(skip, int) or skip:
+            totals = self._each(rows, lanes, limit, skip)
+        else:
+            totals = self._cut(rows, lane, np.broadcast_to(limit, rows.shape))
+        return self._past_cap(rows, lanes, limit, skip, totals) * lanes * size
 
-    def flat_work(self, queries, m: int) -> tuple[list, list]:
-        """:func:`flat_work` of each ``(variant, nnz, skip, limit)``: ``(slots, tails)``."""
-        slots, tails, padded = [], [], []
-        for i, (key, nnz, skip, limit) in enumerate(queries):
-            kind, size, lanes = _flat_shape(key)
-            widest = max(self.widest - skip, 0)
-            if limit is not None:
-                widest = min(widest, limit)
-            if kind == "padded":
-                padded.append((i, size, lanes, limit, skip))
-                slots.append(0)
-                tails.append(lanes * -(-widest // lanes))
-            else:
-                slots.append(m * widest if kind == "ell" else nnz + m if kind == "balanced" else nnz)
-                tails.append(0)
-        if padded:
-            at, size, lanes, limit, skip = zip(*padded)
-            for i, n in zip(at, self.padded_slots(size, lanes, limit, skip)):
-                slots[i] = n
-        return slots, tails
+    def _cut(self, rows, lane, limit) -> np.ndarray:
+        """The lane steps of the groups of table ``rows`` up to the cap, skipping nothing, each width cut to
+        ``limit`` (an int array): the widths up to it as they are, the wider ones at it."""
+        totals = self._totals[rows, lane]
+        at = (limit < _NO_LIMIT).nonzero()[0]
+        if len(at):
+            totals[at] = self._cuts(rows[at], lane[at], limit[at, None])[:, 0]
+        return totals
+
+    def _cuts(self, rows, lane, limits) -> np.ndarray:
+        """The lane steps of the groups of table ``rows`` (with lanes ``lane``) up to the cap, skipping nothing,
+        each width cut to each of ``limits`` (a row of limits per table row, or one row for all), from running sums
+        over the occupied widths: the widths up to a limit as they are, the wider ones at it."""
+        counts, lanes, n = self.counts[rows], self._lanes[lane][:, None], len(self.widths)
+        upto = self.widths.searchsorted(limits, side="right")
+        at = np.arange(len(rows))[:, None] * (n + 1) + upto  # in the flat tables of n + 1 columns
+        steps = np.concatenate([np.zeros((len(rows), 1), np.int64), (counts * self._steps[lane]).cumsum(axis=1)], 1)
+        groups = counts.cumsum(axis=1)
+        wider = np.concatenate([groups[:, -1:], groups[:, -1:] - groups], axis=1)
+        capped = np.where(upto < n, -(-limits // lanes), 0)
+        return steps.take(at) + wider.take(at) * capped
+
+    def _each(self, rows, lanes, limit, skip) -> np.ndarray:
+        """The lane steps of the groups of table ``rows`` up to the cap, each width less ``skip`` then cut to
+        ``limit``: one row of widths per question."""
+        wide = np.minimum(np.maximum(self.widths - np.reshape(skip, (-1, 1)), 0), np.reshape(limit, (-1, 1)))
+        return (self.counts[rows] * -(-wide // lanes[:, None])).sum(axis=1)
+
+    def _past_cap(self, rows, lanes, limit, skip, totals) -> np.ndarray:
+        """``totals`` with the groups of table ``rows`` wider than the cap added: their mean width less ``skip``,
+        cut to ``limit``, lanes rounding neglected (as ``GroupWidths.padded_slots``)."""
+        if self._past is None:
+            return totals
+        mean = np.minimum(np.maximum(self._mean[rows] - skip, 0), limit)
+        return totals + (self._past[rows] * -(-mean // lanes)).astype(np.int64)
+
+    @functools.cached_property
+    def _lengths(self) -> tuple:
+        """Running sums over the occupied widths (after a leading 0) of the rows' lengths and of the rows."""
+        rows = self.counts[self.row[1]]
+        zero = np.zeros(1, dtype=np.int64)
+        return np.concatenate([zero, np.cumsum(rows * self.widths)]), np.concatenate([zero, np.cumsum(rows)])
 
     def covered(self, limits) -> list[int]:
         """``groups[1].covered(w)`` of every ``w`` of ``limits``: the entries of the rows' first ``w`` positions."""
-        n = len(limits)
-        return self.padded_slots((1,) * n, (1,) * n, limits, (0,) * n)
+        limits = np.asarray(limits, dtype=np.int64)
+        entries, rows = self._lengths
+        upto = self.widths.searchsorted(limits, side="right")
+        got = entries[upto] + (rows[-1] - rows[upto]) * limits
+        one = np.full(len(limits), self.row[1])
+        return self._past_cap(one, np.ones(len(limits), dtype=np.int64), limits, 0, got).tolist()
+
+    def widest_reached(self, rows: int) -> int:
+        """The widest ``w`` up to the cap that at least ``rows`` rows reach (have ``w`` entries or more); 0: none."""
+        past = 0 if self._past is None else int(self._past[self.row[1]])
+        if past >= rows:
+            return self.cap
+        running = self._lengths[1]
+        reach = (running[-1] - running[:-1] + past >= rows).nonzero()[0]
+        return int(self.widths[reach[-1]]) if len(reach) else 0
+
+    def padded_slots(self, size, lanes, limit, skip) -> list[int]:
+        """``groups[size[i]].padded_slots(lanes[i], limit[i], skip[i])`` for every ``i`` (``limit[i]`` None: no
+        limit), of any size and lanes: by :meth:`padded` where it takes them."""
+        taken, out = {n: i for i, n in enumerate(_lanes_taken())}, []
+        for g, n, w, k in zip(size, lanes, limit, skip):
+            w = _NO_LIMIT if w is None else w
+            if n in taken:
+                got = self.padded(np.array([g]), np.array([taken[n]]), w, int(k))
+            else:
+                rows, n = np.array([self.row[g]]), np.array([n])
+                got = self._past_cap(rows, n, w, k, self._each(rows, n, w, k)) * n * g
+            out.append(int(got[0]))
+        return out
+
+    def work(self, catalog: _Catalog, ids, nnz, skip, limit, m: int) -> tuple[np.ndarray, np.ndarray]:
+        """:func:`flat_work` of the ``catalog``'s flat variants ``ids`` (int array) with ``nnz`` entries, ``skip``
+        (the int 0: none) and ``limit`` (:data:`_NO_LIMIT`: none), each one value or one per variant:
+        ``(slots, tails)``."""
+        kind, lanes = catalog.kind[ids], catalog.lanes[ids]
+        if isinstance(skip, int) and not np.ndim(limit):
+            widest = min(max(self.widest - skip, 0), limit)
+        else:
+            widest = np.minimum(np.maximum(self.widest - np.asarray(skip), 0), limit)
+        padded = kind == _KINDS["padded"]
+        tails = np.where(padded, lanes * -(-widest // lanes), 0)
+        slots = np.where(kind == _KINDS["ell"], m * widest, np.where(kind == _KINDS["balanced"], nnz + m, nnz))
+        at = padded.nonzero()[0]
+        if len(at):
+            padded = ids[at]
+            slots[at] = self.padded(catalog.size[padded], catalog.lane[padded], _at(limit, at), _at(skip, at))
+        return slots, tails
+
+    def prefixes(self, catalog: _Catalog, ids, widths, m: int) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`work` of the ``catalog``'s ELL and SELL variants ``ids`` each cut to each of ``widths`` (an int array,
+        rising), skipping nothing: ``(slots, tails)``, a row of widths per variant."""
+        widest = np.minimum(self.widest, widths)
+        lanes = catalog.lanes[ids][:, None]
+        padded = catalog.kind[ids] == _KINDS["padded"]
+        tails = np.where(padded[:, None], lanes * -(-widest // lanes), 0)
+        slots = np.repeat((m * widest)[None, :], len(ids), axis=0)  # ELL: m rows as wide as the prefix
+        at = padded.nonzero()[0]
+        if len(at):
+            size, lane = catalog.size[ids[at]], catalog.lane[ids[at]]
+            rows, lanes = self._row_of[size], lanes[at]
+            totals = self._past_cap(rows[:, None], lanes, widths, 0, self._cuts(rows, lane, widths[None, :]))
+            slots[at] = totals * lanes * size[:, None]
+        return slots, tails
+
+
+def _at(values, at):
+    """``values[at]``, or ``values`` itself where it is one value for every question."""
+    return values[at] if np.ndim(values) else values
 
 
 _FLAT_SHAPES: dict = {}
 #: A row-prefix limit no row reaches (none).
 _NO_LIMIT = np.iinfo(np.int64).max
+#: :func:`_flat_shape`'s kinds as the numbers of the vectorised tables (:class:`_Catalog`, :meth:`_Widths.work`).
+_KINDS = {"entries": 0, "balanced": 1, "ell": 2, "padded": 3}
+
+
+@functools.cache
+def _lanes_taken() -> tuple:
+    """The lanes per row of the padded flat variants, and 1 (the rows' own lengths: covered entries), rising (the
+    registry is fixed once loaded)."""
+    return tuple(sorted({n for kind, _, n in map(_flat_shape, _variants.keys()) if kind == "padded"} | {1}))
 
 
 def _flat_shape(key: str) -> tuple:
@@ -684,14 +809,10 @@ def value_cut(plan: Plan, share: float, cut: str = "pattern") -> Plan:
     ``share`` (:func:`pattern_share`, :func:`coded_share`); ``plan`` itself when no part has one.  The pattern
     cut for a matrix whose entries all hold one value only; the coded cut for one of at most the coded
     format's ``max_values``."""
-    def one(part: Part) -> Part:
-        if not _takes_cut(part.variant, cut):
-            return part
-        return replace(part, predicted_us=part.predicted_us * share, **{cut: True})
-
-    parts = tuple(one(p) for p in plan.parts)
-    if all(a is b for a, b in zip(parts, plan.parts)):
+    if not any(_takes_cut(p.variant, cut) for p in plan.parts):
         return plan
+    parts = tuple(replace(p, predicted_us=p.predicted_us * share, **{cut: True}) if _takes_cut(p.variant, cut) else p
+                  for p in plan.parts)
     return Plan(parts, sum(p.predicted_us for p in parts))
 
 
@@ -748,54 +869,59 @@ def _best(options):
     return min(options, key=lambda o: o[-1]) if options else None
 
 
-def _remainders(c: _Costing, groups, asks) -> list:
-    """The cheapest CSR or COO part for the entries left, ``(variant, slots, µs)`` or None, for each ``(nnz, skip)``
-    of ``asks`` (``nnz`` entries left once ``skip`` of every row are taken): one vectorised call."""
-    keys = [v for v in CSR_VARIANTS + COO_VARIANTS if c.has(v)]
-    got = c.flats(groups, [(v, nnz, skip, None) for nnz, skip in asks for v in keys])
-    n = len(keys)
-    return [_best([(v, *got[i * n + j]) for j, v in enumerate(keys)]) for i in range(len(asks))]
+def _cheapest(keys, slots, times):
+    """``(variant, slots, µs)`` of the fastest of ``keys`` (the first of equals) reading ``slots`` in ``times``."""
+    i = min(range(len(keys)), key=times.__getitem__)
+    return keys[i], slots[i], times[i]
 
 
-def _remainder(c: _Costing, groups, nnz: int, skip: int = 0):
-    """The cheapest CSR or COO part for the entries left: ``(variant, slots, µs)``."""
-    return _remainders(c, groups, [(nnz, skip)])[0]
+def _costed(c: _Costing, works) -> list:
+    """``(slots, µs)`` arrays of each ``(ids, slots, tails)`` of ``works`` (the catalog's variants and their
+    :meth:`_Costing.work`), every one costed in one vectorised call."""
+    asked = [work for work in works if len(work[0])]
+    if not asked:
+        return [(work[1], np.zeros(0)) for work in works]
+    ids, slots, tails = (a[0] if len(a) == 1 else np.concatenate(a) for a in zip(*asked))
+    times, out, at = c.costs(ids, slots, tails), [], 0
+    for work in works:
+        out.append((work[1], times[at:at + len(work[0])]))
+        at += len(work[0])
+    return out
 
 
 def _whole_matrix(c: _Costing, features: Features) -> dict:
     """``{variant: (slots, µs)}`` of every sampled variant holding the whole matrix, however much it
-    pads (block shapes the features left out are missing): one vectorised call."""
-    flat, other = [], []
-    for v in _variants.VARIANTS:
-        if not c.has(v.key):
-            continue
-        if v.pattern == "rows":
-            flat.append((v.key, features.nnz, 0, None))
-        else:
-            got = _work(v, features)  # c.has: its format holds the values
+    pads (block shapes the features left out are missing), in the variants' order: one vectorised call."""
+    flat, other = [key for key in c.catalog.flat if c.has(key)], []
+    for shape in (None, *features.blocks):  # the diagonal formats, then the blocks the features kept
+        for v in c.catalog.others.get(shape, ()):
+            got = _work(v, features) if c.has(v.key) else None  # c.has: its format holds the values
             if got is not None:
                 other.append((v.key, *got))
-    slots, tails = c.widths(features.groups).flat_work(flat, c.m) if flat else ([], [])
-    keys = [q[0] for q in flat] + [k for k, _, _ in other]
-    slots += [s for _, s, _ in other]
-    times = c.times(keys, slots, tails + [t for _, _, t in other]) if keys else []
-    found = {k: (int(s), t) for k, s, t in zip(keys, slots, times)}
-    return {v.key: found[v.key] for v in _variants.VARIANTS if v.key in found}  # in the variants' order
+    keys = flat + [k for k, _, _ in other]
+    if not keys:
+        return {}
+    ids = c.ids(keys)
+    slots, tails = c.work(features.groups, ids[:len(flat)], features.nnz)
+    slots = np.concatenate([slots, np.array([s for _, s, _ in other], dtype=np.int64)])
+    times = c.costs(ids, slots, np.concatenate([tails, np.array([t for _, _, t in other], dtype=np.int64)]))
+    order = ids.argsort().tolist()
+    return dict(zip([keys[i] for i in order], zip(slots[order].tolist(), times[order].tolist())))
 
 
-def _singles(whole: dict, nnz: int, dtype) -> list[Plan]:
+def _singles(c: _Costing, whole: dict, nnz: int) -> list[Plan]:
     """The single-format plans: padded formats within MAX_SLOTS_PER_ENTRY, block formats within
     :func:`block_fill_limit`."""
     limit = MAX_SLOTS_PER_ENTRY * max(nnz, 1)
-    block_limit = block_fill_limit(dtype) * max(nnz, 1)
+    block_limit = block_fill_limit(c.dtype) * max(nnz, 1)
     out = []
     for key, (slots, t) in whole.items():
-        v = _variants.get(key)
+        v = c.catalog.variant[key]
         if v.format not in ("csr", "coo") and slots > limit:
             continue
         if v.pattern == "blocks" and slots > block_limit:
             continue
-        out.append(Plan((Part(key, ("rest",), nnz, slots, t),), t))
+        out.append(Plan((Part.planned(key, ("rest",), nnz, slots, t),), t))
     return out
 
 
@@ -887,70 +1013,117 @@ def _rest_groups(csr, offsets, max_row: int, launcher=None):
 PREFIX_WIDTHS = (1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512)
 
 
-def _bell_garland_width(m: int, g1) -> int:
-    """Bell & Garland's HYB width: the widest K that a third of the ``m`` rows reach (0: none), from the
-    row-length counts ``g1`` (``groups[1]``)."""
-    need = max(1, math.ceil(m / ELL_SPEEDUP_OVER_COO))
-    reached = np.cumsum(g1.counts[::-1])[::-1]  # rows with length >= w (w <= cap)
-    return int(np.nonzero(reached[:g1.cap + 1] >= need)[0].max()) if (reached[:g1.cap + 1] >= need).any() else 0
+def _bell_garland_width(m: int, widths: _Widths) -> int:
+    """Bell & Garland's HYB width: the widest K that a third of the ``m`` rows reach (0: none), from the rows'
+    lengths (``widths``)."""
+    return widths.widest_reached(max(1, math.ceil(m / ELL_SPEEDUP_OVER_COO)))
 
 
-def _prefix_widths(variant: str, widest: int, k: int, candidates, pre: dict, covered: dict, m_c: float) -> set:
-    """Row-prefix widths to cost for ``variant``: Bell & Garland's ``k`` and clSpMV's rule, the largest of the
-    ``candidates`` whose slots at the prefix rate (``pre[(variant, w)]``: ``(slots, µs)``) beat the entries
-    it covers (``covered[w]``) at the remainder's rate ``m_c``."""
-    out = set()
+def _prefix_widths(widest: int, k: int, tried: list, candidate, times, covered, m_c: float) -> list[set]:
+    """Row-prefix widths to cost for each prefix variant: Bell & Garland's ``k`` and clSpMV's rule, the largest
+    of the ``tried`` widths that are candidates (``candidate``, a mask of them) whose slots at the prefix rate (the
+    variant's row of ``times``: µs at each width tried) beat the entries it covers (``covered``, at each) at the
+    remainder's rate ``m_c``."""
     if widest <= 1:
-        return out
-    if 0 < k < widest:
-        out.add(k)
-    best = 0
-    for w in candidates:
-        t = pre[(variant, w)][1]
-        if covered[w] and t < covered[w] / m_c:
-            best = w
-    if best:
-        out.add(best)
-    return out
-
-
-def _head_plans(c: _Costing, head: tuple, groups, left: int, nnz: int, prefix_variants) -> list[Plan]:
-    """The plans that start with ``head`` (no part, or the diagonal part) for the ``left`` entries whose rows
-    ``groups`` describes: ``head`` and CSR or COO (when ``head`` has a part), and ``head``, a row-prefix part of
-    one of ``prefix_variants`` at each width :func:`_prefix_widths` picks and CSR or COO for the rest.  The
-    remainders and every prefix at every width are costed in one vectorised call, the remainders after the
-    prefixes kept in another."""
-    widths = c.widths(groups)
-    widest = groups[1].max_width
-    candidates = [w for w in PREFIX_WIDTHS if w < widest] if widest > 1 else []
-    k = _bell_garland_width(c.m, groups[1]) if widest > 1 else 0
-    tried = sorted(set(candidates) | ({k} if 0 < k < widest else set()))
-    keys = [v for v in CSR_VARIANTS + COO_VARIANTS if c.has(v)]
-    prefixes = [(v, w) for v in prefix_variants for w in tried]
-    got = c.flats(groups, [(v, left, 0, None) for v in keys] + [(v, left, 0, w) for v, w in prefixes])
-    rest = _best([(v, *got[j]) for j, v in enumerate(keys)])
-    if rest is None:
-        return []
+        return [set() for _ in range(len(times))]
     out = []
-    if head:
-        out.append(Plan(head + (Part(rest[0], ("rest",), left, rest[1], rest[2]),),
-                        sum(p.predicted_us for p in head) + rest[2]))
-    m_c = left / rest[2]
-    pre = dict(zip(prefixes, got[len(keys):]))
-    covered = dict(zip(tried, widths.covered(tried)))
-    chosen = [(v, w) for v in prefix_variants for w in _prefix_widths(v, widest, k, candidates, pre, covered, m_c)
-              if MIN_PART_SHARE * nnz <= covered[w] < left]
-    after_widths = list(dict.fromkeys(w for _, w in chosen))
-    afters = dict(zip(after_widths, _remainders(c, groups, [(left - covered[w], w) for w in after_widths])))
-    for variant, w in chosen:
-        after = afters[w]
-        if after is None:
-            continue
-        slots, t = pre[(variant, w)]
-        parts = head + (Part(variant, ("row_prefix", int(w)), covered[w], slots, t, {"max_fill": None}),
-                        Part(after[0], ("rest",), left - covered[w], after[1], after[2]))
-        out.append(Plan(parts, sum(p.predicted_us for p in parts)))
+    for beats in (candidate & (covered > 0) & (times < covered / m_c)).tolist():
+        widths = {k} if 0 < k < widest else set()
+        best = max((w for w, beat in zip(tried, beats) if beat), default=0)
+        if best:
+            widths.add(best)
+        out.append(widths)
     return out
+
+
+class _HeadSearch:
+    """The row-prefix search after one head (:func:`_head_plans`) for the ``left`` entries whose rows ``groups``
+    describes: the widths it tries, then the prefixes it keeps, then the plans they make."""
+
+    def __init__(self, c: _Costing, head: tuple, groups, left: int):
+        self.head, self.groups, self.left = head, groups, left
+        self.widths = c.widths(groups)
+        self.widest = widest = groups[1].max_width
+        self.candidates = [w for w in PREFIX_WIDTHS if w < widest] if widest > 1 else []
+        self.k = _bell_garland_width(c.m, self.widths) if widest > 1 else 0
+        self.tried = sorted(set(self.candidates) | ({self.k} if 0 < self.k < widest else set()))
+
+    def prefixes(self, c: _Costing, ids) -> tuple:
+        """The costing's work (:func:`_costed`) of each of the variants ``ids`` at each width tried."""
+        slots, tails = c.prefix_work(self.groups, ids, self.tried)
+        return np.repeat(ids, len(self.tried)), slots.ravel(), tails.ravel()
+
+    def keep(self, rest: tuple, prefix_variants, slots, times, nnz: int):
+        """Keep the ``(variant, width)`` prefixes :func:`_prefix_widths` picks that hold at least MIN_PART_SHARE of
+        the ``nnz`` entries and leave some (``chosen``, their ``(slots, µs)`` in ``pre``, their widths ``kept``):
+        ``rest``, the cheapest remainder on every entry left, and each prefix's ``slots`` and ``times`` at each
+        width tried (a row per variant of ``prefix_variants``) decide."""
+        self.rest, covered = rest, self.widths.covered(self.tried)
+        self.covered = dict(zip(self.tried, covered))
+        candidate = np.array([w in self.candidates for w in self.tried], dtype=bool)
+        picked = _prefix_widths(self.widest, self.k, self.tried, candidate, times, np.array(covered, dtype=np.int64),
+                                self.left / rest[2])
+        self.chosen = [(v, w) for v, widths in zip(prefix_variants, picked) for w in widths
+                       if MIN_PART_SHARE * nnz <= self.covered[w] < self.left]
+        row, column = {v: i for i, v in enumerate(prefix_variants)}, {w: j for j, w in enumerate(self.tried)}
+        slots, times = slots.tolist(), times.tolist()
+        self.pre = {(v, w): (slots[row[v]][column[w]], times[row[v]][column[w]]) for v, w in self.chosen}
+        self.kept = list(dict.fromkeys(w for _, w in self.chosen))
+
+    def after(self, c: _Costing, rest) -> tuple:
+        """The costing's work of the variants ``rest`` on the entries left after a prefix of each width kept."""
+        if not self.kept:
+            return rest[:0], rest[:0], rest[:0]
+        covered = np.array([self.covered[w] for w in self.kept], dtype=np.int64)
+        ids, n = np.concatenate([rest] * len(self.kept)), len(rest)
+        return (ids, *c.work(self.groups, ids, np.repeat(self.left - covered, n),
+                             np.repeat(np.array(self.kept, dtype=np.int64), n)))
+
+    def plans(self, keys: list, slots: list, times: list) -> list[Plan]:
+        """``head`` and the remainder on every entry left (when ``head`` has a part), then ``head``, each prefix
+        kept and the cheapest of ``keys`` on the entries it leaves (their ``slots`` and ``times``, width by width
+        kept)."""
+        n, out = len(keys), []
+        if self.head:
+            rest = self.rest
+            out.append(Plan(self.head + (Part.planned(rest[0], ("rest",), self.left, rest[1], rest[2]),),
+                            sum(p.predicted_us for p in self.head) + rest[2]))
+        afters = {w: _cheapest(keys, slots[i * n:(i + 1) * n], times[i * n:(i + 1) * n])
+                  for i, w in enumerate(self.kept)}
+        for variant, w in self.chosen:
+            (held, t), after = self.pre[(variant, w)], afters[w]
+            parts = self.head + (
+                Part.planned(variant, ("row_prefix", int(w)), self.covered[w], held, t, {"max_fill": None}),
+                Part.planned(after[0], ("rest",), self.left - self.covered[w], after[1], after[2]))
+            out.append(Plan(parts, sum(p.predicted_us for p in parts)))
+        return out
+
+
+def _head_plans(c: _Costing, heads, nnz: int, prefix_variants, whole: dict) -> list[Plan]:
+    """The plans that start with each ``(head, groups, left)`` of ``heads`` (no part, or the diagonal part) for the
+    ``left`` entries whose rows ``groups`` describes: ``head`` and CSR or COO (when ``head`` has a part), and
+    ``head``, a row-prefix part of one of ``prefix_variants`` at each width :func:`_prefix_widths` picks and CSR or
+    COO for the rest.  The remainders and every prefix at every width of every head are costed in one vectorised
+    call, the remainders after the prefixes kept in another; after no part, the remainder on every entry is the
+    whole matrix's single (``whole``, :func:`_whole_matrix`)."""
+    keys = [v for v in CSR_VARIANTS + COO_VARIANTS if c.has(v)]
+    if not keys:
+        return []
+    rest_ids, prefix_ids = c.ids(keys), c.ids(prefix_variants)
+    searches, works = [_HeadSearch(c, *h) for h in heads], []
+    for s in searches:
+        if s.head:
+            works.append((rest_ids, *c.work(s.groups, rest_ids, s.left)))
+        works.append(s.prefixes(c, prefix_ids))
+    got = iter(_costed(c, works))
+    for s in searches:
+        if s.head:
+            rest = _cheapest(keys, *(a.tolist() for a in next(got)))
+        else:
+            rest = _cheapest(keys, [whole[k][0] for k in keys], [whole[k][1] for k in keys])
+        s.keep(rest, prefix_variants, *(a.reshape(len(prefix_ids), len(s.tried)) for a in next(got)), nnz)
+    got = _costed(c, [s.after(c, rest_ids) for s in searches])
+    return [p for s, (slots, times) in zip(searches, got) for p in s.plans(keys, slots.tolist(), times.tolist())]
 
 
 def plan(csr, features: Features, profile, dtype, deterministic: bool = False, vendor: bool = True) -> Planning:
@@ -965,14 +1138,14 @@ def plan(csr, features: Features, profile, dtype, deterministic: bool = False, v
     if not nnz:
         raise ValueError("the planner needs a matrix with entries (one without is stored as csr)")
     whole = _whole_matrix(c, features)
-    singles = _singles(whole, nnz, c.dtype)
+    singles = _singles(c, whole, nnz)
     if not singles:
         raise ValueError(f"the device profile ({profile.source}) has no samples for {np.dtype(dtype).name}")
-    flats = [p for p in singles if _variants.get(p.parts[0].variant).category == "flat"]
+    flats = [p for p in singles if c.catalog.variant[p.parts[0].variant].pattern == "rows"]  # category "flat"
     g_flat = nnz / min(p.predicted_us for p in flats) if flats else 0.0
     plans = list(singles)
     # SELL variants ranked by their time on the whole matrix, however much they would pad.
-    sells = sorted((k for k in whole if _variants.get(k).format == "sell"), key=lambda k: whole[k][1])
+    sells = sorted((k for k in whole if c.catalog.variant[k].format == "sell"), key=lambda k: whole[k][1])
     prefix_variants = _flat_variants(c, ("ell",)) + sells[:PREFIX_SELL_VARIANTS]
 
     # The diagonal part (or none), then the row-prefix part (or none), then CSR/COO for the rest.
@@ -986,12 +1159,11 @@ def plan(csr, features: Features, profile, dtype, deterministic: bool = False, v
                     {"max_fill": None})
         heads.append(((part,), _rest_groups(csr, offsets, features.max_row) if taken < nnz else None,
                       nnz - taken))
-    for head, groups, left in heads:
-        if left == 0:
-            continue  # the diagonal part holds everything: that is the diagonal single
-        plans += _head_plans(c, head, groups, left, nnz, prefix_variants)
+    heads = [h for h in heads if h[2]]  # none left: the diagonal part holds everything, the diagonal single
+    plans += _head_plans(c, heads, nnz, prefix_variants, whole)
     share = entry_share(dtype, csr.index_dtype, value_dtype)  # a half matrix, or values stored narrower
-    plans = [scaled(p, share) for p in plans]
+    if share != 1.0:
+        plans = [scaled(p, share) for p in plans]
     uncut = []
     if features.one_value:
         share = pattern_share(dtype, csr.index_dtype, value_dtype)

@@ -143,11 +143,43 @@ class _Table:
         ends = np.arange(len(curves)) * self.width
         self.x_first, self.y_first = self._x[ends], self._y[ends]
         self.x_last, self.y_last = self._x[ends + points - 1], self._y[ends + points - 1]
+        # every curve's samples as sorted keys (curve, log rows): one search counts a curve's samples at or below
+        self._ends, self._every = ends, np.arange(len(curves))
+        self._sample_keys = _keys(np.repeat(self._every, points), self.log_rows[self.log_rows < np.inf])
+        self._first_sample = np.cumsum(points) - points
+        self._segment_tables()
+
+    def _segment_tables(self):
+        """What :meth:`read` and :meth:`at_read` look up.  Each curve's surface (a bin's curve), the place of its
+        bin in the flat ``log_k`` and the surface's growth.  The segments between a bin and the next (the last bin:
+        itself), a column each (surface by bin): their log slots per row, the surface's first and last, its growth
+        (read adds the two bins' log µs).  And the bins as sorted keys (surface, log slots per row) with a last key
+        (surface, +inf) a surface, and the segment a search of (surface, value) lands on among them: at or below the
+        first bin, the first segment; past the last, the last one (as :meth:`at` picks ``lo``)."""
+        surfaces, width = len(self.bins), self.log_k.shape[1]
+        self._surface = np.repeat(np.arange(surfaces), self.bins)
+        self._bin_at = self._surface * width + self._every - self.first[self._surface]
+        self._grows = self.grows[self._surface]
+        top = np.maximum(self.bins - 1, 1)  # the highest bin a segment may end on (one bin: its own)
+        self._next = (np.arange(surfaces)[:, None] * width
+                      + np.minimum(np.arange(width) + 1, np.maximum(self.bins - 1, 0)[:, None])).ravel()
+        k, every = self.log_k.ravel(), np.ones((surfaces, width))
+        self._segments = np.stack([k, k[self._next], *((every * a[:, None]).ravel()
+                                                        for a in (self.k_first, self.k_last, self.grows))])
+        real = self.log_k < np.inf
+        owner = np.concatenate([np.nonzero(real)[0], np.arange(surfaces)])
+        keys = _keys(owner, np.concatenate([self.log_k[real], np.full(surfaces, np.inf)]))
+        order = np.argsort(keys, kind="stable")
+        self._segment_keys, owner = keys[order], owner[order]
+        below = np.arange(len(order)) - np.searchsorted(owner, owner)  # the surface's bins before each key
+        self._segment_of = owner * width + np.minimum(np.maximum(below, 1), top[owner]) - 1
 
     def _curves(self, c, lr, grows):
-        """:meth:`_Curve.at` of curves ``c`` at log rows ``lr`` (arrays of one length)."""
-        hi = np.minimum(np.maximum((self.log_rows[c] <= lr[:, None]).sum(1), 1), self.last_inside[c])
-        at = c * self.width + hi
+        """:meth:`_Curve.at` of curves ``c`` (an index array, or ``slice(None)``: every one) at log rows ``lr`` (arrays
+        of one length)."""
+        below = self._sample_keys.searchsorted(_keys(self._every[c], lr), side="right") - self._first_sample[c]
+        hi = np.minimum(np.maximum(below, 1), self.last_inside[c])
+        at = self._ends[c] + hi
         x0, x1, y0, y1 = self._x[at - 1], self._x[at], self._y[at - 1], self._y[at]
         with np.errstate(divide="ignore", invalid="ignore"):
             inside = y0 + (lr - x0) / (x1 - x0) * (y1 - y0)
@@ -174,6 +206,34 @@ class _Table:
         log_us = np.where(lk <= self.k_first[s], c0, np.where(lk >= k_last, c1 + (lk - k_last) * grows, inside))
         return np.exp(log_us)
 
+    def read(self, rows: float) -> tuple:
+        """Every curve read on ``rows`` rows, once for many questions (:meth:`at_read`): ``(rows, segments)``, each
+        surface's rows (clamped to its fewest sampled, as :meth:`at` clamps them) and its segments between bins with
+        their log µs at those rows (:meth:`_segment_tables`)."""
+        rows = np.maximum(float(rows), self.min_rows)
+        log_us = np.zeros(self.log_k.size)
+        log_us[self._bin_at] = self._curves(slice(None), np.log(np.maximum(rows, 1.0))[self._surface], self._grows)
+        return rows, np.concatenate([self._segments, log_us[None, :], log_us[None, self._next]])
+
+    def at_read(self, s, at, rows, segments, slots):
+        """:meth:`at` of surfaces ``s`` reading ``slots`` on curves already read (:meth:`read`, several side by side):
+        question ``i``'s are ``rows[at[i]]`` and the segments from ``(at[i] - s[i]) * width`` on."""
+        lk = np.log(np.maximum(np.maximum(slots, 0.0) / rows[at], 1e-9))
+        segment = self._segment_of[self._segment_keys.searchsorted(_keys(s, lk), side="right")]
+        k0, k1, k_first, k_last, grows, c0, c1 = segments.take((at - s) * self.log_k.shape[1] + segment, axis=1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            w = (lk - k0) / (k1 - k0)
+            inside = (1 - w) * c0 + w * c1
+        return np.exp(np.where(lk <= k_first, c0, np.where(lk >= k_last, c1 + (lk - k_last) * grows, inside)))
+
+
+def _keys(owners, values) -> np.ndarray:
+    """``owners + i * values``, each part exactly as given: complex keys, which NumPy sorts and searches by owner,
+    then value."""
+    keys = np.empty(len(values), dtype=complex)
+    keys.real, keys.imag = owners, values
+    return keys
+
 
 class Predictions:
     """:meth:`Profile.predict_us` of one dtype over arrays: :meth:`Profile.predictions` builds it once per dtype.
@@ -196,6 +256,9 @@ class Predictions:
         launch = profile.launch_us.get(dt, 0.0)
         self._floor = np.array([_variants.get(k).launches * launch if k in _variants._BY_KEY else launch
                                 for k in keys], dtype=float)
+        # each variant's own surface and its scattered one (its own where it has none), for RowPredictions
+        self._blends = bool((self._spread >= 0).any())
+        self._pairs = np.stack([np.arange(len(keys)), np.where(self._spread >= 0, self._spread, np.arange(len(keys)))])
 
     def us(self, variant, rows, slots, scatter: float = 0.0) -> np.ndarray:
         """Predicted µs of the variants ``variant`` (an int array of :attr:`index` numbers) on ``rows`` rows
@@ -209,6 +272,40 @@ class Predictions:
         if len(has):
             own[has] = (1.0 - scatter) * own[has] + scatter * t[n:]
         return np.maximum(own, self._floor[variant])
+
+    def read(self, rows: float) -> tuple:
+        """Every surface read on ``rows`` rows (:meth:`_Table.read`), for :meth:`on_rows`."""
+        return self._table.read(rows)
+
+    def on_rows(self, *rows) -> RowPredictions:
+        """:meth:`us` on each of ``rows`` (a number of rows, or its :meth:`read`), the surfaces read on them once:
+        for many questions on one matrix."""
+        return RowPredictions(self, [self.read(r) if np.isscalar(r) else r for r in rows])
+
+
+class RowPredictions:
+    """:meth:`Predictions.us` on a few numbers of rows (:meth:`Predictions.on_rows`): the planner asks its questions
+    on a matrix's rows and on its tail's."""
+
+    def __init__(self, predictions: Predictions, read: list):
+        self._predictions, self._surfaces = predictions, len(predictions._table.bins)
+        self._rows = np.concatenate([rows for rows, _ in read])
+        self._segments = np.concatenate([segments for _, segments in read], axis=1)
+        self._each_rows = np.arange(len(read)) * self._surfaces  # each number of rows' first surface
+
+    def each(self, variant, slots, scatter: float = 0.0) -> np.ndarray:
+        """``Predictions.us(variant, rows, slots[r], scatter)`` on each number of ``rows``, ``r``-th (a list of one
+        array per number of rows): every question on every one, and on the scattered surfaces where they blend in."""
+        predictions, n = self._predictions, len(variant)
+        blend = scatter > 0 and predictions._blends
+        surfaces = predictions._pairs[:, variant].ravel() if blend else variant
+        s = np.concatenate([surfaces] * len(slots))
+        asked = np.concatenate([a for a in slots for _ in range(1 + blend)])
+        t = predictions._table.at_read(s, s + np.repeat(self._each_rows, len(surfaces)), self._rows, self._segments,
+                                       asked).reshape(len(slots), 1 + blend, n)
+        if blend:
+            t = np.where(predictions._spread[variant] >= 0, (1.0 - scatter) * t[:, 0] + scatter * t[:, 1], t[:, 0])
+        return np.maximum(t.reshape(len(slots), n), predictions._floor[variant])
 
 
 @dataclass
