@@ -450,12 +450,13 @@ def test_own_rivals_are_the_fastest_close_plans_of_other_families_and_kinds():
     bcsr, bcsr2 = single("bcsr(3x3)", 14.0), single("bcsr(2x2)", 14.2)
     vector, coo = single("csr_vector(t=8)", 14.5), single("coo_atomic", 14.8)
     planning = planner.Planning(None, [bdia, bdia2, csr1, bcsr, bcsr2, vector, coo], "model")
-    # the fastest of each other family; bdia is bdia_direct's own kind; never the vendor's single
-    assert planning.own_rivals(bdia) == [bcsr, vector]
+    # the fastest of each other family, and of each kind of the plan's own family: bdia is bdia_direct's own kind
+    # with other settings; never the vendor's single
+    assert planning.own_rivals(bdia) == [bdia2, bcsr, vector]
     for p in (bcsr, bcsr2, vector, coo):
         p.predicted_us += 2.0  # past 1.5x of bdia's prediction: no rival of ours
-    assert planning.own_rivals(bdia) == []
-    assert planning.own_rivals(bdia, reference_us=11.0) == [bcsr, vector]  # bdia measured slower: a wider range
+    assert planning.own_rivals(bdia) == [bdia2]
+    assert planning.own_rivals(bdia, reference_us=11.0) == [bdia2, bcsr, vector]  # bdia measured slower: a wider range
     assert planning.own_rivals(csr1) == [bdia, bcsr, vector]  # a vendor plan races our fastest of each family
     assert planning.vendor_rivals(bdia) == [csr1] and planning.vendor_rivals(bdia, reference_us=5.0) == []
     sell, vector2 = single("sell(C=32,t=2)", 6.9), single("csr_vector(t=2)", 7.1)
@@ -465,7 +466,27 @@ def test_own_rivals_are_the_fastest_close_plans_of_other_families_and_kinds():
                         planner.Part("csr_vector(t=2)", ("rest",), 10, 10, 2.0)), 11.0)
     planning = planner.Planning(None, [bdia, led, bdia2, vector, bcsr], "model")
     assert planner._family(led) == "diagonal" and planner._kind(led) == "cocktail"
-    assert planning.own_rivals(bdia, reference_us=11.0) == [led, vector, bcsr]  # one per family: not bdia2 too
+    # one per other family, one per kind of the plan's own: the Cocktail it leads and bdia, but bcsr(2x2) not too
+    planning = planner.Planning(None, [bdia, led, bdia2, vector, bcsr, bcsr2], "model")
+    assert planning.own_rivals(bdia, reference_us=11.0) == [led, bdia2, vector, bcsr]
+
+
+def test_tuning_rivals_take_each_source_in_turn():
+    """Our other families, the vendor's kernels and the plan's own family take turns, fastest first within each:
+    a family's many close variants do not crowd a vendor's kernel or another family out of the first few."""
+    bdia = single("bdia_direct", 10.0)
+    own = [single("bdia", 10.5), single("dia", 10.6), single("dia_vi", 10.7)]
+    bcsr, vector = single("bcsr(3x3)", 12.0), single("csr_vector(t=8)", 13.0)
+    csr1, coo1 = single("cusparse_csr(alg=1)", 12.5), single("cusparse_coo(alg=1)", 14.0)
+    planning = planner.Planning(None, [bdia, *own, bcsr, csr1, vector, coo1], "model")
+    assert planning.tuning_rivals(bdia, 10.0) == [bcsr, csr1, own[0], vector, coo1, own[1], own[2]]
+    # measured slower than predicted: the range widens from what it measured
+    assert planning.tuning_rivals(bdia, 5.0) == planning.tuning_rivals(bdia, 10.0)
+    # a plan's next setting: csr_vector with other lanes, within 1.5x of what the plan measured
+    sibling = single("csr_vector(t=4)", 20.0)  # predicted past 1.5x of 13 µs
+    planning = planner.Planning(None, [vector, coo1, sibling], "model")
+    assert planning.tuning_rivals(vector, 10.0) == [coo1]
+    assert planning.tuning_rivals(vector, 14.0) == [coo1, sibling]
 
 
 def test_where_the_coded_cut_was_made_the_race_without_it_runs_too():
@@ -519,7 +540,9 @@ def test_a_coded_plan_is_tried_against_the_plans_without_the_cut_each_once():
     # the vendor single is both a rival of the coded plan and of the plan chosen without the cut: tried once
     got = planning.rivals(planner.Planning(None, [coded, bdia, vendor], "model", uncut=uncut), coded, 6.0)
     assert dia in got and len(got) == len({id(p) for p in got}) and coded not in got
-    assert [p.predicted_us for p in got] == sorted(p.predicted_us for p in got)  # fastest predicted first
+    # each source in turn: the plan with its values and the plans without the cut, ours of other families, the
+    # vendor's
+    assert got == [uncut[2], bdia, vendor, dia]
 
 
 def test_vectorised_predictions_match_the_profiles_own():

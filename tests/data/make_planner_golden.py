@@ -113,7 +113,9 @@ def summarise(planning, names: dict) -> dict:
     rivals = {"vendor_rivals": planning.vendor_rivals(chosen), "own_rivals": planning.own_rivals(chosen),
               "vendor_rivals_wider": planning.vendor_rivals(chosen, wider),
               "own_rivals_wider": planning.own_rivals(chosen, wider),
-              "uncut_rivals": planning.uncut_rivals(chosen), "to_measure": planning.to_measure()}
+              "uncut_rivals": planning.uncut_rivals(chosen), "to_measure": planning.to_measure(),
+              "tuning_rivals": planning.tuning_rivals(chosen, chosen.predicted_us),
+              "tuning_rivals_wider": planning.tuning_rivals(chosen, wider)}
     return {"candidates": [[name(p), _us(p.predicted_us)] for p in planning.candidates],
             "uncut": [[name(p), _us(p.predicted_us)] for p in planning.uncut],
             **{k: [name(p) for p in plans] for k, plans in rivals.items()}}

@@ -4,9 +4,9 @@ The model's plan runs from the first product.  While the user multiplies, :class
 
 1. times the plan on its own products (every other call, between CUDA events read back without
    synchronising: :class:`EventClock`) until it holds :data:`SAMPLES` times;
-2. asks the planning for the rivals the model ranks close to the plan's measured time (the vendor's
-   kernels, plans of ours of other families, the plan without the coded cut), at most
-   :data:`MAX_RIVALS`, fastest predicted first;
+2. asks the planning for the rivals the model ranks close to the plan's measured time (the plan without the
+   coded cut, plans of ours of other families, the vendor's kernels, the plan's own family's other kinds and
+   settings, taken in turn), at most :data:`MAX_RIVALS`;
 3. builds one rival at a time aside (on a thread and a stream of their own: the user's products go on
    meanwhile, never waiting for a conversion, a kernel's compilation or an analysis), and only while
    the time spent tuning (building, and the rival's products where it ran slower) stays within
@@ -40,7 +40,7 @@ GIVE_UP = 0.2
 #: A rival replaces the plan only when measured faster by this share (more than the timing's noise).
 MARGIN = 0.03
 #: At most this many rivals are tried, the fastest predicted first.
-MAX_RIVALS = 3
+MAX_RIVALS = 4
 #: Tuning (building rivals, their products where slower) may cost this share of the products' time.
 BUDGET = 0.05
 #: A build is expected to cost this many of the plan's products: a rival on the CSR's own arrays binds only,
@@ -139,7 +139,7 @@ class _Trial:
 class OnlineTuner:
     """The state machine of ``tune="auto"`` for one :class:`~cocktail.auto.plans.PlannedProduct`.
 
-    ``rivals(reference_us)``: the plans to try, fastest predicted first, given the plan's measured µs
+    ``rivals(reference_us)``: the plans to try, in the order to try them, given the plan's measured µs
     (``lazy_rivals``: choosing them costs an analysis of the matrix, made only once the products have paid
     for it, as a build); ``build(plan)``: ``(storage, executor, ready)``, ``ready`` the event the build ends
     with (None: nothing to wait for), raising :class:`~cocktail.errors.DeviceMemoryError` where it does not

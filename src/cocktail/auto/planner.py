@@ -83,8 +83,11 @@ VENDOR_RIVALS = 2
 #: The race also times plans of our own when predicted within this factor: the fastest of each family
 #: other than the plan's (:func:`_family`: flat, block or diagonal by the kernel that holds most of
 #: the entries), since a family whose synthetic samples miss a matrix's pattern is mispredicted as
-#: a whole (its formats, variants and the Cocktails it leads alike), and the fastest of another
-#: kind (:func:`_kind`) of the plan's own family, since formats of one family still differ.
+#: a whole (its formats, variants and the Cocktails it leads alike), and the fastest of each kind
+#: (:func:`_kind`) of the plan's own family, its own kind included, since formats of one family and settings
+#: of one kernel still differ by more than the profile tells (measured on an H200: holdout_mesh2d's
+#: csr_vector with 4 lanes 6.8 µs, predicted 10.5, against 10.4 with 8, predicted 9.9; laplace27's
+#: dia_vi 46 µs against dia's 59, predicted 76 and 66).
 OWN_RACE_WITHIN = 1.5
 #: The CSR kernels and COO kernels the remainder of a Cocktail may use.
 CSR_VARIANTS = _variants.of_format("csr")
@@ -285,10 +288,11 @@ class Planning:
     def own_rivals(self, chosen: Plan, reference_us: float | None = None) -> list:
         """The plans of our own kernels ``tune="model"`` also times against ``chosen``, of those predicted
         within :data:`OWN_RACE_WITHIN` of ``reference_us`` (as :meth:`vendor_rivals`): the fastest of
-        each family (:func:`_family`) other than ``chosen``'s, and the fastest of ``chosen``'s family
-        but of another kind (:func:`_kind`); never the vendor's singles."""
+        each family (:func:`_family`) other than ``chosen``'s, and the fastest of each kind (:func:`_kind`) of
+        ``chosen``'s family, ``chosen``'s own kind included (its next setting: csr_vector's other lanes, BCSR's
+        other block shape); never the vendor's singles."""
         reference = chosen.predicted_us if reference_us is None else reference_us
-        family, kind = _family(chosen), _kind(chosen)
+        family = _family(chosen)
         seen, out = set(), []
         for p in self.candidates:
             if p.predicted_us > OWN_RACE_WITHIN * reference:
@@ -296,12 +300,27 @@ class Planning:
             if p is chosen or (p.single and p.delegates):
                 continue
             slot = _family(p)
-            if slot == family and _kind(p) == kind:
-                continue
+            if slot == family:  # the plan's own family: one of each kind, the plan's own kind included
+                slot = (slot, _kind(p))
             if slot not in seen:
                 seen.add(slot)
                 out.append(p)
         return out
+
+    def tuning_rivals(self, chosen: Plan, reference_us: float) -> list:
+        """The plans ``tune="auto"`` tries against ``chosen`` once it measured ``reference_us``, taken in turn from
+        each source, fastest predicted first within it: the plans without the coded cut (:meth:`uncut_rivals`),
+        ours of other families, the vendor's kernels (:meth:`vendor_rivals`), ours of ``chosen``'s own family (its
+        other kinds and settings, :meth:`own_rivals`); each once.  Taken in turn, the first few hold every source
+        that has one: a family mispredicted as a whole, a vendor's kernel and a kernel's next setting each won
+        on some matrices, and sorted by prediction alone, one family's many close variants crowded the others
+        out (fem_spheres' bcsr(3x3) behind three diagonal plans)."""
+        reference = max(chosen.predicted_us, reference_us)
+        own, family = self.own_rivals(chosen, reference), _family(chosen)
+        sources = [self.uncut_rivals(chosen), [p for p in own if _family(p) != family],
+                   self.vendor_rivals(chosen, reference), [p for p in own if _family(p) == family]]
+        in_turn = [s[i] for i in range(max(map(len, sources))) for s in sources if i < len(s)]
+        return distinct_plans(in_turn, [chosen])
 
     def uncut_rivals(self, chosen: Plan) -> list:
         """When the coded cut was made (:attr:`uncut`): ``chosen`` with its values stored again (where the cut

@@ -163,16 +163,9 @@ def _fallback(csr, notice: str, deterministic: bool = False):
 
 
 def rivals(planning, plan, reference_us: float) -> list:
-    """The plans ``tune="auto"`` tries against ``plan`` once it measured ``reference_us`` (the larger of that
-    and its prediction sets the range): where the coded cut was made, the plans without it; the vendor's
-    kernels and our plans of other families predicted close (``planning.vendor_rivals``, ``own_rivals``);
-    fastest predicted first."""
-    from .planner import distinct_plans
-
-    reference = max(plan.predicted_us, reference_us)
-    found = distinct_plans(planning.uncut_rivals(plan) + planning.vendor_rivals(plan, reference)
-                           + planning.own_rivals(plan, reference), [plan])
-    return sorted(found, key=lambda p: p.predicted_us)
+    """The plans ``tune="auto"`` tries against ``plan`` once it measured ``reference_us``
+    (:meth:`~cocktail.auto.planner.Planning.tuning_rivals`)."""
+    return planning.tuning_rivals(plan, reference_us)
 
 
 def _aside_stream():
