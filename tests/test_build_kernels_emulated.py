@@ -1,5 +1,6 @@
 """The device builds of the blocked formats (block_build.cu) and of the diagonal formats (diagonal_build.cu) run on
-the CPU, against the NumPy path of the same builders, to the bit.
+the CPU, against the NumPy path of the same builders, to the bit.  The emulation also runs SELL's and ELL's builds
+(sell_build.cu) and a Cocktail's split (part_split.cu), tested in tests/test_build_parts_emulated.py.
 
 The kernels are grid-stride loops whose threads share nothing but atomic counters, so a shim runs every thread of a
 small grid one after another (as tests/test_kernel_stream_partition_emulated.py does); the sources are compiled by g++
@@ -42,6 +43,7 @@ struct dim3 { unsigned x = 0; };
 dim3 threadIdx, blockIdx, blockDim, gridDim;
 template <class T> T atomicAdd(T* p, T v) { T old = *p; *p = old + v; return old; }
 template <class T> T atomicMax(T* p, T v) { T old = *p; if (v > old) *p = v; return old; }
+template <class T> T atomicMin(T* p, T v) { T old = *p; if (v < old) *p = v; return old; }
 template <class F> void launch(unsigned blocks, unsigned threads, F f) {  // every thread, one after another
     gridDim.x = blocks; blockDim.x = threads;
     for (blockIdx.x = 0; blockIdx.x < blocks; ++blockIdx.x)
@@ -102,18 +104,25 @@ CALLS = {
     "diagonal_build_edges": "S<ll>(0), P<Sc>(1)",
     "diagonal_build_fill": "P<I>(0), P<I>(1), P<W>(2), S<ll>(3), S<ll>(4), P<Sc>(5), P<Sc>(6), S<ll>(7), S<ll>(8), "
                            "S<ull>(9), P<I>(10), P<W>(11), S<ll>(12), S<ll>(13), P<I>(14), P<ll>(15)",
+    "sell_build_slices": "P<I>(0), P<I>(1), S<ll>(2), S<ll>(3), P<ll>(4), P<ll>(5), P<ll>(6), P<ll>(7)",
+    "sell_build_write": "P<I>(0), P<I>(1), P<W>(2), S<ll>(3), S<ll>(4), S<ll>(5), P<ll>(6), P<ll>(7), P<ll>(8), "
+                        "S<ll>(9), P<C>(10), P<W>(11)",
+    "part_split_count": "P<I>(0), P<I>(1), S<ll>(2), S<ll>(3), P<ll>(4), P<unsigned char>(5), P<I>(6), "
+                        "P<unsigned char>(7)",
+    "part_split_fill": "P<I>(0), P<I>(1), P<W>(2), S<ll>(3), P<unsigned char>(4), S<ll>(5), P<I>(6), P<I>(7), P<W>(8)",
 }
 #: The template parameters of each kernel, in order.
 PARAMETERS = {"block_build_counts": "W I", "block_build_write": "W I", "diagonal_build_marks": "W I Sc",
-              "diagonal_build_edges": "Sc", "diagonal_build_fill": "W I Sc"}
-STEMS = ("block_build", "diagonal_build")
+              "diagonal_build_edges": "Sc", "diagonal_build_fill": "W I Sc", "sell_build_slices": "I",
+              "sell_build_write": "W I C", "part_split_count": "I", "part_split_fill": "W I"}
+STEMS = ("block_build", "diagonal_build", "sell_build", "part_split")
 EXPRESSIONS = [e for stem in STEMS for e in source.HELPERS[stem]]
 THREADS = 32
 
 
 @pytest.fixture(scope="module")
 def binary(tmp_path_factory):
-    """The emulation of every instantiation of both helpers: case k runs EXPRESSIONS[k]."""
+    """The emulation of every instantiation of the helpers: case k runs EXPRESSIONS[k]."""
     cases = []
     for k, expression in enumerate(EXPRESSIONS):
         name, _, targs = expression.partition("<")
@@ -122,7 +131,7 @@ def binary(tmp_path_factory):
         cases.append(f"case {k}: {{ {typedefs}launch(grid, block, [&] {{ {name}<{PARAMETERS[name].replace(' ', ', ')}>"
                      f"({CALLS[name]}); }}); break; }}\n")
     code = "".join(re.sub(r'#(include "[^"]+"|pragma once)', "", source.read(f))
-                   for f in ("build_words.cuh", "block_build.cu", "diagonal_build.cu"))
+                   for f in ("build_words.cuh", *(f"{stem}.cu" for stem in STEMS)))
     return compiled(tmp_path_factory.mktemp("builds"), SHIM + code + MAIN.replace("CASES", "".join(cases)))
 
 

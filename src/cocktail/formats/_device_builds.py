@@ -1,10 +1,12 @@
-"""The device builds of the blocked and diagonal formats, provided by the layer that launches kernels.
+"""The device builds of the blocked, diagonal and sliced formats and of a Cocktail's parts, provided by the layer that
+launches kernels.
 
 The formats never import :mod:`cocktail.kernels` (it lies above them); the kernels layer provides, when it is imported
 (``import cocktail`` imports it), how a matrix on a device is built there: :func:`cocktail.kernels.helper_launch`'s
-launcher for its arrays, the launch modules :mod:`cocktail.kernels.block_build` (BCSR, BELL, SBELL) and
-:mod:`cocktail.kernels.diagonal_build` (DIA, DIA-VI, BDIA), and :mod:`cocktail.kernels.csr_check`, the one-pass check
-of a device CSR's arrays.  Nothing provided, or a matrix on the host: the formats
+launcher for its arrays, the launch modules :mod:`cocktail.kernels.block_build` (BCSR, BELL, SBELL),
+:mod:`cocktail.kernels.diagonal_build` (DIA, DIA-VI, BDIA), :mod:`cocktail.kernels.sell_build` (SELL, ELL) and
+:mod:`cocktail.kernels.part_split` (a Cocktail's split among its parts), and :mod:`cocktail.kernels.csr_check`, the
+one-pass check of a device CSR's arrays.  Nothing provided, or a matrix on the host: the formats
 build on the host (their NumPy path, the oracle of the device's).
 """
 
@@ -17,12 +19,13 @@ from ..arrays import is_cupy_array
 _PROVIDED = None
 
 
-def provide(launcher_for, blocks, diagonals, csr_check) -> None:
+def provide(launcher_for, blocks, diagonals, csr_check, slices, parts) -> None:
     """Set the device builds: ``launcher_for(array)`` (the launcher building a matrix holding ``array``, or None to
-    build on the host), the launch modules of the blocked (``blocks``) and diagonal (``diagonals``) formats and the
-    CSR check's (``csr_check``)."""
+    build on the host), the launch modules of the blocked (``blocks``), diagonal (``diagonals``) and sliced
+    (``slices``) formats, the CSR check's (``csr_check``) and the Cocktail's split (``parts``)."""
     global _PROVIDED
-    _PROVIDED = SimpleNamespace(launcher_for=launcher_for, blocks=blocks, diagonals=diagonals, csr_check=csr_check)
+    _PROVIDED = SimpleNamespace(launcher_for=launcher_for, blocks=blocks, diagonals=diagonals, csr_check=csr_check,
+                                slices=slices, parts=parts)
 
 
 def launcher_for(array):
@@ -38,6 +41,16 @@ def blocks():
 def diagonals():
     """The diagonal formats' launch module (:mod:`cocktail.kernels.diagonal_build`), once a launcher was given."""
     return _PROVIDED.diagonals
+
+
+def slices():
+    """SELL's and ELL's launch module (:mod:`cocktail.kernels.sell_build`), once a launcher was given."""
+    return _PROVIDED.slices
+
+
+def parts():
+    """The Cocktail's split among its parts (:mod:`cocktail.kernels.part_split`), once a launcher was given."""
+    return _PROVIDED.parts
 
 
 def csr_facts(indptr, indices, data_entries: int, cols: int):

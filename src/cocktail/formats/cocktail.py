@@ -20,6 +20,7 @@ import functools
 import numpy as np
 
 from ..arrays import entry_rows, get_xp, to_numpy
+from . import _device_builds
 from .base import SparseFormat
 from .csr import CSR
 
@@ -41,31 +42,122 @@ def _subset(csr: CSR, keep):
     return part, where
 
 
-def _selected(selector, csr: CSR, free, rows=None):
-    """The entries (a boolean mask over ``csr``'s entries) that ``selector`` takes from the ``free`` ones.
-    ``rows``: the entries' rows (:func:`~cocktail.arrays.entry_rows`) when the caller has them."""
-    xp = get_xp(csr.indptr)
+def _parsed(selector):
+    """``selector`` checked: ``("diagonals", offsets)`` (a 1-D int64 NumPy array), ``("row_prefix", k)`` (an int) or
+    ``("rest",)``; a ``ValueError`` naming what is wrong otherwise."""
     if not isinstance(selector, (tuple, list)) or not selector or selector[0] not in SELECTORS:
         raise ValueError(f"cocktail: a part's selector must be one of ('diagonals', offsets), ('row_prefix', k) "
                          f"or ('rest',), got {selector!r}")
     kind = selector[0]
     if kind == "rest":
-        return free
+        return ("rest",)
     if len(selector) != 2:
         raise ValueError(f"cocktail: selector {kind!r} takes one argument, got {selector!r}")
     if kind == "diagonals":
         given = np.asarray(to_numpy(selector[1])).reshape(-1)
         if given.dtype.kind not in "iu" and given.size:
             raise ValueError(f"cocktail: diagonal offsets must be integers, got {selector[1]!r}")
-        return free & on_diagonals(csr, given.astype(np.int64), rows)
+        return ("diagonals", given.astype(np.int64))
     k = selector[1]
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 0:
         raise ValueError(f"cocktail: row_prefix takes a non-negative integer, got {k!r}")
+    return ("row_prefix", int(k))
+
+
+def _selected(selector, csr: CSR, free, rows=None):
+    """The entries (a boolean mask over ``csr``'s entries) that ``selector`` takes from the ``free`` ones.
+    ``rows``: the entries' rows (:func:`~cocktail.arrays.entry_rows`) when the caller has them."""
+    return _taken(_parsed(selector), csr, free, rows)
+
+
+def _taken(parsed, csr: CSR, free, rows=None):
+    """:func:`_selected` of a selector already :func:`_parsed`."""
+    xp = get_xp(csr.indptr)
+    if parsed[0] == "rest":
+        return free
+    if parsed[0] == "diagonals":
+        return free & on_diagonals(csr, parsed[1], rows)
     # Rank of each free entry among its row's free entries: a cumulative count restarted at each row.
     counts = xp.cumsum(free, dtype=xp.int64)
     starts = xp.concatenate([xp.zeros(1, dtype=xp.int64), counts])[csr.indptr[:-1]]
     rows = entry_rows(csr) if rows is None else rows
-    return free & (counts - starts[rows] <= int(k))  # rank (counts - 1 - start) < k
+    return free & (counts - starts[rows] <= parsed[1])  # rank (counts - 1 - start) < k
+
+
+def _planned(spec, own: str):
+    """``(planned, failure)``: ``(i, name, params, selector, parsed)`` of each part of ``spec`` up to the first that
+    is malformed, and the error refusing that one (None: every part is well formed)."""
+    planned = []
+    for i, part in enumerate(spec):
+        try:
+            try:
+                name, part_params, selector = part
+            except (TypeError, ValueError):
+                raise ValueError(f"cocktail: part {i} must be (format, params, selector), got {part!r}") from None
+            if name == own:
+                raise ValueError("cocktail: a part cannot itself be a cocktail")
+            planned.append((i, name, part_params, selector, _parsed(selector)))
+        except Exception as exc:  # raised once the parts before it are built, as a build part by part meets it
+            return planned, exc
+    return planned, None
+
+
+def _built(i: int, name, part_params, selector, sub: CSR):
+    """Part ``i`` built in its format from ``sub``, its CSR; its builder's error names the part."""
+    from . import get
+
+    try:
+        return get(name).from_csr(sub, **dict(part_params or {}))
+    except (TypeError, ValueError) as exc:
+        raise type(exc)(f"cocktail part {i} ({name}, {selector[0]}): {exc}") from exc
+
+
+def _host_parts(csr: CSR, planned):
+    """``(parts, taken)``: the parts built from the CSRs of their entries, selected one part after the other by masks
+    over ``csr``'s entries (NumPy or CuPy), and the entries they took."""
+    xp = get_xp(csr.indptr)
+    free = xp.ones(csr.nnz, dtype=bool)
+    # The entries' rows, expanded once for every selector and lent to each part's builder (see
+    # arrays.entry_rows); they go when the build ends.
+    rows = entry_rows(csr)
+    parts, taken = [], 0
+    for i, name, part_params, selector, parsed in planned:
+        take = _taken(parsed, csr, free, rows)
+        sub, where = _subset(csr, take)
+        # gathered on first use only: a csr-family part never looks at its rows
+        sub._entry_rows = functools.lru_cache(maxsize=1)(lambda where=where: rows[where])
+        try:
+            parts.append(_built(i, name, part_params, selector, sub))
+        finally:
+            del sub._entry_rows  # a csr part is this very object: it must not keep them
+        taken += sub.nnz
+        free[where] = False  # `free` is this build's own array (and `take` no longer needed)
+    return parts, taken
+
+
+def _device_parts(csr: CSR, planned, launch):
+    """``(parts, taken)`` as :func:`_host_parts` makes them, split on the device (:mod:`cocktail.kernels.part_split`: a
+    pass deciding every entry's part and counting each part's entries per row, one synchronisation, then a pass per
+    part copying its entries, made just before the part is built)."""
+    split = _device_builds.parts().split(csr, [p[4] for p in planned], launch)
+    parts = []
+    for k, (i, name, part_params, selector, _) in enumerate(planned):
+        data, indices, indptr = split.part(k)
+        sub = CSR(csr.shape, csr.dtype, csr.index_dtype, split.sizes[k], {}, data=data, indices=indices,
+                  indptr=indptr)
+        parts.append(_built(i, name, part_params, selector, sub))
+    return parts, sum(split.sizes)
+
+
+def _on_device(csr: CSR, planned):
+    """The launcher that splits ``csr`` among the ``planned`` parts on its device, or None: on the host."""
+    launch = _device_builds.launcher_for(csr.indptr)
+    if launch is None or not planned or len(planned) > _device_builds.parts().MAX_PARTS:
+        return None
+    index = np.dtype(csr.index_dtype)
+    if csr.indptr.dtype != index or csr.indices.dtype != index or index not in (np.int32, np.int64):
+        return None
+    return launch
 
 
 def on_diagonals(csr: CSR, offsets, rows=None):
@@ -118,39 +210,16 @@ class Cocktail(SparseFormat):
     @classmethod
     def from_csr(cls, csr: CSR, **params):
         """Split ``csr`` among ``parts``: each selector takes its entries from those still free, in order."""
-        from . import get
-
         params = cls.resolve_params(params)
         spec = params["parts"]
         if not spec:
             raise TypeError("cocktail needs parts=[(format, params, selector), ...]: the planner in "
                             "cocktail.tuning chooses them (format='auto')")
-        xp = get_xp(csr.indptr)
-        free = xp.ones(csr.nnz, dtype=bool)
-        # The entries' rows, expanded once for every selector and lent to each part's builder (see
-        # arrays.entry_rows); they go when the build ends.
-        rows = entry_rows(csr)
-        parts = []
-        taken = 0
-        for i, part in enumerate(spec):
-            try:
-                name, part_params, selector = part
-            except (TypeError, ValueError):
-                raise ValueError(f"cocktail: part {i} must be (format, params, selector), got {part!r}") from None
-            if name == cls.name:
-                raise ValueError("cocktail: a part cannot itself be a cocktail")
-            take = _selected(selector, csr, free, rows)
-            sub, where = _subset(csr, take)
-            # gathered on first use only: a csr-family part never looks at its rows
-            sub._entry_rows = functools.lru_cache(maxsize=1)(lambda where=where: rows[where])
-            try:
-                parts.append(get(name).from_csr(sub, **dict(part_params or {})))
-            except (TypeError, ValueError) as exc:
-                raise type(exc)(f"cocktail part {i} ({name}, {selector[0]}): {exc}") from exc
-            finally:
-                del sub._entry_rows  # a csr part is this very object: it must not keep them
-            taken += sub.nnz
-            free[where] = False  # `free` is this build's own array (and `take` no longer needed)
+        planned, failure = _planned(spec, cls.name)
+        launch = _on_device(csr, planned)
+        parts, taken = _host_parts(csr, planned) if launch is None else _device_parts(csr, planned, launch)
+        if failure is not None:  # after the parts before it, as a build one part at a time meets it
+            raise failure
         left = csr.nnz - taken  # the parts are disjoint: no count on the device
         if left:
             raise ValueError(f"cocktail: {left} entries are in no part; end the parts with a ('rest',) selector")

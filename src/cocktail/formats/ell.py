@@ -11,6 +11,7 @@ is the row count rounded up to ``align`` so that every column starts aligned; ro
 from __future__ import annotations
 
 from ..arrays import entry_rows
+from . import _device_builds
 from .base import SparseFormat
 from .csr import CSR
 from .padding import DEFAULT_MAX_FILL, aligned, check_fill, check_padding
@@ -83,7 +84,11 @@ class ELL(SparseFormat):
         align = int_param("ell", "align", params["align"])
         max_fill = max_fill_param("ell", params["max_fill"])
         m = csr.shape[0]
-        longest = int(csr.row_lengths().max()) if m else 0
+        launch = _device_builds.launcher_for(csr.indptr)
+        longest = 0
+        if m:
+            top = csr.row_lengths().max(keepdims=True)
+            longest = int((top if launch is None else launch.fetch(top))[0])
         if params["width"] is None:
             width = longest
         else:
@@ -96,7 +101,10 @@ class ELL(SparseFormat):
                 )
         check_fill("ell", width * m, csr, max_fill, indexed=True)
         check_padding("ell", "align", align, aligned(m, align), m, "rows")
-        col, data = _full_width_arrays(csr, width, align)  # width >= the longest row
+        if launch is None:
+            col, data = _full_width_arrays(csr, width, align)  # width >= the longest row
+        else:  # every slot written by one pass (cocktail.kernels.sell_build: ELL is one slice)
+            col, data = _device_builds.slices().ell(csr, width, aligned(m, align), launch)
         return cls(csr.shape, csr.dtype, csr.index_dtype, csr.nnz, params, col=col, data=data)
 
     @property

@@ -22,6 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..arrays import entry_rows, stable_argsort, to_numpy
+from . import _device_builds
 from .padding import DEFAULT_MAX_FILL, aligned, check_fill, check_padding, slice_widths
 from .base import SparseFormat
 from .csr import CSR
@@ -60,12 +61,35 @@ def _slice_spans(csr, perm, nslices: int, c: int):
 
 def _permutation(xp, lengths, window: int):
     """Rows sorted by descending length within consecutive windows of ``window`` rows (stable)."""
-    m = int(lengths.shape[0])
-    if window == 1:
-        return xp.arange(m, dtype=xp.int64)
     order = stable_argsort(-lengths)
     windows = order // window
     return order[stable_argsort(windows)]
+
+
+def _scattered(csr, c: int, perm, slice_ptr, total: int, base):
+    """The host's ``(col, data)``: every CSR entry scattered to its slot (slice of its permuted row, then ``k*C``
+    plus the local row) over the padding (``perm`` None: unpermuted; ``base``: short columns' slice bases)."""
+    xp = csr.xp
+    m = csr.shape[0]
+    rows = entry_rows(csr)
+    k = xp.arange(csr.nnz, dtype=xp.int64) - csr.indptr[rows]
+    if perm is None:
+        p = rows
+    else:
+        where = xp.empty(m, dtype=xp.int64)
+        where[perm] = xp.arange(m, dtype=xp.int64)
+        p = where[rows]
+    s = p // c
+    slot = slice_ptr.astype(xp.int64)[s] + k * c + (p - s * c)
+    if base is not None:  # 16-bit offsets from each slice's lowest column; padding SHORT_PADDING
+        col = xp.full(total, SHORT_PADDING, dtype=xp.uint16)
+        col[slot] = (csr.indices - base[s]).astype(xp.uint16)
+    else:
+        col = xp.full(total, -1, dtype=csr.index_dtype)
+        col[slot] = csr.indices
+    data = xp.zeros(total, dtype=csr.data.dtype)
+    data[slot] = csr.data
+    return col, data
 
 
 class SELL(SparseFormat):
@@ -107,20 +131,29 @@ class SELL(SparseFormat):
         m = csr.shape[0]
         idt = csr.index_dtype
         check_padding("sell", "slice_height", c, aligned(m, c), m, "rows")  # before slices are allocated
-        lengths = csr.row_lengths().astype(xp.int64)
-        perm = _permutation(xp, lengths, sigma)
-        longest = slice_widths(lengths if sigma == 1 else lengths[perm], c)  # window 1: perm is the identity
-        nslices = int(longest.shape[0])
+        launch = _device_builds.launcher_for(csr.indptr)
+        nslices = -(-m // c)
+        perm, lengths = None, None  # perm None: unpermuted (window 1)
+        if sigma != 1 or launch is None:
+            lengths = csr.row_lengths().astype(xp.int64)
+        if sigma != 1:
+            perm = _permutation(xp, lengths, sigma)
+        spans = short is not False  # each slice's lowest and highest column, for short columns
+        if launch is None:
+            longest = slice_widths(lengths if perm is None else lengths[perm], c)
+            lo, hi = _slice_spans(csr, perm, nslices, c) if spans else (None, None)
+        else:  # one pass over the rows (cocktail.kernels.sell_build)
+            longest, lo, hi = _device_builds.slices().slices(csr, c, nslices, perm, spans, launch)
         widths = -(-longest // t) * t
-        spans = short is not False
-        if spans:  # each slice's lowest and highest column, for short columns
-            lo, hi = _slice_spans(csr, None if sigma == 1 else perm, nslices, c)
+        if spans:
             span = xp.where(hi >= 0, hi - lo, 0)
         # every size the checks and allocations need, in one synchronisation
         facts = [0] * 5
         if nslices:
-            wanted = [longest.sum(), longest[-1], widths.sum(), widths.max()] + ([span.max()] if spans else [])
-            facts[:len(wanted)] = (int(v) for v in to_numpy(xp.stack(wanted)))
+            wanted = xp.stack([longest.sum(), longest[-1], widths.sum(), widths.max()]
+                              + ([span.max()] if spans else []))
+            got = to_numpy(wanted) if launch is None else launch.fetch(wanted)
+            facts[:int(got.shape[0])] = (int(v) for v in got)
         longest_sum, longest_last, widths_sum, widths_max, widest = facts
         slots = longest_sum * c - longest_last * (nslices * c - m) if m else 0  # padding.sliced_slots
         check_fill("sell", slots, csr, max_fill, indexed=True)
@@ -137,29 +170,14 @@ class SELL(SparseFormat):
         slice_ptr = xp.zeros(nslices + 1, dtype=ptr_dt)
         if nslices:
             slice_ptr[1:] = xp.cumsum(widths * c, dtype=ptr_dt)
-
-        # Slot of every CSR entry: slice of its permuted row, then k*C + local row.
-        rows = entry_rows(csr)
-        k = xp.arange(csr.nnz, dtype=xp.int64) - csr.indptr[rows]
-        if sigma == 1:
-            p = rows
-        else:
-            where = xp.empty(m, dtype=xp.int64)
-            where[perm] = xp.arange(m, dtype=xp.int64)
-            p = where[rows]
-        s = p // c
-        slot = slice_ptr.astype(xp.int64)[s] + k * c + (p - s * c)
-        if short_now:  # 16-bit offsets from each slice's lowest column; padding SHORT_PADDING
-            base = xp.where(hi >= 0, lo, 0)
-            col = xp.full(total, SHORT_PADDING, dtype=xp.uint16)
-            col[slot] = (csr.indices - base[s]).astype(xp.uint16)
-            slice_base = base.astype(idt)
-        else:
-            col = xp.full(total, -1, dtype=idt)
-            col[slot] = csr.indices
-            slice_base = xp.zeros(0, dtype=idt)
-        data = xp.zeros(total, dtype=csr.data.dtype)
-        data[slot] = csr.data
+        base = xp.where(hi >= 0, lo, 0) if short_now else None  # short columns: offsets from each slice's lowest
+        if launch is None:
+            col, data = _scattered(csr, c, perm, slice_ptr, total, base)
+        else:  # every slot written by one pass
+            col, data = _device_builds.slices().write(csr, c, slice_ptr.astype(xp.int64, copy=False), total, perm,
+                                                      base, launch)
+        slice_base = xp.zeros(0, dtype=idt) if base is None else base.astype(idt)
+        perm = xp.arange(m, dtype=xp.int64) if perm is None else perm
         return cls(csr.shape, csr.dtype, idt, csr.nnz, params, slice_ptr=slice_ptr,
                    slice_width=widths.astype(pointer_dtype(idt, widths_max if nslices else 0)),
                    col=col, slice_base=slice_base, data=data, perm=perm.astype(idt))

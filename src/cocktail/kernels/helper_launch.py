@@ -1,6 +1,7 @@
-"""Launches of the helper kernels that build formats on the device (:mod:`.block_build`, :mod:`.diagonal_build`).
+"""Launches of the helper kernels that build formats on the device (:mod:`.block_build`, :mod:`.diagonal_build`,
+:mod:`.sell_build`, :mod:`.part_split`).
 
-The formats lie below this layer: importing this module provides them with :func:`launcher_for` and the two launch
+The formats lie below this layer: importing this module provides them with :func:`launcher_for` and the launch
 modules (:mod:`cocktail.formats._device_builds`; the package imports it).  A builder asks :func:`launcher_for` with
 one of its CSR's arrays: CuPy's launcher (:class:`CupyLauncher`) for a CuPy array, None for a NumPy one (the host
 path).  A launcher is called as ``launch(stem, expression, items, block, args)``
@@ -19,7 +20,7 @@ import numpy as np
 
 from ..arrays import is_cupy_array
 from ..formats import _device_builds
-from . import block_build, csr_check, diagonal_build
+from . import block_build, csr_check, diagonal_build, part_split, sell_build
 
 _ELSEWHERE = contextvars.ContextVar("cocktail_build_launcher", default=None)
 
@@ -75,4 +76,4 @@ def launching(launcher):
         _ELSEWHERE.reset(token)
 
 
-_device_builds.provide(launcher_for, block_build, diagonal_build, csr_check)
+_device_builds.provide(launcher_for, block_build, diagonal_build, csr_check, sell_build, part_split)

@@ -7,6 +7,7 @@ import re
 from importlib import resources
 
 from . import block_build as _block_build, csr_check as _csr_check, diagonal_build as _diagonal_build
+from . import part_split as _part_split, sell_build as _sell_build
 
 COMMON = "common.cuh"
 _INCLUDE = re.compile(r'^\s*#include\s+"([^"]+)"\s*$', re.M)
@@ -66,9 +67,10 @@ def function(stem: str, expressions: tuple[str, ...], expression: str, ldg: bool
 #: ``scale_y`` runs ahead of the COO kernels; ``spin`` is the benchmark harness's busy wait;
 #: ``clipped_histogram`` and ``length_buckets`` count the planner's features; ``features_rows`` and
 #: ``features_entries`` are its fused passes (cocktail.auto.features); ``stream_partition`` cuts csr_stream's items;
-#: ``rest_rows`` counts the planner's rows off a Cocktail's diagonals (cocktail.auto.planner); ``block_build`` and
-#: ``diagonal_build`` build the blocked and the diagonal formats on a device (cocktail.kernels.block_build,
-#: cocktail.kernels.diagonal_build); ``csr_check`` checks a device CSR's arrays (cocktail.kernels.csr_check).
+#: ``rest_rows`` counts the planner's rows off a Cocktail's diagonals (cocktail.auto.planner); ``block_build``,
+#: ``diagonal_build`` and ``sell_build`` build the blocked, the diagonal and the sliced formats (SELL, ELL) on a
+#: device (cocktail.kernels.block_build, .diagonal_build, .sell_build), ``part_split`` splits a Cocktail's CSR among
+#: its parts (cocktail.kernels.part_split); ``csr_check`` checks a device CSR's arrays (cocktail.kernels.csr_check).
 HELPERS = {"scale_y": ("scale_y<float>", "scale_y<double>", "scale_y<f16>", "scale_y<bf16>", "scale_y<cfloat>",
                        "scale_y<cdouble>"), "spin": ("spin",),
            "clipped_histogram": ("clipped_histogram",),
@@ -84,6 +86,8 @@ HELPERS = {"scale_y": ("scale_y<float>", "scale_y<double>", "scale_y<f16>", "sca
                                   for key in ("unsigned short", "unsigned int", "unsigned long long"))),
            "block_build": _block_build.expressions("block_build_counts") + _block_build.expressions("block_build_write"),
            "diagonal_build": _diagonal_build.expressions(),
+           "sell_build": _sell_build.expressions(),
+           "part_split": _part_split.expressions(),
            "csr_check": _csr_check.expressions()}
 
 
