@@ -133,6 +133,22 @@ def test_a_cocktail_split_by_the_kernels_equals_the_host_split(launcher, dtype, 
             assert len(fills) == sum(1 for p in want.parts if p.nnz), (label, k)  # a pass per part holding entries
 
 
+def test_a_row_longer_than_the_split_walks_goes_to_the_masks(launcher, monkeypatch):
+    """A thread walks each row: a matrix with a row past part_split.LONG_ROW is split by the masks' passes instead
+    (no split kernel launched), into the same parts."""
+    S = _rows_matrix(90, 120, seed=9)
+    csr = _csr(S, np.float64, np.int32)
+    parts = [("coo", {}, ("diagonals", [0, 1])), ("ell", {"max_fill": None}, ("row_prefix", 2)), ("csr", {}, ("rest",))]
+    longest = int(np.diff(csr.indptr).max())
+    for limit, walked in ((longest, True), (longest - 1, False)):
+        monkeypatch.setattr(part_split, "LONG_ROW", limit)
+        launches = len(launcher.launches)
+        got = _check("cocktail", csr, {"parts": parts}, launcher, limit)
+        want = _build("cocktail", csr, {"parts": parts})
+        assert [p.nnz for p in got.parts] == [p.nnz for p in want.parts]
+        assert any(e.startswith("part_split_count") for e in launcher.launches[launches:]) == walked
+
+
 def test_a_split_numbers_each_entry_as_a_host_walk_does(launcher):
     """The kernels' parts, directly: the entries each part holds, against a walk of every row in Python."""
     S = _rows_matrix(90, 120, seed=8)

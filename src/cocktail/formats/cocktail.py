@@ -150,14 +150,15 @@ def _device_parts(csr: CSR, planned, launch):
 
 
 def _on_device(csr: CSR, planned):
-    """The launcher that splits ``csr`` among the ``planned`` parts on its device, or None: on the host."""
+    """The launcher that splits ``csr`` among the ``planned`` parts on its device, or None: by masks (on the host, or
+    by CuPy's passes where the split's kernels do not serve it: too many parts, a row too long)."""
     launch = _device_builds.launcher_for(csr.indptr)
     if launch is None or not planned or len(planned) > _device_builds.parts().MAX_PARTS:
         return None
     index = np.dtype(csr.index_dtype)
     if csr.indptr.dtype != index or csr.indices.dtype != index or index not in (np.int32, np.int64):
         return None
-    return launch
+    return launch if _device_builds.parts().takes(csr, launch) else None
 
 
 def on_diagonals(csr: CSR, offsets, rows=None):
