@@ -331,3 +331,30 @@ def test_a_trial_judges_warm_runs_not_products_that_find_the_other_sides_matrix_
     multiply(product, 5000)
     assert product.switched == [] and done and done[0].name == "plan"
     assert product.measured["rival"] == pytest.approx(12.0)
+
+
+class SharedExecutor(FakeExecutor):
+    """Runs in ``us``, and ``shared_us`` while a trial runs (something else on the GPU meanwhile)."""
+
+    def __init__(self, clock, us, shared_us, product):
+        super().__init__(clock, us)
+        self.shared_us, self.product = shared_us, product
+
+    def run(self, x, y, alpha, beta):
+        self.runs += 1
+        tuner = self.product.tuner
+        self.clock.ran(self.shared_us if tuner is not None and tuner.trial is not None else self.us)
+
+
+def test_a_rival_faster_only_than_a_slowed_trial_of_the_plan_does_not_replace_it():
+    # in the trial the plan reads 14 µs and the rival 12: faster there, but slower than the plan's 10 alone
+    clock = FakeClock()
+    product = FakeProduct(FakePlan("plan", 10.0), None)
+    product.current = SharedExecutor(clock, 10.0, 14.0, product)
+    done = []
+    product.tuner = online.OnlineTuner(
+        product, lambda us: [FakePlan("rival", 9.0)], lambda p: ("storage-rival", FakeExecutor(clock, 12.0), None),
+        lambda p, crowded: done.append(p), clock=clock, now=lambda: 0.0)
+    multiply(product, 5000)
+    assert product.switched == [] and done and done[0].name == "plan"
+    assert product.measured["rival"] == pytest.approx(12.0)
