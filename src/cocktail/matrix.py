@@ -11,19 +11,20 @@ import os
 import sys
 import textwrap
 import warnings
-import weakref
 from typing import NamedTuple
 
 import numpy as np
 from scipy.sparse.linalg import LinearOperator
 
 from . import _memory, describe, executors, formats, kernels, precision, torch_ops, validate
-from ._device_arrays import as_device_array, upload
+from ._device_arrays import upload
 from .arrays import cuda_available, is_cupy_array, to_numpy
 from .bound import BoundProduct, bound_nothing
-from .errors import CPUFallbackWarning, FormatFillError, FormatValuesError
-from .executors.reference import combine
+from .errors import CPUFallbackWarning
 from .formats.csr import CSR
+from .matrix_derived import Derived
+from .matrix_inspection import Inspection, _block_width, _nondeterministic_error
+from .matrix_operands import Operands, _guard_host, _no_guard
 from .operator import OperatorProtocol
 
 DEVICES = ("cpu", "cuda")
@@ -159,7 +160,7 @@ class _Options(NamedTuple):
 TRANSPOSES = ("store", "scatter")
 
 
-class SparseMatrix(OperatorProtocol):
+class SparseMatrix(Operands, Derived, Inspection, OperatorProtocol):
     """A sparse matrix stored in one of Cocktail's formats, ready for ``y = alpha*A@x + beta*y``.
 
     It is a ``scipy.sparse.linalg.LinearOperator`` (:mod:`cocktail.operator`): SciPy's solvers take it
@@ -588,309 +589,19 @@ class SparseMatrix(OperatorProtocol):
                                  "(each column contiguous), or call matmat")
         return BoundProduct(self, self._bound_executor().run_block, X, Y, out, alpha, beta, stream)
 
-    def _exact_block(self, a, name: str, shape):
-        """``a`` for a bound block product: exactly the shape and dtype, C- or Fortran-contiguous (never copied)."""
-        if getattr(a, "shape", None) != shape:
-            raise ValueError(f"bind: {name} must have shape {shape}, got {getattr(a, 'shape', None)}")
-        found = getattr(a, "dtype", None)
-        if not isinstance(found, np.dtype) or found != self._dtype:
-            raise TypeError(f"bind: {name} must have the matrix dtype {self._dtype.name} (a bound product never "
-                            f"converts), got {getattr(found, 'name', found)}")
-        if not (a.flags.c_contiguous or a.flags.f_contiguous):
-            raise ValueError(f"bind: {name} must be C- or Fortran-contiguous (a bound product never copies its "
-                             "buffers)")
-        return a
+    def _made(self, *args, **kwargs) -> SparseMatrix:
+        """A new matrix: what :class:`~cocktail.matrix_derived.Derived` builds a derived matrix with."""
+        return SparseMatrix(*args, **kwargs)
 
-    # --- operand checks (the API boundary) ------------------------------------------
-    def _ready(self, a, shape) -> bool:
-        """True when ``a`` (already of the device's array type) needs no conversion: shape, dtype, layout, device."""
-        if a.shape != shape or a.dtype != self._dtype:
-            return False
-        if self._device_id is None:
-            return a.flags.c_contiguous
-        # CuPy's ``flags`` builds an object per access; ``_c_contiguous`` is the attribute behind it.
-        contiguous = a._c_contiguous if self._has_c_contiguous else a.flags.c_contiguous
-        return contiguous and a.data.device_id == self._device_id
-
-    def _guard_gpu(self, x, y) -> None:
-        """The product's device must be current, and ``x`` and ``y`` must not overlap (kernels read x while writing y)."""
-        self._check_current_device()
-        xp, yp = x.data.ptr, y.data.ptr
-        if xp < yp + self._y_bytes and yp < xp + self._x_bytes:
-            raise ValueError("x and out overlap in memory; the product needs out separate from x")
-
-    def _check_current_device(self) -> None:
-        if self._device_id is not None and self._current_device() != self._device_id:
-            raise ValueError(f"the matrix lives on GPU {self._device_id} but GPU {self._current_device()} is current; "
-                             f"run its products under cupy.cuda.Device({self._device_id})")
-
-    def _writable(self, a) -> bool:
-        """CuPy arrays are always writable; a NumPy array may be a read-only view."""
-        return self._device_id is not None or a.flags.writeable
-
-    def _device_view(self, a, name: str):
-        """``a`` as an array of the matrix's device, without copying; a clear error otherwise."""
-        if self.device == "cuda":
-            a = as_device_array(a, name)
-            if a.data.device_id != self._device_id:
-                raise ValueError(f"{name} is on GPU {a.data.device_id} but the matrix is on GPU {self._device_id}")
-            return a
-        if is_cupy_array(a):
-            raise TypeError(f"{name} is a CuPy array but the matrix is on the CPU; pass a NumPy array")
-        if not isinstance(a, np.ndarray) and hasattr(a, "__array__") and hasattr(a, "dtype"):
-            return np.asarray(a)
-        return a
-
-    def _operand(self, x, name: str):
-        """``x`` checked and converted to a contiguous array of the matrix dtype on its device."""
-        x = self._device_view(x, name)
-        validate.operand(x, self.shape, self._dtype, name)
-        return self._module.ascontiguousarray(x.astype(self._dtype, copy=False))
-
-    def _block_operand(self, X):
-        """``X`` checked and converted to the matrix dtype on its device, in the memory order it has."""
-        X = self._device_view(X, "X")
-        validate.operand(X, self.shape, self._dtype, "X")
-        return self._module.asarray(X).astype(self._dtype, copy=False)
-
-    def _vector(self, x, name: str):
-        if getattr(x, "ndim", 1) != 1:  # an object without ndim is named by _operand
-            raise ValueError(f"matvec takes a 1-D {name} of shape ({self.shape[1]},), got shape "
-                             f"{getattr(x, 'shape', None)}")
-        return self._operand(x, name)
-
-    def _output(self, out, ncols):
-        """``out`` checked (shape, exact dtype, writable) as a view on the matrix's device."""
-        y = self._device_view(out, "out")
-        validate.output(y, self.shape, self._dtype, ncols)
-        return y
-
-    def _exact(self, a, name: str, shape):
-        """``a`` for a bound product: exactly the shape and dtype, contiguous, on the device (never copied)."""
-        a = self._device_view(a, name)
-        if getattr(a, "shape", None) != shape:
-            raise ValueError(f"bind: {name} must have shape {shape}, got {getattr(a, 'shape', None)}")
-        found = getattr(a, "dtype", None)  # not "!= self._dtype" alone: None != float64 is False in NumPy
-        if not isinstance(found, np.dtype) or found != self._dtype:
-            raise TypeError(f"bind: {name} must have the matrix dtype {self._dtype.name} (a bound product never "
-                            f"converts), got {getattr(found, 'name', found)}")
-        if not a.flags.c_contiguous:
-            raise ValueError(f"bind: {name} must be contiguous (a bound product never copies its buffers)")
-        return a
-
-    def _route(self, x, out, alpha, beta, block: bool):
-        """The product done another way, or None for the usual path: torch tensors (:mod:`cocktail.torch_ops`),
-        an (n, 1) ``x`` for ``matvec`` (SciPy's LinearOperator contract: the result is (m, 1)), and an ``x`` whose
-        dtype the matrix's does not hold (the result in ``numpy.result_type(A.dtype, x.dtype)``, computed by a
-        wider copy of the matrix or, for complex ``x`` on real values, by one block product of its real and
-        imaginary parts side by side)."""
-        if _is_torch(x) or _is_torch(out):
-            return torch_ops.product(self, x, out, alpha, beta, block)
-        dtype = getattr(x, "dtype", None)
-        if isinstance(dtype, np.dtype) and dtype.kind in "biufc" and not np.can_cast(dtype, self._dtype, "safe"):
-            try:
-                result = np.result_type(self._dtype, dtype)
-            except TypeError:  # NumPy's DTypePromotionError: float16 and bfloat16 have no common dtype
-                raise TypeError(f"x has dtype {dtype.name}, which does not mix with the matrix dtype "
-                                f"{self._dtype.name}; convert it with .astype(...)") from None
-            return self._widened(result, x, out, alpha, beta, block)
-        if not block and getattr(x, "ndim", 1) == 2 and x.shape[1] == 1:
-            return self.matmat(x, out, alpha, beta)
-        return None
-
-    def _widened(self, result, x, out, alpha, beta, block: bool):
-        """The product in the wider dtype ``result``: a complex ``x`` on real values multiplies its real and
-        imaginary parts as one block of twice the columns (the matrix in ``result``'s real dtype); otherwise
-        the matrix in ``result`` (built once, on first use, and kept: a second matrix's memory) runs it."""
-        x = self._device_view(x, "x")  # checked before a wider copy of the matrix is built for it
-        validate.operand(x, self.shape, result, "x")
-        if not block and not (x.ndim == 1 or x.shape[1] == 1):
-            raise ValueError(f"matvec takes a 1-D x of shape ({self.shape[1]},) or ({self.shape[1]}, 1), got shape "
-                             f"{x.shape}")
-        alpha, beta = validate.scalar(alpha, result, "alpha"), validate.scalar(beta, result, "beta")
-        out_dtype = getattr(out, "dtype", result)
-        if out is not None and not _is_torch(out) and out_dtype != result:
-            raise TypeError(f"out must have the result dtype {result.name} (numpy.result_type of the matrix's "
-                            f"{self._dtype.name} and x's {x.dtype.name}), got {getattr(out_dtype, 'name', out_dtype)}")
-        if result.kind == "c" and self._dtype.kind != "c":
-            real = np.dtype(result.char.lower())
-            base = self if real == self._dtype else self._as_dtype(real)
-            return _complex_on_real(base, x, out, alpha, beta, result)
-        wider = self._as_dtype(result)
-        return wider.matmat(x, out, alpha, beta) if block else wider.matvec(x, out, alpha, beta)
-
-    def _as_dtype(self, dtype):
-        """This matrix with values in ``dtype``, built once and kept for later products."""
-        return self._derived(("dtype", dtype.name), lambda csr: csr, dtype=dtype)
-
-    # --- matrices made from this one (operator.py's transposes, scaling and conversions) ------
-    def _csr(self):
-        """The canonical CSR of the matrix (its storage's, on the matrix's device)."""
-        return self.storage.to_csr()
-
-    def _transposed(self, conjugate: bool):
-        """``A.T`` (``A.H`` with ``conjugate``): built once and kept, and it knows ``A`` as its own transpose."""
-        key = "H" if conjugate else "T"
-        made = self._kept.get(key)
-        if isinstance(made, weakref.ref):  # this matrix is itself a transpose: its own is the matrix it came from
-            made = made()
-        if made is None:
-            if self._options.transpose == "scatter":
-                made = _ScatterTransposed(self, conjugate)
-            else:
-                try:
-                    made = self._derived(None, lambda csr: csr.transposed(conjugate))
-                except (FormatFillError, FormatValuesError, ValueError) as exc:
-                    raise type(exc)(f"building A.{key} (A's transpose, a matrix of its own, stored with A's options: "
-                                    f"format={self._options.format!r}) failed: {exc}; build A with format='auto', "
-                                    "or with transpose='scatter' (nothing stored)") from exc
-            made._kept[key] = weakref.ref(self)  # weak: A keeps A.T alive, not the other way round
-            self._kept[key] = made
-        return made
-
-    def _derived(self, key, transform, dtype=None):
-        """A new matrix of ``transform(canonical CSR)`` (values in ``dtype``), built with this matrix's options on
-        its device; kept under ``key`` (None: not kept)."""
-        if key is not None and key in self._kept:
-            return self._kept[key]
-        o = self._options
-        with self._on_device():
-            csr = transform(self._csr())
-            target = csr.dtype if dtype is None else np.dtype(dtype)
-            # a matrix made from this one keeps its values' storage where that is narrower than its dtype (a half
-            # matrix times a float32 x: float32 products of the half values), else stores its own dtype
-            kept = self.value_dtype in precision.NARROWER.get(target, ())
-            made = SparseMatrix(csr, o.format, self.device, executor=o.executor, kernel=o.kernel,
-                                dtype=target, index_dtype=o.index_dtype,
-                                tune=o.tune, deterministic=o.deterministic, vendor=o.vendor,
-                                transpose=o.transpose, value_dtype=self.value_dtype if kept else None, **o.params)
-        if key is not None:
-            self._kept[key] = made
-        return made
-
-    def _on_device(self):
-        """A context with the matrix's GPU current (nothing on the CPU)."""
-        import contextlib
-
-        if self._device_id is None:
-            return contextlib.nullcontext()
-        import cupy
-
-        return cupy.cuda.Device(self._device_id)
-
-    # --- conversion and description -----------------------------------------------
-    def to_scipy(self):
-        """A ``scipy.sparse.csr_array`` on the host with the matrix's canonical entries."""
-        return self._csr().to_scipy()
-
-    def block_plan(self, k: int, row_major: bool = True) -> str:
-        """What a block product ``A @ X`` of ``k`` columns runs (row-major blocks, or column-major with
-        ``row_major=False``): per part (joined by ``+``), a block kernel with its shape (each stored entry
-        read once per tile of columns) or ``"<kernel> per column"``."""
-        return " + ".join(self._executor.block_kernels(_block_width(k, "block_plan"), row_major))
-
-    def block_dram_bytes(self, l2_bytes: int | None, k: int) -> int:
-        """The DRAM traffic model's bytes of a block product of ``k`` columns as this matrix runs it: the
-        matrix read once where a block kernel runs, once a column (``k`` SpMVs) where none does; a
-        Cocktail mixing both sums its parts so (leaving out the re-reads of y between parts); the whole
-        matrix's CSR where the bucket runs it (row-major blocks)."""
-        k = _block_width(k, "block_dram_bytes")
-        whole = self._executor.whole_for_width(k)
-        if whole is not None:  # the bucket runs the whole matrix as one CSR: its bytes
-            csr = whole.storage
-            return csr.dram_bytes(l2_bytes, k=k) if all(whole.reads_once(k)) else k * csr.dram_bytes(l2_bytes)
-        once = self._executor.reads_once(k)
-        fmt = self.storage
-        if all(once):
-            return fmt.dram_bytes(l2_bytes, k=k)
-        if not any(once):
-            return k * fmt.dram_bytes(l2_bytes)
-        return sum(part.dram_bytes(l2_bytes, k=k) if read_once else k * part.dram_bytes(l2_bytes)
-                   for part, read_once in zip(fmt.parts, once))
-
-    def prepare_block_products(self, k: int | None = None, row_major: bool = True) -> None:
-        """Make now what block products need beyond their launches, so that a first block product can be
-        captured in a CUDA graph: a merge kernel's shares and carry buffer (device work and a host
-        synchronisation), and, for a matrix planned by ``format="auto"`` and given ``k``, the plan of the
-        bucket of ``k`` (row-major blocks, or column-major with ``row_major=False``): its candidates timed on
-        scratch blocks.  Otherwise the first block product (of the bucket) makes them."""
-        self._executor.prepare_blocks()
-        if k is not None and _block_width(k, "prepare_block_products") > 1 and self.shape[0]:
-            from .kernels.block_operands import BlockOperands
-
-            operands = BlockOperands.of_width(k, self.shape, row_major)
-            self._executor.bind_blocks(operands)  # planned first where format="auto" planned the matrix
-
-    def block_timings(self, k: int, row_major: bool = True) -> dict:
-        """What the block planner of a matrix planned by ``format="auto"`` measured for the bucket of ``k``
-        (row-major blocks, or column-major): µs per block product of each choice it timed (per part of a
-        Cocktail, prefixed ``part<i>:``), then, where the whole matrix as one CSR was its rival, the matrix as
-        stored (``as stored``: a Cocktail's parts summed) against it (``whole matrix: <choice>``); empty before
-        that bucket was planned, or where nothing was timed."""
-        from .executors.base import block_key
-        from .kernels.block_operands import BlockOperands
-
-        k = _block_width(k, "block_timings")
-        key = block_key(BlockOperands.of_width(k, self.shape, row_major))
-        leaves = self._executor.block_executors()
-        timed = {(f"part{i}:" if len(leaves) > 1 else "") + label: us
-                 for i, leaf in enumerate(leaves) for label, us in getattr(leaf, "block_times", {}).get(key, {}).items()}
-        timed.update(getattr(self._executor, "rival_times", {}).get(key, {}))  # ... against the whole matrix
-        return timed
-
-    def explain(self, k: int | None = None) -> str:
-        """A readable description: format, parameters, executor, padding and bytes per SpMV; with ``k``, also
-        what a block product ``A @ X`` of ``k`` columns runs (a block kernel and its shape, or one product per
-        column, for each part) and its bytes under the DRAM traffic model."""
-        if k is not None:
-            k = _block_width(k, "explain")
-        fmt = self.storage
-        m, n = self.shape
-        flops = 2 * self.nnz
-        run = f"{self.executor} executor, {self.kernel}"
-        if self.kernel_params:
-            run += f" ({_param_text(self.kernel_params)})"
-        lines = [
-            f"{fmt.name} matrix {m} x {n}, {self.nnz:,} stored entries, {_precision_text(self)}, "
-            f"{self.index_dtype.name} indices, on {self.device}",
-            f"  parameters: {describe.storage_params_text(fmt)}",
-            f"  products: {run}",
-            "  deterministic: "
-            + ("yes" if self.deterministic else f"no ({_atomic_text(self._executor.nondeterministic)})"),
-            f"  value slots: {fmt.stored_slots:,} (padding ratio {fmt.padding_ratio:.3f})",
-            f"  memory: {fmt.nbytes:,} bytes in {len(fmt.arrays())} arrays",
-            f"  bytes per SpMV: {fmt.spmv_bytes():,}"
-            + (f" ({fmt.spmv_bytes() / flops:.2f} bytes per flop)" if flops else ""),
-        ]
-        lines += [f"  {key}: {value}" for key, value in fmt.describe().items()]
-        if k is not None:
-            lines += [f"  block products (k={k}): {self.block_plan(k)}",
-                      f"  bytes per block product (DRAM model, k={k}): {self.block_dram_bytes(None, k):,}"]
-            timed = self.block_timings(k)
-            if timed:
-                lines += textwrap.wrap("  block plan timed (µs): " + ", ".join(f"{label} {us:.1f}"
-                                                                           for label, us in timed.items()),
-                                       describe.WIDTH, subsequent_indent="    ")
-        if self.auto is not None:
-            lines += describe.auto_lines(self.auto, self.nnz)
-        elif self._auto_reason:
-            lines += textwrap.wrap(f"format='auto': {self._auto_reason}", describe.WIDTH, initial_indent="  ",
-                                   subsequent_indent="    ")
-        return "\n".join(lines)
+    def _scatter_transposed(self, conjugate: bool) -> SparseMatrix:
+        """``A.T`` (``A.H`` with ``conjugate``) that stores nothing (``transpose="scatter"``)."""
+        return _ScatterTransposed(self, conjugate)
 
     def __repr__(self) -> str:
         m, n = self.shape
         stored = f" value_dtype={self.value_dtype.name}" if self.value_dtype != self.dtype else ""
         return (f"<cocktail.SparseMatrix {m}x{n} format={self.format} nnz={self.nnz} "
                 f"dtype={self.dtype.name}{stored} device={self.device} executor={self.executor}>")
-
-
-def _precision_text(A) -> str:
-    """``float64 values``, ``float64 products of float32 values``, ``float16 values summed in float32``."""
-    arithmetic = precision.compute_dtype(A.dtype)
-    text = (f"{A.dtype.name} values" if A.value_dtype == A.dtype
-            else f"{A.dtype.name} products of {A.value_dtype.name} values")
-    return text + (f" summed in {arithmetic.name}" if arithmetic != A.dtype else "")
 
 
 class _ScatterTransposed(SparseMatrix):
@@ -940,79 +651,3 @@ class _ScatterTransposed(SparseMatrix):
                 f"(transpose='scatter': nothing stored): products by {self.kernel} on {self.device}"
                 + (", summed with atomic adds" if self.device == "cuda" else ""))
         return "\n".join(textwrap.wrap(head, describe.WIDTH, subsequent_indent="  "))
-
-
-def _is_torch(a) -> bool:
-    """Whether ``a`` is a torch tensor (without importing torch)."""
-    return type(a).__module__.startswith("torch") and hasattr(a, "requires_grad")
-
-
-def _complex_on_real(base: SparseMatrix, x, out, alpha, beta, result: np.dtype):
-    """``alpha*A@x + beta*out`` for a complex ``x`` (n,) or (n, k) and real ``base``: the real and imaginary parts of
-    ``x`` side by side as one real block of twice the columns, one block product, the result viewed as complex."""
-    xp = base._module
-    m, n = base.shape
-    columns = 1 if x.ndim == 1 else x.shape[1]
-    Xc = xp.ascontiguousarray(x.astype(result, copy=False)).reshape(n, columns)
-    Y = base.matmat(Xc.view(base.dtype))  # (m, 2 * columns): real and imaginary parts interleaved
-    y = Y.view(result).reshape((m,) if x.ndim == 1 else (m, columns))
-    if out is None:
-        if beta != 0:
-            raise ValueError("beta != 0 needs out= holding the y to scale and add to")
-        if alpha != 1:
-            y *= alpha
-        return y
-    target = base._device_view(out, "out")
-    validate.output(target, (m, n), result, None if x.ndim == 1 else columns)
-    combine(target, y, alpha, beta)
-    return out
-
-
-def _block_width(k, what: str) -> int:
-    """``k`` as the positive int a block width is; ``ValueError`` naming ``what`` otherwise."""
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-        raise ValueError(f"{what}: k must be a positive int (the columns of X), got {k!r}")
-    return int(k)
-
-
-def _no_guard(x, y) -> None:
-    return None
-
-
-def _atomic_text(names) -> str:
-    """``coo_atomic sums with floating-point atomics``: why a product is not deterministic (a vendor
-    kernel's order is the library's: ``cusparse_csr sums in an order that may vary between runs``)."""
-    ours = [n for n in names if n not in kernels.names() or not kernels.get(n).vendor]
-    vendor = [n for n in names if n not in ours]
-    said = []
-    if ours:
-        named = ["the GPU reference path" if n == "reference" else n for n in ours]
-        said.append(f"{' and '.join(named)} sum{'s' if len(named) == 1 else ''} with floating-point atomics")
-    if vendor:
-        said.append(f"{' and '.join(vendor)} sum{'s' if len(vendor) == 1 else ''} in an order that may vary between "
-                    "runs (cuSPARSE's algorithm 1; alg=2 is deterministic)")
-    return "; ".join(said)
-
-
-def _nondeterministic_error(names) -> ValueError:
-    """The error of ``deterministic=True`` for a product that runs the non-deterministic ``names``."""
-    alternatives = sorted({spec.name for n in names if n in kernels.names() for f in kernels.get(n).formats
-                           for spec in kernels.for_format(f) if spec.deterministic})
-    if alternatives:
-        hint = (f"name a deterministic kernel instead ({', '.join(alternatives)}), "
-                "or leave kernel= and coo_kernel= unset")
-    else:
-        hint = ("the GPU reference path runs complex values, formats without a kernel and executor='reference'; "
-                "use device='cpu' for a deterministic product")
-    return ValueError(f"deterministic=True, but {_atomic_text(names)}, so repeated products may differ in their "
-                      f"last bits; {hint}")
-
-
-def _guard_host(x, y) -> None:
-    """``x`` and ``y`` (contiguous host arrays) must not overlap: the executor reads x while writing y."""
-    if np.may_share_memory(x, y):
-        raise ValueError("x and out overlap in memory; the product needs out separate from x")
-
-
-def _param_text(params: dict) -> str:
-    return ", ".join(f"{k}={describe.value_text(v)}" for k, v in params.items())
