@@ -302,7 +302,7 @@ def best_single(records: list) -> list:
 
     ``records`` are those of our formats and kernels (not ``cocktail-auto``, not baselines); its
     ``params["best_of"]`` names the winner.  Run with ``--all-kernels`` it is the best single
-    format and kernel found by trying every one on that matrix (issue 9's reference point).
+    format and kernel found by trying every one on that matrix (the planner targets' reference point).
     """
     return fastest_per_problem(records, BEST_SINGLE, lambda r: {"best_of": r.method})
 

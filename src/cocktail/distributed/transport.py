@@ -67,7 +67,7 @@ class NcclTransport:
 
     The stream has the device's highest priority, so NCCL's kernel takes each SM the diagonal block's blocks free
     (their grids yield: :func:`cocktail.kernels.device.yielding_grids`) before more of them do: behind a grid of
-    one wave, or at normal priority, it waited for most of the diagonal block (issue 25)."""
+    one wave, or at normal priority, it waited for most of the diagonal block."""
 
     name = "nccl"
 

@@ -61,7 +61,7 @@ def yielding_grids(on: bool = True):
     """Launches bound inside this block (their executors made here, and every launch those bind later) size each
     grid-stride grid a block per chunk, never one looping wave: blocks retire all along, so a kernel that another
     stream runs beside them (NCCL's halo exchange beside a distributed matrix's diagonal block) gets an SM as the
-    first frees rather than after the whole grid.  The distributed matrix builds its blocks so (issue 25: the
+    first frees rather than after the whole grid.  The distributed matrix builds its blocks so (the
     exchange hidden 0-18% behind one-wave grids, 36% (weak) and 50% (strong) behind these with the transport's
     stream at the highest priority, on 2 H200s; docs/benchmarks.md, "Several GPUs").  Kernels that size their own
     grids (cuSPARSE's, coo_segmented's wave of warps, csr_spmm_merge's shares) are as they were.  ``on=False``

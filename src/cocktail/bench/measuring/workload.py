@@ -1,5 +1,5 @@
 """The workload: many different matrices, each built from the host and multiplied a few times, as a user with
-many matrices runs them (issue 43's last target: 50 matrices, 20 products each, at least 1.0x cupyx).
+many matrices runs them (the workload target: 50 matrices, 20 products each, at least 1.0x cupyx).
 
 The matrices are :mod:`..problems.workload`'s (held out of every suite).  The methods are the end-to-end
 section's jobs (:mod:`.end_to_end_jobs`): on the GPU ``cocktail-auto`` (``SparseMatrix(S)``), cupyx

@@ -1,16 +1,17 @@
-"""The targets of issues 8, 9 and 10, checked against records: each a ratio per matrix, its
+"""The call-overhead, planner and performance targets, checked against records: each a ratio per matrix, its
 geometric mean and worst, and pass or miss.
 
 Call overhead (back to back, :mod:`.overhead`): ``A.matvec(x, out=y)`` within 2x an empty
 kernel launch, ``A @ x`` within 2.5x, the bound product within 1.2x an empty graph replay, on
-every host-bound matrix (:func:`host_bound`); and, not an issue target, the bound product over a
-raw replay of its own graph on every matrix (Cocktail's host cost alone).  Call time of the SpMV records (one synchronous call): cupyx ``A @ x`` over
+every host-bound matrix (:func:`host_bound`); and, not a target, the bound product over a
+raw replay of its own graph on every matrix (Cocktail's host cost alone).  Call time of the SpMV records (one
+synchronous call): cupyx ``A @ x`` over
 ``cocktail-auto`` at least 2.5x in geometric mean, ``torch.mv`` never faster than
 ``cocktail-auto``.  On the CPU: ``cocktail-auto`` within 1.2x of SciPy's time on every matrix.
 Records are dictionaries as written to JSON; records with a ``note`` (refused, failed) count as not
 measured, and wrong answers (:func:`~..records.wrong.is_wrong`) as wrong: a verdict names both.
 
-Issue 10 (:func:`performance_verdicts`), on the GPU SpMV records: ``cusparse-best`` kernel time
+The performance targets (:func:`performance_verdicts`), on the GPU SpMV records: ``cusparse-best`` kernel time
 over ``cocktail-auto``'s at least 1.5x in geometric mean and 0.95x on every matrix; the cupyx
 call-time target above; on matrices whose CSR moves more than 4x the L2 size, the
 ``dram_fraction`` of ``cocktail-auto`` (the DRAM traffic model over the time, against the copy
@@ -69,15 +70,15 @@ TORCH_TARGET = Target("call time: torch.mv / cocktail-auto", 1.0, True)
 #: On the CPU, cocktail-auto within 1.2x of SciPy's time, as a speedup like every comparison.
 CPU_TARGET = Target("CPU time: SciPy / cocktail-auto", 1 / 1.2, True)
 
-#: Issue 9, the planner, on kernel time: best-single's time over the method's (1.0: as fast).
+#: The planner targets, on kernel time: best-single's time over the method's (1.0: as fast).
 AUTO_GEOMEAN_TARGET = Target("kernel time: best-single / cocktail-auto", 0.9, True, "geomean")
 AUTO_WORST_TARGET = Target("kernel time: best-single / cocktail-auto", 0.8, True)
 MEASURED_TARGET = Target("kernel time: best-single / cocktail-measured", 0.97, True, "geomean")
 COCKTAIL_SUITE_TARGET = Target("cocktail suite, kernel time: best-single / cocktail-auto", 1.1, True, "geomean")
 ANALYSIS_TARGET = Target("cocktail-auto analysis and planning, in SpMVs of its plan", 20.0, False)
 
-#: Issue 10, performance: cusparse-best's kernel time over cocktail-auto's (the cupyx call-time
-#: target is CUPYX_TARGET, shared with issue 8); the DRAM model's bandwidth on matrices whose CSR
+#: The performance targets: cusparse-best's kernel time over cocktail-auto's (the cupyx call-time
+#: target is CUPYX_TARGET, shared with the call-overhead targets); the DRAM model's bandwidth on matrices whose CSR
 #: moves more than LARGE_L2_MULTIPLE times the L2 size; DIA against its floor on the Laplacians.
 CUSPARSE_GEOMEAN_TARGET = Target("kernel time: cusparse-best / cocktail-auto", 1.5, True, "geomean")
 CUSPARSE_WORST_TARGET = Target("kernel time: cusparse-best / cocktail-auto", 0.95, True)
@@ -258,7 +259,7 @@ def cpu_verdicts(records) -> list[Verdict]:
 
 
 def planner_verdicts(records) -> list[Verdict]:
-    """Issue 9's targets per dtype: cocktail-auto and cocktail-measured against best-single, the
+    """The planner targets per dtype: cocktail-auto and cocktail-measured against best-single, the
     cocktail suite, and the analysis cost in SpMVs (GPU SpMV records)."""
     rows = _gpu_spmv(records)
     out = []
@@ -318,7 +319,7 @@ def floor_fraction(record) -> float | None:
 
 
 def performance_verdicts(records) -> list[Verdict]:
-    """Issue 10's targets per dtype of the GPU SpMV records (see the module docstring)."""
+    """The performance targets per dtype of the GPU SpMV records (see the module docstring)."""
     rows = _gpu_spmv(records)
     cupyx = [v for v in call_time_verdicts(records) if v.target == CUPYX_TARGET]
     out = []
@@ -363,5 +364,6 @@ def vendor_verdicts(records) -> list[Verdict]:
 
 
 def verdicts(records) -> list[Verdict]:
-    """Every target of issues 8 and 9 the records allow checking (issue 10's: :func:`performance_verdicts`)."""
+    """Every call-overhead and planner target the records allow checking (the performance targets:
+    :func:`performance_verdicts`)."""
     return overhead_verdicts(records) + call_time_verdicts(records) + cpu_verdicts(records) + planner_verdicts(records)

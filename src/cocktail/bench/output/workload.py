@@ -14,7 +14,7 @@ from ..records.selection import workload_records
 from ..records.wrong import is_wrong, usable
 from .end_to_end import CUPYX, NAMES, SCIPY, WRONG
 
-#: Issue 43's target: the whole workload at least this fraction of cupyx's speed.
+#: The workload target: the whole workload at least this fraction of cupyx's speed.
 TARGET = 1.0
 
 #: The terms the section's table uses, for the report's footnote.
@@ -80,7 +80,7 @@ def title(dtype: str, records) -> str:
 
 def headline(records) -> str:
     """One dtype's answer: cocktail-auto's whole workload against the baseline's, the ratio (above 1 ours is
-    faster), both totals and both builds; on the GPU whether issue 43's target (:data:`TARGET`) is met."""
+    faster), both totals and both builds; on the GPU whether the workload target (:data:`TARGET`) is met."""
     base = baseline(records)
     name = NAMES[base]
     by = _by_method(records)

@@ -1,4 +1,4 @@
-"""Matrix families: the classes issue 10's bandwidth target tells apart.
+"""Matrix families: the classes the bandwidth target tells apart.
 
 - ``regular``: rows of similar length whose columns stay near the diagonal or in dense
   blocks, so ``x`` is read with locality (Laplacians and stencils, FEM meshes, QCD, banded,

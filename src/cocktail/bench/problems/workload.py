@@ -1,4 +1,4 @@
-"""The workload of issue 43's last target: 50 different matrices, a mix of classes, 1-10M nonzeros each.
+"""The workload of the workload target: 50 different matrices, a mix of classes, 1-10M nonzeros each.
 
 ``cocktail bench --workload`` (:mod:`..measuring.workload`) builds each of them from the host and runs 20
 products with it, one after the other, as a user with many matrices does.  The list is fixed: every matrix
