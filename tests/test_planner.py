@@ -479,9 +479,15 @@ def test_tuning_rivals_take_each_source_in_turn():
     bcsr, vector = single("bcsr(3x3)", 12.0), single("csr_vector(t=8)", 13.0)
     csr1, coo1 = single("cusparse_csr(alg=1)", 12.5), single("cusparse_coo(alg=1)", 14.0)
     planning = planner.Planning(None, [bdia, *own, bcsr, csr1, vector, coo1], "model")
-    assert planning.tuning_rivals(bdia, 10.0) == [bcsr, csr1, own[0], vector, coo1, own[1], own[2]]
+    assert planning.tuning_rivals(bdia, 10.0) == [bcsr, vector, csr1, own[0], coo1, own[1], own[2]]
     # measured slower than predicted: the range widens from what it measured
     assert planning.tuning_rivals(bdia, 5.0) == planning.tuning_rivals(bdia, 10.0)
+    # each other family is a source of its own: beside the plans without the coded cut, a vendor's kernel and the
+    # plan's own family, the second other family is still among the first five
+    uncut = [single("csr_stream(k=8)", 9.0), single("bdia_direct", 10.0)]
+    planning = planner.Planning(None, [bdia, own[1], vector, bcsr, csr1], "model", uncut=uncut)
+    got = planning.tuning_rivals(bdia, 10.0)
+    assert got[:5] == [uncut[0], vector, bcsr, csr1, own[1]]
     # a plan's next setting: csr_vector with other lanes, within 1.5x of what the plan measured
     sibling = single("csr_vector(t=4)", 20.0)  # predicted past 1.5x of 13 µs
     planning = planner.Planning(None, [vector, coo1, sibling], "model")

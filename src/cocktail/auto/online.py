@@ -10,8 +10,8 @@ The model's plan runs from the first product.  While the user multiplies, :class
 3. builds one rival at a time aside (on a thread and a stream of their own: the user's products go on
    meanwhile, never waiting for a conversion, a kernel's compilation or an analysis), and only while
    the time spent tuning (building, and the rival's products where it ran slower) stays within
-   :data:`BUDGET` of the time the user's products took: the fastest predicted of those the products
-   have paid for (a rival on the CSR's own arrays, which only binds, is paid for long before one that
+   :data:`BUDGET` of the time the user's products took: the first, in the planning's order, of those the
+   products have paid for (a rival on the CSR's own arrays, which only binds, is paid for long before one that
    converts);
 4. runs the rival in runs of :data:`RUN` products alternating with the plan's (each timed, the first of a run
    not judged: it finds the other side's matrix in L2), drops it once it measures :data:`GIVE_UP` slower, and
@@ -41,7 +41,7 @@ SAMPLES = 6
 GIVE_UP = 0.2
 #: A rival replaces the plan only when measured faster by this share (more than the timing's noise).
 MARGIN = 0.03
-#: At most this many rivals are tried, the fastest predicted first.
+#: At most this many rivals are tried, in the planning's order (:meth:`~cocktail.auto.planner.Planning.tuning_rivals`).
 MAX_RIVALS = 4
 #: Tuning (building rivals, their products where slower) may cost this share of the products' time.
 BUDGET = 0.05
@@ -250,8 +250,8 @@ class OnlineTuner:
         if not self.queue:
             self._finish()
             return
-        # the fastest predicted of the rivals the products have paid for: one that only binds the CSR's arrays
-        # may go before one that converts
+        # the first, in the planning's order, of the rivals the products have paid for: one that only binds the
+        # CSR's arrays may go before one that converts
         cheapest = min(_build_products(p) for p in self.queue)
         if self._waits_for(cheapest):
             return
@@ -340,7 +340,8 @@ class OnlineTuner:
                     self.product.switch(trial.plan, *trial.built)
                     self.baseline, self._baseline_us = list(rival), r
                 else:
-                    self._say(f"kept its plan: {_label(trial.plan)} {r:.3g} µs against {c:.3g} µs")
+                    alone = "" if r * (1.0 + MARGIN) >= c else f" (and {self._baseline_us:.3g} µs alone)"
+                    self._say(f"kept its plan: {_label(trial.plan)} {r:.3g} µs against {c:.3g} µs{alone}")
                     self.product.retire(*trial.built)
                 self.product.measured[_label(trial.plan)] = r
                 self.trial = None

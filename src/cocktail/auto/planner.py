@@ -310,15 +310,16 @@ class Planning:
     def tuning_rivals(self, chosen: Plan, reference_us: float) -> list:
         """The plans ``tune="auto"`` tries against ``chosen`` once it measured ``reference_us``, taken in turn from
         each source, fastest predicted first within it: the plans without the coded cut (:meth:`uncut_rivals`),
-        ours of other families, the vendor's kernels (:meth:`vendor_rivals`), ours of ``chosen``'s own family (its
-        other kinds and settings, :meth:`own_rivals`); each once.  Taken in turn, the first few hold every source
-        that has one: a family mispredicted as a whole, a vendor's kernel and a kernel's next setting each won
-        on some matrices, and sorted by prediction alone, one family's many close variants crowded the others
-        out (fem_spheres' bcsr(3x3) behind three diagonal plans)."""
+        ours of each other family (a source each), the vendor's kernels (:meth:`vendor_rivals`), ours of
+        ``chosen``'s own family (its other kinds and settings, :meth:`own_rivals`); each once.  Taken in turn, the
+        first few hold every source that has one: a family mispredicted as a whole, a vendor's kernel and a
+        kernel's next setting each won on some matrices, and sorted by prediction alone, one family's many close
+        variants crowded the others out (fem_spheres' bcsr(3x3) behind three diagonal plans)."""
         reference = max(chosen.predicted_us, reference_us)
         own, family = self.own_rivals(chosen, reference), _family(chosen)
-        sources = [self.uncut_rivals(chosen), [p for p in own if _family(p) != family],
-                   self.vendor_rivals(chosen, reference), [p for p in own if _family(p) == family]]
+        others = [[p] for p in own if _family(p) != family]  # one a family: a source each
+        sources = [self.uncut_rivals(chosen), *others, self.vendor_rivals(chosen, reference),
+                   [p for p in own if _family(p) == family]]
         in_turn = [s[i] for i in range(max(map(len, sources))) for s in sources if i < len(s)]
         return distinct_plans(in_turn, [chosen])
 
@@ -802,7 +803,7 @@ def scaled(plan: Plan, share: float) -> Plan:
 
 #: csr_vi's kernel time over csr's, per dtype: the geometric mean over csr_scalar, csr_vector and csr_stream on
 #: the williams and cocktail suites with 16 distinct values (scripts/coded_share_fit.py over
-#: docs/benchmarks/2026-11-27-h200-coded/kernels_few_dac09f1.json; H200).  The byte model (:func:`entry_share`
+#: docs/benchmarks/2026-11-27-h200-coded/kernels_few_dac09f1.json.gz; H200).  The byte model (:func:`entry_share`
 #: with a one-byte code) predicts 0.65 in float64 and 0.75 in float32 with int32 indices; the table lookup, one
 #: more dependent load per entry, takes most of that back.  The coded cut is made in these dtypes only.  A change
 #: here changes decisions: bump ``decisions.PLANNER_VERSION`` with it.
