@@ -109,6 +109,10 @@ ABOVE = {
     "cocktail/executors": ("cocktail.io", *_MEASURING, *_MATRIX_AND_UP),
     "cocktail/auto": ("cocktail.io", *_MATRIX_AND_UP[1:]),
     "cocktail/describe.py": ("cocktail.executors", "cocktail.io", *_MATRIX_AND_UP[2:]),
+    # the parts SparseMatrix is made of: below the class itself
+    "cocktail/matrix_operands.py": _MATRIX_AND_UP,
+    "cocktail/matrix_derived.py": _MATRIX_AND_UP,
+    "cocktail/matrix_inspection.py": ("cocktail.auto", *_MATRIX_AND_UP[2:]),
 }
 
 

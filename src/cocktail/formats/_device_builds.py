@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
+import numpy as np
+
 from ..arrays import is_cupy_array
 
 _PROVIDED = None
@@ -31,6 +33,15 @@ def provide(launcher_for, blocks, diagonals, csr_check, slices, parts) -> None:
 def launcher_for(array):
     """The launcher that builds a matrix holding ``array`` on its device, or None: build on the host."""
     return None if _PROVIDED is None else _PROVIDED.launcher_for(array)
+
+
+def csr_launcher(csr):
+    """:func:`launcher_for` a CSR whose row pointers and indices are both of its index dtype, int32 or int64 (the
+    kernels read both as one type); None otherwise: build on the host or by CuPy's passes."""
+    index = np.dtype(csr.index_dtype)
+    if csr.indptr.dtype != index or csr.indices.dtype != index or index not in (np.int32, np.int64):
+        return None
+    return launcher_for(csr.indptr)
 
 
 def blocks():

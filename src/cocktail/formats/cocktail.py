@@ -138,7 +138,8 @@ def _host_parts(csr: CSR, planned):
 def _device_parts(csr: CSR, planned, launch):
     """``(parts, taken)`` as :func:`_host_parts` makes them, split on the device (:mod:`cocktail.kernels.part_split`: a
     pass deciding every entry's part and counting each part's entries per row, one synchronisation, then a pass per
-    part copying its entries, made just before the part is built)."""
+    part copying its entries, made just before the part is built; :func:`_on_device` fetched the longest row
+    first, a second synchronisation)."""
     split = _device_builds.parts().split(csr, [p[4] for p in planned], launch)
     parts = []
     for k, (i, name, part_params, selector, _) in enumerate(planned):
@@ -152,11 +153,8 @@ def _device_parts(csr: CSR, planned, launch):
 def _on_device(csr: CSR, planned):
     """The launcher that splits ``csr`` among the ``planned`` parts on its device, or None: by masks (on the host, or
     by CuPy's passes where the split's kernels do not serve it: too many parts, a row too long)."""
-    launch = _device_builds.launcher_for(csr.indptr)
+    launch = _device_builds.csr_launcher(csr)
     if launch is None or not planned or len(planned) > _device_builds.parts().MAX_PARTS:
-        return None
-    index = np.dtype(csr.index_dtype)
-    if csr.indptr.dtype != index or csr.indices.dtype != index or index not in (np.int32, np.int64):
         return None
     return launch if _device_builds.parts().takes(csr, launch) else None
 

@@ -84,7 +84,7 @@ class ELL(SparseFormat):
         align = int_param("ell", "align", params["align"])
         max_fill = max_fill_param("ell", params["max_fill"])
         m = csr.shape[0]
-        launch = _device_builds.launcher_for(csr.indptr)
+        launch = _device_builds.csr_launcher(csr)
         longest = 0
         if m:
             top = csr.row_lengths().max(keepdims=True)
@@ -101,7 +101,7 @@ class ELL(SparseFormat):
                 )
         check_fill("ell", width * m, csr, max_fill, indexed=True)
         check_padding("ell", "align", align, aligned(m, align), m, "rows")
-        if launch is None:
+        if launch is None or width > _device_builds.slices().LONG_ROW:
             col, data = _full_width_arrays(csr, width, align)  # width >= the longest row
         else:  # every slot written by one pass (cocktail.kernels.sell_build: ELL is one slice)
             col, data = _device_builds.slices().ell(csr, width, aligned(m, align), launch)

@@ -131,7 +131,7 @@ class SELL(SparseFormat):
         m = csr.shape[0]
         idt = csr.index_dtype
         check_padding("sell", "slice_height", c, aligned(m, c), m, "rows")  # before slices are allocated
-        launch = _device_builds.launcher_for(csr.indptr)
+        launch = _device_builds.csr_launcher(csr)
         nslices = -(-m // c)
         perm, lengths = None, None  # perm None: unpermuted (window 1)
         if sigma != 1 or launch is None:
@@ -171,7 +171,7 @@ class SELL(SparseFormat):
         if nslices:
             slice_ptr[1:] = xp.cumsum(widths * c, dtype=ptr_dt)
         base = xp.where(hi >= 0, lo, 0) if short_now else None  # short columns: offsets from each slice's lowest
-        if launch is None:
+        if launch is None or widths_max > _device_builds.slices().LONG_ROW:
             col, data = _scattered(csr, c, perm, slice_ptr, total, base)
         else:  # every slot written by one pass
             col, data = _device_builds.slices().write(csr, c, slice_ptr.astype(xp.int64, copy=False), total, perm,

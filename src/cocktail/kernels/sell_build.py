@@ -21,6 +21,11 @@ from .block_build import INDICES, VALUE_WORDS, WORDS, index_type, word
 #: Threads per block of both kernels (a row of the slices each).
 BLOCK = 256
 
+#: The widest slice written on the device: a thread writes each row's slots one after another, its entries then its
+#: padding, so a slice as wide as a row of many thousand entries would hold the whole pass (as a long row holds
+#: part_split's); wider slices are written by CuPy's scatter.
+LONG_ROW = 512
+
 STEM = "sell_build"
 #: The type of a short column (a 16-bit offset from its slice's lowest column).
 SHORT = "unsigned short"
