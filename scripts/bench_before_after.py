@@ -5,8 +5,11 @@
 Prints the geometric mean of after/before over every GPU record (SciPy's CPU times left out), the
 extremes, and the csr_vector and cocktail-auto rows.
 """
-import json, math, statistics, sys
-b=json.load(open(sys.argv[1])); a=json.load(open(sys.argv[2]))
+import math, statistics, sys
+
+from cocktail.bench.records.files import load_json
+
+b=load_json(sys.argv[1]); a=load_json(sys.argv[2])
 def idx(recs):
     return {(r['matrix'],r['method'],r.get('dtype')): r for r in recs if r.get('section') in (None,'spmv') and r.get('kernel_us')}
 B,A=idx(b),idx(a)

@@ -10,10 +10,10 @@ on ``--values few`` runs) or delegate to cuSPARSE; then every matrix.  A speedup
 
 from __future__ import annotations
 
-import json
 import sys
 from collections import defaultdict
 
+from cocktail.bench.records.files import load_json
 from cocktail.bench.records.metrics import geomean
 
 #: The issue's target on the power-law family where a lossless cut applies.
@@ -66,7 +66,7 @@ def detail(table) -> list[str]:
 
 
 def main(paths, only_summary: bool = False) -> None:
-    records = [r for p in paths for r in json.load(open(p))]
+    records = [r for p in paths for r in load_json(p)]
     table = rows(records)
     print("\n".join(summary(table)))
     if not only_summary:

@@ -9,10 +9,10 @@ suites: the holdout suite judges the planner and sets nothing).  Prints one line
 
 from __future__ import annotations
 
-import json
 import sys
 from collections import defaultdict
 
+from cocktail.bench.records.files import load_json
 from cocktail.bench.records.metrics import geomean
 
 KERNELS = ("csr_scalar", "csr_vector", "csr_stream")
@@ -34,7 +34,7 @@ def main(argv) -> None:
     """Print the share per dtype and per suite."""
     path = argv[0]
     suites = argv[argv.index("--suites") + 1].split(",") if "--suites" in argv else ["williams", "cocktail"]
-    records = json.load(open(path))
+    records = load_json(path)
     for kernels in [KERNELS] + [(k,) for k in KERNELS]:
         got = ratios(records, suites, kernels)
         for dtype in sorted({d for d, _ in got}):

@@ -11,23 +11,23 @@ of the same command: a change before and after).
 
 from __future__ import annotations
 
-import json
 import sys
 from collections import defaultdict
 
+from cocktail.bench.records.files import load_json
 from cocktail.bench.records.metrics import geomean
 
 
 def auto(path) -> dict:
     """``{(suite, matrix, dtype): (kernel µs, plan)}`` of the cocktail-auto SpMV records."""
     return {(r["suite"], r["matrix"], r["dtype"]): (r["kernel_us"], r["params"].get("plan", ""))
-            for r in json.load(open(path))
+            for r in load_json(path)
             if r.get("method") == "cocktail-auto" and r.get("kernel_us") and r.get("k", 1) == 1}
 
 
 def main(argv) -> None:
     """Print the per-suite means and the matrices whose plan changed."""
-    files = [a for a in argv if a.endswith(".json")]
+    files = [a for a in argv if a.endswith((".json", ".json.gz"))]
     names = argv[argv.index("--names") + 1:argv.index("--names") + 2] if "--names" in argv else ["off,on"]
     if len(files) != 2 or not names or len(names[0].split(",")) != 2:
         raise SystemExit("usage: cut_on_off.py OFF.json ON.json [--all] [--names BEFORE,AFTER] [--summary | --matrices]")

@@ -10,16 +10,17 @@ suite each).  Prints a markdown list, one line a target.
 
 from __future__ import annotations
 
-import json
 import statistics
 import sys
 from collections import defaultdict
+
+from cocktail.bench.records.files import load_json
 
 BIG = 1_000_000  # the analysis targets hold on matrices of at least this many nonzeros
 
 
 def _records(path):
-    data = json.load(open(path))
+    data = load_json(path)
     return data["records"] if isinstance(data, dict) else data
 
 
@@ -112,7 +113,7 @@ def workload(path) -> list[str]:
 
 
 def main(argv) -> None:
-    probe, work, e2e = json.load(open(argv[0])), argv[1], argv[2:]
+    probe, work, e2e = load_json(argv[0]), argv[1], argv[2:]
     for line in analysis(probe) + whole_jobs(e2e, probe) + tuning(probe) + workload(work):
         print(line)
 

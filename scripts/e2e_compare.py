@@ -7,10 +7,11 @@ Usage: python scripts/e2e_compare.py LABEL=FILE.json [LABEL=FILE.json ...]
 
 from __future__ import annotations
 
-import json
 import math
 import sys
 from collections import defaultdict
+
+from cocktail.bench.records.files import load_json
 
 
 def ratios(records, source: str) -> dict:
@@ -36,7 +37,7 @@ def builds(records, source: str) -> dict:
 
 
 def main(argv) -> None:
-    runs = [(a.split("=", 1)[0], json.load(open(a.split("=", 1)[1]))) for a in argv]
+    runs = [(a.split("=", 1)[0], load_json(a.split("=", 1)[1])) for a in argv]
     for source in ("host", "device"):
         print(f"\nbuilt from the {source}: geometric mean of cupyx's whole job over ours")
         marks = sorted({n for _, recs in runs for n in ratios(recs, source)})

@@ -9,8 +9,9 @@ sets one (CG, PageRank, GCN).
 
 from __future__ import annotations
 
-import json
 import sys
+
+from cocktail.bench.records.files import load_json
 
 #: Examples the issue sets a target for, and the target.
 TARGETS = {"cg_fem": 1.5, "pagerank": 1.5, "gcn": 1.5}
@@ -24,7 +25,7 @@ def main(paths) -> None:
     print("| example | problem | way | setup | median | speedup | target |")
     print("|---|---|---|---:|---:|---:|---|")
     for path in paths:
-        record = json.load(open(path))
+        record = load_json(path)
         name = record["example"]
         problem = record["problem"]
         text = ", ".join(f"{k} {v:,}" if isinstance(v, int) else f"{k} {v}" for k, v in problem.items()

@@ -8,8 +8,8 @@ against its wave.  A probe (GPU), not the benchmark.
 
 Usage: PYTHONPATH=src python scripts/occupancy_probe.py [SMALL_WORLD.npz]
 (prints one line per launch: matrix dtype format kernel launch regs block grid occupancy_blocks today_us one_wave_us)
-       python scripts/occupancy_probe.py --table OUTPUT.txt   (Markdown: the launches timed, and each kernel's
-       registers and blocks an SM; no GPU)
+       PYTHONPATH=src python scripts/occupancy_probe.py --table OUTPUT.txt[.gz]   (Markdown: the launches timed, and
+       each kernel's registers and blocks an SM; no GPU)
 """
 
 import sys
@@ -39,8 +39,12 @@ def timed(A, x, y):
 
 
 def table(path) -> None:
-    """Markdown from a probe's output: every launch timed both ways, then the registers and occupancy seen."""
-    rows = [line.split() for line in open(path) if len(line.split()) == 11 and line.split()[6] == "256"]
+    """Markdown from a probe's output (as printed, or gzipped): every launch timed both ways, then the registers
+    and occupancy seen."""
+    from cocktail.bench.records.files import open_text
+
+    with open_text(path) as fh:
+        rows = [line.split() for line in fh if len(line.split()) == 11 and line.split()[6] == "256"]
     print("| matrix | dtype | format | kernel | registers | blocks an SM | grid | µs, that grid | µs, one wave | "
           "speedup |\n|---|---|---|---|---:|---:|---:|---:|---:|---:|")
     for name, dtype, fmt, kernel, _, regs, block, grid, occ, today, wave in rows:

@@ -29,12 +29,12 @@ are the model's alone and marked so.
 
 from __future__ import annotations
 
-import json
 import sys
 from collections import defaultdict
 
 import numpy as np
 
+from cocktail.bench.records.files import load_json
 from cocktail.precision import itemsize
 
 PREDICT = (2, 4, 8, 16, 32, 64)
@@ -127,7 +127,7 @@ def _series(records) -> list[tuple[str, tuple, dict]]:
 
 def main(paths) -> None:
     """Print the table, then the fits."""
-    records = [json.load(open(p)) for p in paths]
+    records = [load_json(p) for p in paths]
     latency, rate = _fit(records)  # one machine's link: every matrix's measured exchanges
     print("| matrix | size | P | rows | nnz | product µs | diagonal µs | exchange µs | hidden | halo bytes (max rank) | "
           "efficiency | overlap model µs | fitted model µs (efficiency) |")
@@ -183,7 +183,7 @@ def runs_table(pairs) -> None:
     print("| commit | run | what | product µs | diagonal µs | exchange µs | exchange first µs | hidden |")
     print("|---|---|---|---:|---:|---:|---:|---:|")
     for what, path in pairs:
-        r = json.load(open(path))
+        r = load_json(path)
         hidden = "" if r.get("hidden_share") is None else f"{r['hidden_share']:.0%}"
         print(f"| {r['commit']} | {_run_name(r)} | {what} | {r['product_us']:.1f} | {r['local_us']:.1f} | "
               f"{r['exchange_us']:.1f} | {r['serial_us']:.1f} | {hidden} |")

@@ -11,10 +11,10 @@ what its plan ran.
 
 from __future__ import annotations
 
-import json
 import sys
 from collections import defaultdict
 
+from cocktail.bench.records.files import load_json
 from cocktail.bench.records.metrics import geomean
 
 #: The issue's floor on every problem.
@@ -42,7 +42,7 @@ def ratios(records) -> list[dict]:
 
 
 def main(paths) -> None:
-    rows = ratios([r for p in paths for r in json.load(open(p))])
+    rows = ratios([r for p in paths for r in load_json(p)])
     groups = defaultdict(list)
     for r in rows:
         groups[(r["dtype"], r["k"])].append(r)

@@ -15,9 +15,10 @@ multiplying one column at a time counts its SpMV record's bytes k times.
 
 from __future__ import annotations
 
-import json
 import math
 import sys
+
+from cocktail.bench.records.files import load_json
 
 
 def _model_now(record):
@@ -36,7 +37,7 @@ def _model_now(record):
 
 
 def main(path: str, l2_multiple: float = 4.0, model_now: bool = False) -> None:
-    records = json.load(open(path))
+    records = load_json(path)
     rows = [r for r in records if r.get("section") == "spmm"]
     spmv_bytes = {(r["matrix"], r["dtype"]): r.get("dram_bytes") for r in records
                   if r.get("section", "spmv") == "spmv" and r["method"] == "cocktail-auto"}

@@ -10,10 +10,10 @@ slowest; then every matrix with both plans.  A ratio above 1 means the transpose
 
 from __future__ import annotations
 
-import json
 import sys
 from collections import defaultdict
 
+from cocktail.bench.records.files import load_json
 from cocktail.bench.records.metrics import geomean
 
 #: The issue's bound on A.T @ x over A @ x.
@@ -38,7 +38,7 @@ def rows(records) -> list[dict]:
 
 
 def main(paths, summary: bool = False) -> None:
-    table = rows([r for p in paths for r in json.load(open(p))])
+    table = rows([r for p in paths for r in load_json(p)])
     groups = defaultdict(list)
     for r in table:
         groups[r["dtype"]].append(r)

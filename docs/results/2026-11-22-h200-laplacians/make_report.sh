@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Regenerates report.md from laplace_float64.json (written on the GPU by `bash scripts/gpu_check.sh bench`).
-cd "$(dirname "$0")" && PYTHONPATH=../../../src python3 -m cocktail.bench.output.report laplace_float64.json \
+# Regenerates report.md from laplace_float64.json.gz (written on the GPU by `bash scripts/gpu_check.sh bench`).
+cd "$(dirname "$0")" && PYTHONPATH=../../../src python3 -m cocktail.bench.output.report laplace_float64.json.gz \
   --title "Kernel GFLOP/s on the 7- and 27-point Laplacians (100^3), float64" \
   --note "GPU: NVIDIA H200 (driver 580.159.04), CuPy 14.2.0, CUDA runtime 13.2 (gpu.txt); date 2026-11-22; commit f421788." \
   --note "Command: \`bash scripts/gpu_check.sh bench\`, i.e. \`cocktail bench laplace7_100 laplace27_100 --formats csr,coo,dia,ell,hyb,pkt --all-kernels --dtype float64 --repeat 200\`: CUDA events around each call, median of 200 after 10 warm-up calls." \

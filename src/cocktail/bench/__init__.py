@@ -6,7 +6,8 @@
   vendor's and other libraries' baselines, the call-overhead ways, the CPU headline's pair timed
   call for call);
 - :mod:`.records`: one record per measurement, the journal that keeps records as
-  they are measured, the metrics computed from them, and which records answered wrong;
+  they are measured, the metrics computed from them, which records answered wrong, and the
+  reading of kept record files, gzipped or not;
 - :mod:`.output`: the terminal tables, the Markdown report, the plots, the target verdicts and the
   progress shown during a run;
 - :mod:`.runner` runs methods over problems (timed by :mod:`cocktail.timing`).

@@ -46,7 +46,7 @@ SPMM_K_BUCKETS = (1, 2, 4, 8, 16, 32, 64, 128, 256)
 #: csr_spmm_merge: columns per launch (the carry buffer made once per matrix holds this many per share).
 #: Every launch walks the whole matrix: at k = 64, 64 columns a launch ran 2.0-3.1x faster than 16 on
 #: powerlaw_1M and rmat19 (H200, float32 and float64, scripts/spmm_merge_sweep.py,
-#: docs/benchmarks/2026-11-26-h200-spmm/merge_sweep_35650d5.json); the buffer is shares x 64 values.
+#: docs/benchmarks/2026-11-26-h200-spmm/merge_sweep_35650d5.json.gz); the buffer is shares x 64 values.
 SPMM_MERGE_CHUNK = 64
 #: csr_spmm_merge: lanes per share, within these bounds, and columns per lane: SPMM_MERGE_COLUMNS, or for a
 #: row-major X a 16-byte word of them (4 float32, 2 float64: vector strips, 1.1-1.3x faster at k = 16

@@ -16,6 +16,7 @@ from .calltables import call_tables, cell
 from ..records.selection import section, spmv_records, summary_records
 from .summaries import summary_tables
 from . import end_to_end, workload, wrong_answers
+from ..records.files import load_json
 from ..records.wrong import is_wrong
 
 
@@ -102,7 +103,8 @@ def markdown(records: list[dict], title: str, header_lines=(), plots=()) -> str:
 def add_arguments(parser) -> None:
     """The report command's arguments: JSON files, ``--title``, ``--note`` (repeatable), ``--out``, and
     ``--terminal`` with ``-v`` for the console report instead."""
-    parser.add_argument("json", nargs="+", help="records written by cocktail bench --json (merged in order)")
+    parser.add_argument("json", nargs="+",
+                        help="records written by cocktail bench --json, or gzipped (.json.gz) (merged in order)")
     parser.add_argument("--title", default="Cocktail benchmark")
     parser.add_argument("--note", action="append", default=[], help="a line for the report's header")
     parser.add_argument("--out", metavar="PATH", help="write the report here instead of stdout")
@@ -114,13 +116,11 @@ def add_arguments(parser) -> None:
 
 
 def load(paths) -> list[dict]:
-    """The records of the JSON files written by ``cocktail bench --json``, merged in order."""
-    import json
-
+    """The records of the JSON files written by ``cocktail bench --json`` (or gzipped: ``.json.gz``), merged
+    in order."""
     records = []
     for path in paths:
-        with open(path) as fh:
-            records += json.load(fh)
+        records += load_json(path)
     return records
 
 
