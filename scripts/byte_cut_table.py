@@ -1,4 +1,4 @@
-"""Issue 24's byte cuts, read from ``cocktail bench`` JSON runs: Markdown.
+"""The byte cuts (the pattern and the coded values), read from ``cocktail bench`` JSON runs: Markdown.
 
 Usage: python scripts/byte_cut_table.py [--summary] RUN.json [RUN.json ...]   (--summary: the first table only)
 

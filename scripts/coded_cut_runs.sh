@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 24's third step on the GPU machine, from the checkout: csr_vi's GPU tests, its kernels against csr's and
+# The coded cut's runs on the GPU machine, from the checkout: csr_vi's GPU tests, its kernels against csr's and
 # cuSPARSE's, and cocktail-auto with the planner's coded and short-column cuts off and on, in one device call.
 # Records, console output and logs go to OUTDIR (default coded_cut_runs/), packed into $OUT/coded_cut_runs.tgz
 # after every step (a run cut short keeps the finished ones).  Tabled by scripts/byte_cut_table.py.

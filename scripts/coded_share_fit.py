@@ -1,5 +1,5 @@
 """The coded cut's time share, measured: csr_vi's kernel time over csr's, per dtype, from a ``cocktail bench
---values few --all-kernels --formats csr,csr_vi`` run (issue 24; planner.CODED_TIME_SHARE).
+--values few --all-kernels --formats csr,csr_vi`` run (planner.CODED_TIME_SHARE).
 
     python scripts/coded_share_fit.py RUN.json [--suites williams,cocktail]
 

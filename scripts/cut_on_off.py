@@ -1,5 +1,5 @@
 """cocktail-auto with a planner cut on against off: kernel time off / on per (suite, dtype), from two ``cocktail bench
---json`` runs of the same command (issue 24: scripts/coded_cut_runs.sh's auto_few_off and auto_few_coded).
+--json`` runs of the same command (scripts/coded_cut_runs.sh's auto_few_off and auto_few_coded).
 
     python scripts/cut_on_off.py OFF.json ON.json [--all] [--names BEFORE,AFTER] [--summary | --matrices]
 

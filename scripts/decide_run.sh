@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 43's measurement on the GPU machine, from the repository root: end to end on the default suite in
+# The end-to-end measurement (a build, then N products, against cupyx) on the GPU machine, from the repository root: end to end on the default suite in
 # float64 and float32 (E2E_DTYPES), the 50-matrix workload, the construction probe (default and holdout suites).  Each step's
 # output goes to $L (default /tmp/decide) and everything is packed into $OUT/decide.tgz after each step, so a
 # run cut short keeps what finished.  docs/benchmarks/make_benchmarks_md.sh reads the unpacked folder.

@@ -1,4 +1,4 @@
-"""Issue 43's targets ("decide in the time of a transfer"), each met or missed, from one run's committed JSON.
+"""The end-to-end targets ("decide in the time of a transfer"), each met or missed, from one run's committed JSON.
 
 Usage: python scripts/decide_targets.py PROBE.json WORKLOAD.json E2E.json [E2E.json ...]
 

@@ -1,4 +1,4 @@
-"""``cocktail bench`` with the distributed product's two levers (issue 25) turned back, for a before/after on one
+"""``cocktail bench`` with the distributed product's two levers turned back, for a before/after on one
 machine: run under ``mpiexec -n P`` like the benchmark.
 
     mpiexec -n 4 python scripts/distributed_levers.py one-wave,normal-priority bench --distributed --weak --side 180

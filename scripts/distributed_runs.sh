@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 25's runs on one machine of several GPUs, from the checkout: the distributed GPU tests at all GPUs, then
+# The distributed runs on one machine of several GPUs, from the checkout: the distributed GPU tests at all GPUs, then
 # cocktail bench --distributed: the 27-point Laplacian strong (side SIDE, default 290: 2 GB a GPU at
 # P = 4) and weak (side WSIDE a rank, default 180) and an R-MAT graph strong (scale SCALE, default 20), each at
 # P = 1, 2 and every GPU. Records and logs go to OUTDIR (default distributed_runs/); tabled by

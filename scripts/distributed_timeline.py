@@ -1,4 +1,4 @@
-"""Where a distributed product's time goes on the GPUs, read from CUDA events on both streams: issue 25's probe of
+"""Where a distributed product's time goes on the GPUs, read from CUDA events on both streams: the probe of
 why the halo exchange hides so little behind the diagonal block.  Run under ``mpiexec -n P`` on a machine of P GPUs.
 
     mpiexec -n 4 python scripts/distributed_timeline.py [--side 180 --weak | --matrix rmat --scale 20]

@@ -1,4 +1,4 @@
-"""Issue 23's example targets, read from the examples' ``--json`` records: Markdown.
+"""The examples' targets, read from the examples' ``--json`` records: Markdown.
 
 Usage: python scripts/examples_table.py EXAMPLE.json [EXAMPLE.json ...]
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 11's property-based campaign on the GPU: COCKTAIL_HYPOTHESIS_EXAMPLES (default 2000) random
+# The property-based campaign on the GPU: COCKTAIL_HYPOTHESIS_EXAMPLES (default 2000) random
 # matrices per format, every kernel of the format, checked against the format's own-array reference
 # within the gamma bound (tests/test_gpu_hypothesis.py). A failure prints its seed and hypothesis's blob.
 # Usage, from the repository root on the GPU machine: bash scripts/hypothesis_campaign.sh

@@ -1,4 +1,4 @@
-"""Issue 25's scaling tables, from ``cocktail bench --distributed`` runs (one JSON per matrix, size and P): Markdown,
+"""The distributed scaling tables, from ``cocktail bench --distributed`` runs (one JSON per matrix, size and P): Markdown,
 with the scaling model's predictions beside the measurements.
 
 Usage: python scripts/scaling_table.py RUN.json [RUN.json ...]

@@ -1,4 +1,4 @@
-"""Shape sweep of the block kernels (issue 22): rule shapes in both layouts, a grid of merge shapes and items,
+"""Shape sweep of the block kernels: rule shapes in both layouts, a grid of merge shapes and items,
 column-major shapes, against k SpMVs of format="auto" and cupyx, float32. Exploration for the rules in
 cocktail.tuning.kernel_rules (spmm_shape, spmm_merge_shape), not a benchmark: numbers that are reported
 come from cocktail bench. Run: PYTHONPATH=src python scripts/spmm_shape_sweep.py OUT.json"""

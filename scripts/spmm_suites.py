@@ -1,4 +1,4 @@
-"""Issue 22's SpMM targets over whole suites, read from ``cocktail bench --suite ... --k`` JSON runs: Markdown.
+"""The SpMM targets over whole suites, read from ``cocktail bench --suite ... --k`` JSON runs: Markdown.
 
 Usage: python scripts/spmm_suites.py RUN.json [RUN.json ...]
 

@@ -1,4 +1,4 @@
-"""Issue 22's SpMM targets, read from a ``cocktail bench --k`` JSON: a Markdown table per block width.
+"""The SpMM targets, read from a ``cocktail bench --k`` JSON: a Markdown table per block width.
 
 Usage: python scripts/spmm_targets.py RUN.json [L2_MULTIPLE] [--model-now]
 

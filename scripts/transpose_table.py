@@ -1,4 +1,4 @@
-"""Issue 23's transposed-product target, read from ``cocktail bench --methods cocktail-auto,cocktail-auto-T``
+"""The transposed-product target, read from ``cocktail bench --methods cocktail-auto,cocktail-auto-T``
 JSON runs: Markdown.
 
 Usage: python scripts/transpose_table.py [--summary] RUN.json [RUN.json ...]   (--summary: the first table only)
