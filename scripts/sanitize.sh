@@ -45,7 +45,7 @@ JOBS=${JOBS:-$SHARDS}
 PARTS=${PARTS:-products oom harness}
 HARNESS="tests/test_gpu_bench.py tests/test_gpu_cli.py"
 OOM="tests/test_gpu_memory.py"
-KERNELS='regex=(csr_|coo_|dia|ell|hyb|pkt|bcsr|bdia|clipped_histogram|length_buckets|scale_y|spin|cocktail_|feature_|scatter_groups|value_facts|value_sample|stream_pieces|stream_items|rest_rows|block_build_)'
+KERNELS='regex=(csr_|coo_|dia|ell|hyb|pkt|bcsr|bdia|clipped_histogram|length_buckets|scale_y|spin|cocktail_|feature_|scatter_groups|value_facts|value_sample|stream_pieces|stream_items|rest_rows|block_build_|part_split_)'
 tools=("$@")
 [[ ${#tools[@]} -eq 0 ]] && tools=(memcheck racecheck synccheck)
 mkdir -p "$OUT"
