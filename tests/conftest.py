@@ -1,4 +1,11 @@
-"""Shared test configuration: GPU tests skip themselves when no CUDA GPU is present.
+"""Shared test configuration: GPU tests skip themselves when no CUDA GPU is present, and the exhaustive tier runs
+only when asked for.
+
+Two tiers.  Plain ``pytest`` runs the default tier, a few minutes on two cores: every format, kernel, registry,
+planner rule and user-facing behaviour at least once.  ``pytest --exhaustive`` adds the tests marked ``exhaustive``
+(CI runs it): the conformance zoo over every format, value and index dtype, every kernel instantiation's compile
+check, the kernels' host emulations (g++), the long sweeps.  A test marked ``gpu`` is chosen by that marker alone:
+it runs wherever a GPU is present, exhaustive or not (``pytest -m gpu`` is every GPU test).
 
 ``COCKTAIL_TEST_HIDE=ml_dtypes,torch`` runs the tests as in an install without those optional packages: each named
 module is hidden before Cocktail is imported (``import ml_dtypes`` raises ImportError), so one environment can test
@@ -23,6 +30,16 @@ hide_from_environment()
 from cocktail.arrays import cuda_available
 
 
+EXHAUSTIVE_OPTION = "--exhaustive"
+_exhaustive_cut = pytest.StashKey[int]()  # how many tests the default tier deselected
+
+
+def pytest_addoption(parser):
+    parser.addoption(EXHAUSTIVE_OPTION, action="store_true", default=False,
+                     help="also run the exhaustive tier (tests marked 'exhaustive'; CI runs it): the conformance zoo "
+                          "over every dtype, every kernel instantiation's compile check, the host emulations")
+
+
 def pytest_configure(config):
     # Under compute-sanitizer, CuPy's memory pool would hide out-of-bounds accesses inside pooled blocks.
     if os.environ.get("COCKTAIL_NO_CUPY_POOL") and cuda_available():
@@ -33,6 +50,7 @@ def pytest_configure(config):
 
 
 def pytest_collection_modifyitems(config, items):
+    _keep_tier(config, items)
     _keep_shard(config, items)
     if cuda_available():
         return
@@ -40,6 +58,26 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "gpu" in item.keywords:
             item.add_marker(skip)
+
+
+def _keep_tier(config, items):
+    """Without ``--exhaustive``, deselect the tests marked ``exhaustive`` (but not those marked ``gpu``); a ``-m``
+    expression naming the marker (``-m exhaustive``) chooses by itself."""
+    if config.getoption(EXHAUSTIVE_OPTION) or "exhaustive" in (config.option.markexpr or ""):
+        return
+    cut = [item for item in items if "exhaustive" in item.keywords and "gpu" not in item.keywords]
+    if cut:
+        config.hook.pytest_deselected(items=cut)
+        left = set(map(id, cut))
+        items[:] = [item for item in items if id(item) not in left]
+    config.stash[_exhaustive_cut] = len(cut)
+
+
+def pytest_terminal_summary(terminalreporter, config):
+    cut = config.stash.get(_exhaustive_cut, 0)
+    if cut:
+        terminalreporter.write_line(f"exhaustive tier: {cut} tests deselected; `pytest {EXHAUSTIVE_OPTION}` runs every "
+                                    f"tier, as CI does")
 
 
 def _keep_shard(config, items):

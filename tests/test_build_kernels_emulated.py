@@ -28,7 +28,8 @@ from cocktail.formats import block_grid
 from cocktail.formats.csr import CSR
 from cocktail.kernels import block_build, diagonal_build, helper_launch, source
 
-pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="no g++")
+# the exhaustive tier (pytest --exhaustive): every host emulation compiles its kernels with g++
+pytestmark = [pytest.mark.skipif(shutil.which("g++") is None, reason="no g++"), pytest.mark.exhaustive]
 
 SHIM = r"""
 #include <cstdio>

@@ -19,7 +19,8 @@ from test_build_kernels_emulated import _build, _check, _csr, _same, binary, lau
 from cocktail.formats.csr import CSR
 from cocktail.kernels import block_build, part_split, sell_build, source
 
-pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="no g++")
+# the exhaustive tier (pytest --exhaustive): every host emulation compiles its kernels with g++
+pytestmark = [pytest.mark.skipif(shutil.which("g++") is None, reason="no g++"), pytest.mark.exhaustive]
 
 CASES = [(np.float64, np.int32), (np.float32, np.int64), (np.complex128, np.int32), (np.float16, np.int64)]
 

@@ -394,6 +394,7 @@ def test_bench_killed_after_its_first_matrix_keeps_it_and_resumes(tmp_path):
         ("laplace5_6", "csr"), ("laplace5_6", "ell"), ("laplace5_400", "csr"), ("laplace5_400", "ell")}
 
 
+@pytest.mark.exhaustive  # a second whole bench run (-v, 25 s); the first: test_bench_default_runs_and_prints_table
 def test_verbose_bench_stays_within_100_columns(monkeypatch, capsys):
     """Wrong answers on most matrices, as a float64 run had when float64 was rounded to float32 without ml_dtypes:
     the CPU target then reads ``miss (6 not measured)``, which made its table 103 columns wide."""

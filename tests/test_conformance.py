@@ -3,7 +3,8 @@
 For each (format config, zoo matrix, value dtype, index dtype) it checks the exact
 round trip through ``to_csr()`` and the reference product against SciPy in float64.  A
 format with a value table (dia_vi) gets the zoo's matrices with few distinct values
-(``oracle.few_values``); its refusal of many is tested in ``test_format_dia_vi``.
+(``oracle.few_values``); its refusal of many is tested in ``test_format_dia_vi``.  The default tier takes each
+(config, zoo matrix) in one of the dtype pairs, in turn (tests/tiers.py); ``pytest --exhaustive`` runs them all.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from cocktail.formats import CSR, get
 from configs import BLOCK_SIZES, CONFIGS, config_id
 from oracle import (assert_csr_identical, assert_product_close, build_params, canonical_scipy, random_operand,
                     raw_arrays, value_limited)
+from tiers import in_turn
 from zoo import ZOO, ZOO_BY_NAME
 
 DTYPES = ["float32", "float64", "complex64", "complex128"]
@@ -73,19 +75,18 @@ def check_format(name, params, zm, dtype, index_dtype, seed=0):
     assert_product_close(reference.spmv(fmt, X), data, indices, indptr, zm.shape, X)
 
 
-@pytest.mark.parametrize("index_dtype", INDEX_DTYPES)
-@pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("zm", ZOO, ids=lambda m: m.name)
-@pytest.mark.parametrize("config", CONFIGS, ids=config_id)
+# The default tier: every config on every zoo matrix, in one (dtype, index dtype) taken in turn; the rest exhaustive.
+@pytest.mark.parametrize("config,zm,dtype,index_dtype",
+                         in_turn([CONFIGS, ZOO, DTYPES, INDEX_DTYPES], [config_id, lambda m: m.name, str, str], 2))
 def test_conformance(config, zm, dtype, index_dtype):
     check_format(*config, zm, dtype, index_dtype)
 
 
-@pytest.mark.parametrize("zm", [ZOO_BY_NAME[k] for k in ("power_law", "tall", "wide", "dense_block")],
-                         ids=lambda m: m.name)
-@pytest.mark.parametrize("c", BLOCK_SIZES)
-@pytest.mark.parametrize("r", BLOCK_SIZES)
-@pytest.mark.parametrize("name", ["bcsr", "bell", "sbell"])
+# The default tier: every block shape on one of the four matrices, taken in turn; the rest exhaustive.
+@pytest.mark.parametrize("name,r,c,zm",
+                         in_turn([["bcsr", "bell", "sbell"], BLOCK_SIZES, BLOCK_SIZES,
+                                  [ZOO_BY_NAME[k] for k in ("power_law", "tall", "wide", "dense_block")]],
+                                 [str, str, str, lambda m: m.name]))
 def test_every_block_shape(name, r, c, zm):
     check_format(name, {"block": (r, c)}, zm, "float64", "int32")
 

@@ -21,7 +21,8 @@ from cocktail.formats import _device_builds
 from cocktail.formats.csr import _rising_within_rows
 from cocktail.kernels import csr_check, source
 
-pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="no g++")
+# the exhaustive tier (pytest --exhaustive): every host emulation compiles its kernels with g++
+pytestmark = [pytest.mark.skipif(shutil.which("g++") is None, reason="no g++"), pytest.mark.exhaustive]
 
 MAIN = r"""
 #include <cstdio>

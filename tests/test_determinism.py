@@ -116,6 +116,7 @@ PLANNED = ([(z.name, sp.csr_array((z.data, z.indices, z.indptr), shape=z.shape))
 PROFILES = [model_profile(), *profile.shipped()]
 
 
+@pytest.mark.exhaustive  # every planned matrix under every shipped profile; the rule: the test after this one
 def test_deterministic_plans_hold_only_deterministic_kernels():
     picked_atomic = []
     for name, S in PLANNED:

@@ -235,6 +235,7 @@ def laplacian_7pt(k):
     return CSR.from_triplets(rows, cols, vals, (N, N), np.int32)
 
 
+@pytest.mark.exhaustive  # a million rows: the scale, not a rule
 def test_million_row_laplacian():
     # 100^3 rows: compute stays array-only (a few seconds on a CPU); no timing assertion.
     k = 100

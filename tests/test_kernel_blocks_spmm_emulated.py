@@ -26,7 +26,8 @@ from cocktail import formats
 from cocktail.formats.csr import CSR
 from cocktail.kernels import source
 
-pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="no g++")
+# the exhaustive tier (pytest --exhaustive): every host emulation compiles its kernels with g++
+pytestmark = [pytest.mark.skipif(shutil.which("g++") is None, reason="no g++"), pytest.mark.exhaustive]
 
 GUARD = 777.0
 

@@ -47,8 +47,34 @@ def test_kernel_parameters_are_checked():
 
 @needs_compiler
 @pytest.mark.parametrize("name", kernels.names() + kernels.block_names())
+def test_every_kernel_compiles_a_covering_sample(name):
+    """The default tier: each kernel's functions, each template argument's every value at least once."""
+    assert check.check_kernel(name, sample=True) == []
+
+
+@needs_compiler
+@pytest.mark.exhaustive  # every instantiation: about 15 minutes on two cores
+@pytest.mark.parametrize("name", kernels.names() + kernels.block_names())
 def test_every_kernel_compiles(name):
     assert check.check_kernel(name) == []
+
+
+def test_the_covering_sample_holds_every_function_and_template_argument_value():
+    assert check.template_arguments("csr_vector<mixed<float, f16>, long long, 2, true, 0>") == (
+        "mixed<float, f16>", "long long", "2", "true", "0")
+    assert check.template_arguments("spin") == ()
+
+    def facts(expressions):  # each function, and each value of each of its template arguments
+        return ({e.partition("<")[0] for e in expressions}
+                | {(e.partition("<")[0], k, a) for e in expressions for k, a in enumerate(check.template_arguments(e))})
+
+    for name in kernels.names() + kernels.block_names():
+        spec = check._spec(name)
+        if spec.source is not None:
+            every = spec.all_expressions()
+            sample = check.covering_sample(every)
+            assert set(sample) <= set(every) and len(sample) == len(set(sample)) <= 20, name
+            assert facts(sample) == facts(every), name
 
 
 @needs_compiler
@@ -71,7 +97,7 @@ def test_the_compile_log_leaves_python_objects_alone():
     # NVRTC writes its log (here one NUL) into the buffer it is given: given b" " * 1, which is
     # Python's shared one-byte object, it turned every b" " of the process into b"\x00" (SciPy's
     # Matrix Market writer then wrote NULs for spaces).
-    assert check.check_kernel("csr_scalar") == []
+    assert check.check_kernel("csr_scalar", sample=True) == []
     assert b" " == bytes([32]) and b" ".join([b"1", b"2"]) == b"1 2"
 
 

@@ -28,7 +28,8 @@ from cocktail.kernels import csr_scalar, csr_stream, csr_vector, source
 from cocktail.kernels.spec import CSR_VALUES, CODED_VALUES, ONE_VALUE, csr_columns, csr_values
 from cocktail.tuning.kernel_rules import csr_stream_shape
 
-pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="no g++")
+# the exhaustive tier (pytest --exhaustive): every host emulation compiles its kernels with g++
+pytestmark = [pytest.mark.skipif(shutil.which("g++") is None, reason="no g++"), pytest.mark.exhaustive]
 
 #: What csr_stream uses beyond the shim: its staging buffer, the warp barrier, one-lane shuffles, the cache
 #: hints and the ticket (atomicInc's wrap, as the GPU's; blocks run one after another, lane 0 alone takes it).

@@ -17,7 +17,8 @@ from test_kernel_blocks_emulated import compiled, write_arrays
 
 from cocktail.kernels import csr_stream, source
 
-pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="no g++")
+# the exhaustive tier (pytest --exhaustive): every host emulation compiles its kernels with g++
+pytestmark = [pytest.mark.skipif(shutil.which("g++") is None, reason="no g++"), pytest.mark.exhaustive]
 
 
 MAIN = r"""

@@ -1,6 +1,7 @@
 """Half precision and values stored narrower than the matrix dtype, on the CPU: the precision rules, every
 format's round trip and reference product in every precision (the conformance suite's zoo), the byte model,
-the kernels' declared instantiations, and the errors.  The GPU kernels: ``test_gpu_precision``.
+the kernels' declared instantiations, and the errors.  The GPU kernels: ``test_gpu_precision``.  The default tier
+takes each (config, zoo matrix) in one precision, in turn (tests/tiers.py); ``pytest --exhaustive`` runs them all.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from cocktail import SparseMatrix, precision, reference
 from cocktail.formats import CSR, get
 from configs import CONFIGS, config_id
 from oracle import assert_within_precision, build_params, random_operand, raw_arrays, value_limited
+from tiers import in_turn
 from zoo import ZOO
 
 #: (matrix dtype, stored value dtype): every precision beyond the plain ones that this process has.
@@ -36,9 +38,9 @@ def stored_csr(zm, name, params, dtype, stored):
     return csr
 
 
-@pytest.mark.parametrize("prec", PRECISIONS, ids=precision_id)
-@pytest.mark.parametrize("zm", ZOO, ids=lambda m: m.name)
-@pytest.mark.parametrize("config", CONFIGS, ids=config_id)
+# The default tier: every config on every zoo matrix, in one precision taken in turn; the rest exhaustive.
+@pytest.mark.parametrize("config,zm,prec", in_turn([CONFIGS, ZOO, PRECISIONS], [config_id, lambda m: m.name,
+                                                                               precision_id]))
 def test_every_format_stores_and_multiplies_in_every_precision(config, zm, prec):
     name, params = config
     dtype, stored = (precision.dtype_named(d) if d else None for d in prec)

@@ -3,7 +3,8 @@
 For every (format config, zoo matrix, value dtype, index dtype): the entries are exactly the
 canonical CSR's (each (row, col) once, value ``values[pos]`` bit for bit, ``values`` a flat
 view of one of the format's own arrays), and a product computed from them alone (a NumPy
-scatter-add, :func:`entries_product`) matches the reference product within rounding.
+scatter-add, :func:`entries_product`) matches the reference product within rounding.  The default tier takes each
+(config, zoo matrix) in one of the dtype pairs, in turn (tests/tiers.py); ``pytest --exhaustive`` runs them all.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from cocktail.formats import CSR, get
 from cocktail.reference.entries import Entries, entries_of
 from configs import CONFIGS, config_id
 from oracle import assert_product_close, assert_same_arrays, build_params, random_operand, raw_arrays, value_limited
+from tiers import in_turn
 from zoo import ZOO, ZOO_BY_NAME
 
 DTYPES = ["float32", "float64", "complex64", "complex128"]
@@ -72,10 +74,9 @@ def check_entries(fmt, csr):
     assert_same_arrays(vals[order], csr.data)
 
 
-@pytest.mark.parametrize("index_dtype", INDEX_DTYPES)
-@pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("zm", ZOO, ids=lambda m: m.name)
-@pytest.mark.parametrize("config", CONFIGS, ids=config_id)
+# The default tier: every config on every zoo matrix, in one (dtype, index dtype) taken in turn; the rest exhaustive.
+@pytest.mark.parametrize("config,zm,dtype,index_dtype",
+                         in_turn([CONFIGS, ZOO, DTYPES, INDEX_DTYPES], [config_id, lambda m: m.name, str, str], 2))
 def test_entries_and_their_product(config, zm, dtype, index_dtype):
     name, params = config
     csr, fmt, raw = build(name, params, zm, dtype, index_dtype)

@@ -19,7 +19,7 @@ from test_kernel_blocks_emulated import compiled
 from cocktail.auto import features as F, planner
 from cocktail.kernels import source
 
-pytestmark = emulated.pytestmark
+pytestmark = emulated.pytestmark  # skipped without g++; the exhaustive tier
 
 EXPRESSIONS = list(source.HELPERS["rest_rows"])
 CALL = ("P<I>(0), P<I>(1), S<ll>(2), P<ll>(3), S<int>(4), S<int>(5), S<int>(6), S<int>(7), P<ull>(8), P<ull>(9), "

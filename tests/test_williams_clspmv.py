@@ -39,7 +39,13 @@ TARGETS = {
 BUILDERS = {name: build for name, _, build in williams.MATRICES + clspmv_matrices.MATRICES}
 
 
-@pytest.fixture(scope="module", params=list(TARGETS))
+#: Built at full size in the exhaustive tier only (about 18 s of 28 on two cores): their classes' structure is checked
+#: in the default tier at full size by another matrix of the class or at CPU size (test_cpu_size_structure).
+EXHAUSTIVE_ONLY = {"eu2005", "in2004", "ga41as41h72", "mip1", "webbase", "lp"}
+
+
+@pytest.fixture(scope="module", params=[pytest.param(n, marks=pytest.mark.exhaustive) if n in EXHAUSTIVE_ONLY else n
+                                        for n in TARGETS])
 def built(request):
     return request.param, BUILDERS[request.param]()
 

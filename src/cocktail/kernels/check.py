@@ -86,15 +86,47 @@ def _spec(name: str):
     return get_block(name) if name in block_names() else get(name)
 
 
-def check_kernel(name: str, backend: str = "auto", arch: str = DEFAULT_ARCH) -> list[str]:
-    """Compile every instantiation of kernel (or block kernel) ``name``, both read-only-path settings;
-    return the errors."""
+def template_arguments(expression: str) -> tuple[str, ...]:
+    """The template arguments of an instantiation: ``'csr_vector<mixed<float, f16>, int, 2, true, 0>'`` gives
+    ``('mixed<float, f16>', 'int', '2', 'true', '0')``."""
+    inside = expression.partition("<")[2].rpartition(">")[0]
+    arguments, depth, start = [], 0, 0
+    for k, c in enumerate(inside):  # split at the commas outside nested brackets: mixed<float, f16> is one
+        depth += {"<": 1, ">": -1}.get(c, 0)
+        if c == "," and depth == 0:
+            arguments.append(inside[start:k].strip())
+            start = k + 1
+    return tuple(arguments + [inside[start:].strip()]) if inside.strip() else ()
+
+
+def covering_sample(expressions) -> list[str]:
+    """A few of ``expressions`` in which every function and every value of each of its template arguments appears
+    at least once (picked greedily, each adding the most not yet seen; in the given order): the default tests
+    compile these, the exhaustive tier all of them."""
+    def facts(e):
+        function = e.partition("<")[0].strip()
+        return {(function, None)} | {(function, k, a) for k, a in enumerate(template_arguments(e))}
+
+    expressions = list(dict.fromkeys(expressions))
+    seen = set().union(*map(facts, expressions)) if expressions else set()
+    covered, chosen = set(), set()
+    while covered != seen:
+        best = max(expressions, key=lambda e: len(facts(e) - covered))
+        chosen.add(best)
+        covered |= facts(best)
+    return [e for e in expressions if e in chosen]
+
+
+def check_kernel(name: str, backend: str = "auto", arch: str = DEFAULT_ARCH, sample: bool = False) -> list[str]:
+    """Compile every instantiation of kernel (or block kernel) ``name`` (with ``sample``, only
+    :func:`covering_sample`'s), both read-only-path settings; return the errors."""
     spec = _spec(name)
     if spec.source is None:
         return []
+    expressions = covering_sample(spec.all_expressions()) if sample else list(spec.all_expressions())
     errors = []
     for ldg in (True, False):
-        err = _compile(spec.source, spec.all_expressions(), backend, arch, ldg)
+        err = _compile(spec.source, expressions, backend, arch, ldg)
         if err:
             errors.append(f"{name} (ldg={ldg}, {backend_available(backend)}): {err}")
     return errors
