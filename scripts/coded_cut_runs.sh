@@ -32,8 +32,8 @@ CODED="planner.CODED_CUT = True"
 SHORT="planner.SHORT_COLUMNS_CUT = ('sell', 'csr_pattern', 'csr_vi')"
 
 s=$(date +%s)
-want pytest && timeout 150 python3 -m pytest -q -p no:cacheprovider tests/test_gpu_csr_vi.py > "$R/pytest_gpu_csr_vi.log" 2>&1
-want pytest && echo "pytest tests/test_gpu_csr_vi.py: $(tail -1 "$R/pytest_gpu_csr_vi.log") in $(( $(date +%s) - s )) s" | tee -a "$R/steps.txt"
+want pytest && timeout 150 python3 -m pytest -q -p no:cacheprovider tests/formats/test_gpu_csr_vi.py > "$R/pytest_gpu_csr_vi.log" 2>&1
+want pytest && echo "pytest tests/formats/test_gpu_csr_vi.py: $(tail -1 "$R/pytest_gpu_csr_vi.log") in $(( $(date +%s) - s )) s" | tee -a "$R/steps.txt"
 pack
 # the kernels: csr and csr_vi, every kernel, on matrices of 16 distinct values
 bench kernels_few "$OFF" "${SUITE_ARGS[@]}" --values few --all-kernels --formats csr,csr_vi --methods ours,cusparse --dtype "$DT"

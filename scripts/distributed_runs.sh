@@ -20,10 +20,10 @@ cat "$R/gpu.txt"
 t() { tag=$1; lim=$2; shift 2; s=$(date +%s); timeout "$lim" "$@" > "$R/$tag.txt" 2>&1
   echo "rc=$? $tag in $(( $(date +%s) - s )) s" >> "$R/$tag.txt"; grep -v "^\s*$" "$R/$tag.txt" | tail -2
   [[ -n ${OUT:-} ]] && tar czf "$OUT/distributed_runs.tgz" -C "$R" .; }
-t test_$NG 150 $M -n $NG $PY tests/mpi_distributed.py --device cuda
+t test_$NG 150 $M -n $NG $PY tests/distributed/mpi_distributed.py --device cuda
 B="$PY -m cocktail bench --distributed --repeat 20"
 for P in 1 2 $NG; do t strong_$P 200 $M -n $P $B --side $SIDE --json "$R/laplace27_${SIDE}_P$P.json"; done
 t weak_1 120 $M -n 1 $B --side $WSIDE --json "$R/laplace27_${WSIDE}_P1.json"
 for P in 2 $NG; do t weak_$P 150 $M -n $P $B --weak --side $WSIDE --json "$R/laplace27_weak_${WSIDE}_P$P.json"; done
 for P in 1 2 $NG; do t rmat_$P 150 $M -n $P $B --matrix rmat --scale $SCALE --json "$R/rmat_${SCALE}_P$P.json"; done
-t test_2 120 $M -n 2 $PY tests/mpi_distributed.py --device cuda
+t test_2 120 $M -n 2 $PY tests/distributed/mpi_distributed.py --device cuda

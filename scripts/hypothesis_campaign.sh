@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The property-based campaign on the GPU: COCKTAIL_HYPOTHESIS_EXAMPLES (default 2000) random
 # matrices per format, every kernel of the format, checked against the format's own-array reference
-# within the gamma bound (tests/test_gpu_hypothesis.py). A failure prints its seed and hypothesis's blob.
+# within the gamma bound (tests/kernels/test_gpu_hypothesis.py). A failure prints its seed and hypothesis's blob.
 # Usage, from the repository root on the GPU machine: bash scripts/hypothesis_campaign.sh
 #   OUT=dir (default ./gpu_out); SHARDS=N pytest processes side by side (default: one per format;
 #   tests/conftest.py: COCKTAIL_SHARD); LIMIT=s seconds each may run (default 540).
@@ -22,7 +22,7 @@ summary="$OUT/hypothesis_campaign.txt"
 start=$(date +%s)
 pids=()
 for ((i = 0; i < SHARDS; i++)); do
-  COCKTAIL_SHARD=$i/$SHARDS timeout "$LIMIT" python3 -m pytest -m gpu tests/test_gpu_hypothesis.py -q \
+  COCKTAIL_SHARD=$i/$SHARDS timeout "$LIMIT" python3 -m pytest -m gpu tests/kernels/test_gpu_hypothesis.py -q \
     -p no:cacheprovider --hypothesis-show-statistics -rA > "$OUT/hypothesis_campaign.$i.log" 2>&1 &
   pids+=($!)
 done

@@ -43,7 +43,7 @@ export COCKTAIL_DETERMINISM_RUNS=${COCKTAIL_DETERMINISM_RUNS:-3} COCKTAIL_HYPOTH
 LIMIT=${LIMIT:-540}
 JOBS=${JOBS:-$SHARDS}
 PARTS=${PARTS:-products oom harness}
-HARNESS="tests/test_gpu_bench.py tests/test_gpu_cli.py"
+HARNESS="tests/bench/test_gpu_bench.py tests/bench/test_gpu_cli.py"
 OOM="tests/test_gpu_memory.py"
 KERNELS='regex=(csr_|coo_|dia|ell|hyb|pkt|bcsr|bdia|clipped_histogram|length_buckets|scale_y|spin|cocktail_|feature_|scatter_groups|value_facts|value_sample|stream_pieces|stream_items|rest_rows|block_build_|part_split_)'
 tools=("$@")
@@ -61,7 +61,7 @@ summary="$OUT/sanitize_summary.txt"
 } > "$summary"
 
 # Compile every kernel once, outside the sanitizer, so the shards share CuPy's on-disk cache.
-python3 -m pytest -q -p no:cacheprovider -x tests/test_gpu_kernels.py -k "int32 and float64" > "$OUT/warmup.log" 2>&1
+python3 -m pytest -q -p no:cacheprovider -x tests/kernels/test_gpu_kernels.py -k "int32 and float64" > "$OUT/warmup.log" 2>&1
 
 # One shard of one part under one tool; its verdict line goes to the summary as soon as it ends, so a
 # run cut short by an outer limit keeps the shards that finished.

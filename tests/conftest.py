@@ -20,7 +20,14 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
+TESTS = Path(__file__).parent
+# tests/ mirrors src/cocktail/ (tests/formats/, tests/kernels/, tests/auto/, ...).  Its shared helpers (oracle.py,
+# zoo.py, configs.py, ...) live in tests/ and a test imports another test's helpers by module name
+# (``from test_planner import model_profile``), so tests/ and each of its folders of tests go on sys.path here:
+# the same imports work under plain ``pytest``, ``pytest tests/auto`` and ``pytest tests/auto/test_planner.py``.
+# Test files' basenames are unique across the tree (pytest's default "prepend" import mode, no __init__.py).
+sys.path[:0] = [str(TESTS)] + sorted(str(folder) for folder in TESTS.iterdir()
+                                     if folder.is_dir() and any(folder.glob("test_*.py")))
 
 from hide_packages import hide_from_environment
 
@@ -104,7 +111,7 @@ def _own_decision_cache(request, tmp_path_factory, monkeypatch):
 
 @pytest.fixture
 def modelled(monkeypatch, tmp_path):
-    """The planner reads the modelled profile of tests/test_planner.py (a bandwidth model, no GPU samples)."""
+    """The planner reads the modelled profile of tests/auto/test_planner.py (a bandwidth model, no GPU samples)."""
     from cocktail.auto import profile
     from test_planner import model_profile
 

@@ -207,7 +207,7 @@ def test_write_rejects_dense():
         write_matrix("x.mtx", np.eye(2))
 
 
-# --- issue 23 item 5: refused before allocating, whatever the size line or shape asks for -----------------------
+# --- refused before allocating, whatever the size line or shape asks for ---------------------------------------
 
 
 @pytest.fixture
@@ -336,7 +336,7 @@ _HUGE_FILES = {
 @pytest.mark.parametrize("name", sorted(_HUGE_FILES))
 def test_matrix_whose_product_cannot_fit_is_refused_before_its_row_pointers(name, tmp_path, free_bytes,
                                                                           no_csr_conversion, capsys):
-    """Issue 23: 3e9 rows and two entries allocated 22 GiB of row pointers (the check counted the CSR
+    """Before this check, 3e9 rows and two entries allocated 22 GiB of row pointers (the check counted the CSR
     alone, which fit) before the product's x and y failed; a CSR .npz of 3e9 columns was not checked, and
     the bench harness allocated its 24 GB x."""
     write, shape, nnz, need = _HUGE_FILES[name]

@@ -72,7 +72,7 @@ def test_hiding_an_optional_package_changes_no_number(package, full):
 def test_the_exactness_tests_pass_with_ml_dtypes_hidden(request):
     tier = ["--exhaustive"] if request.config.getoption("--exhaustive") else []  # the tier this run is in
     done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly", *tier,
-                           str(HERE / "test_derived_exact.py"), str(HERE / "test_precision.py")],
+                           str(HERE / "matrix" / "test_derived_exact.py"), str(HERE / "matrix" / "test_precision.py")],
                           capture_output=True, text=True, timeout=900, env={**_env(), HIDE_VARIABLE: "ml_dtypes"},
                           cwd=HERE.parent)
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]

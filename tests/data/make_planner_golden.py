@@ -1,6 +1,6 @@
 """Record the planner's decisions on a fixed set of matrices as tests/data/planner_golden.json.gz.
 
-tests/test_planner_golden.py compares :func:`cocktail.auto.planner.plan` against this record: every
+tests/auto/test_planner_golden.py compares :func:`cocktail.auto.planner.plan` against this record: every
 candidate (its :meth:`~cocktail.auto.planner.Plan.detail`, label and predicted µs), the candidates before the
 coded cut, and the rivals ``tune="model"`` and ``tune="measure"`` time.  A change to the planner that is meant to
 change no decision leaves the record as it is; one that is meant to change decisions regenerates it, on
@@ -27,7 +27,7 @@ import scipy.sparse as sp
 
 HERE = Path(__file__).resolve().parent
 GOLDEN = HERE / "planner_golden.json.gz"
-sys.path.insert(0, str(HERE.parent))  # tests/: the zoo and the modelled profile
+sys.path[:0] = [str(HERE.parent), str(HERE.parent / "auto")]  # tests/: the zoo; tests/auto: the modelled profile
 
 #: (deterministic, vendor) flag pairs every matrix is planned with.
 FLAGS = ((False, True), (True, True), (False, False), (True, False))
