@@ -16,7 +16,7 @@ from collections import defaultdict
 from cocktail.bench.records.files import load_json
 from cocktail.bench.records.metrics import geomean
 
-#: The issue's target on the power-law family where a lossless cut applies.
+#: The byte cuts' target on the power-law family where a lossless cut applies.
 TARGET = 1.3
 
 

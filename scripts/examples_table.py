@@ -3,8 +3,8 @@
 Usage: python scripts/examples_table.py EXAMPLE.json [EXAMPLE.json ...]
 
 One row per way of each example: its setup (Cocktail's includes planning), median end-to-end time over the
-timed runs, and the speedup of Cocktail's way over the usual way's median; the issue's 1.5x target where it
-sets one (CG, PageRank, GCN).
+timed runs, and the speedup of Cocktail's way over the usual way's median; the 1.5x target where one is
+set (CG, PageRank, GCN).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import sys
 
 from cocktail.bench.records.files import load_json
 
-#: Examples the issue sets a target for, and the target.
+#: The examples with a target, and the target (Cocktail's speedup over the usual way).
 TARGETS = {"cg_fem": 1.5, "pagerank": 1.5, "gcn": 1.5}
 
 

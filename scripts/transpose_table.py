@@ -16,7 +16,7 @@ from collections import defaultdict
 from cocktail.bench.records.files import load_json
 from cocktail.bench.records.metrics import geomean
 
-#: The issue's bound on A.T @ x over A @ x.
+#: The transposed-product target: A.T @ x within this factor of A @ x.
 BOUND = 1.1
 
 
