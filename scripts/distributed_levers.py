@@ -4,8 +4,8 @@ machine: run under ``mpiexec -n P`` like the benchmark.
     mpiexec -n 4 python scripts/distributed_levers.py one-wave,normal-priority bench --distributed --weak --side 180
 
 The first argument names the levers (comma-separated; empty: the product as shipped), the rest is ``cocktail``'s
-command line.  ``one-wave``: the blocks bound as a matrix outside a distributed one is (grids of one looping wave,
-not :func:`cocktail.kernels.device.yielding_grids`); ``normal-priority``: the transport's stream at the default
+command line.  ``one-wave``: the blocks bound as a matrix outside a distributed one is (grids of one looping wave:
+``yielding=False``); ``normal-priority``: the transport's stream at the default
 priority; ``pack-beside``: the send buffer packed on the transport's stream, the diagonal block ordered after it
 (NCCL's kernel then next in its own stream: tried on 2 H200s, 0% hidden and the product 10% slower without
 yielding grids, 34-36% hidden with them; not shipped).  A probe, not the benchmark.
@@ -19,13 +19,16 @@ LEVERS = ("one-wave", "normal-priority", "pack-beside")
 
 
 def one_wave() -> None:
-    """The distributed matrix builds its blocks outside :func:`~cocktail.kernels.device.yielding_grids`, so
-    everything that reads the context sees a matrix outside one: the launches' props, the plan cache's key and the
-    whole-matrix rival."""
+    """The distributed matrix builds its blocks with ``yielding=False``, as a matrix outside one: the launches'
+    props, the plan cache's key and the whole-matrix rival all follow that policy."""
     from cocktail.distributed import matrix
-    from cocktail.kernels import device
 
-    matrix.yielding_grids = lambda on=True: device.yielding_grids(False)
+    made = matrix.DistributedMatrix.__init__
+
+    def __init__(self, *args, **options):
+        made(self, *args, **{**options, "yielding": False})
+
+    matrix.DistributedMatrix.__init__ = __init__
 
 
 def normal_priority() -> None:

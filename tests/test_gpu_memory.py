@@ -76,11 +76,11 @@ def test_auto_falls_back_when_the_chosen_plan_runs_out_of_memory(monkeypatch, tm
     real_build, calls = planning.build, []
     total = cupy.cuda.runtime.memGetInfo()[1]
 
-    def first_plan_does_not_fit(plan, csr, device="cuda", guard=False):
+    def first_plan_does_not_fit(plan, csr, device="cuda", guard=False, yielding=False):
         calls.append(plan)
         if len(calls) == 1:
             cupy.empty(2 * total, dtype=np.uint8)  # a real CuPy OutOfMemoryError
-        return real_build(plan, csr, device, guard)
+        return real_build(plan, csr, device, guard, yielding)
 
     monkeypatch.setattr(planning, "build", first_plan_does_not_fit)
     S = sp.random(3000, 3000, density=0.01, format="csr", random_state=5)

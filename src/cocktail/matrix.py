@@ -155,6 +155,7 @@ class _Options(NamedTuple):
     params: dict
     transpose: str
     value_dtype: object = None
+    yielding: bool = False
 
 
 TRANSPOSES = ("store", "scatter")
@@ -217,6 +218,11 @@ class SparseMatrix(Operands, Derived, Inspection, OperatorProtocol):
         plans it anew: it is a different matrix) and keeps it, at the memory of a second matrix;
         ``"scatter"`` stores nothing and scatters each entry into the result with atomic adds
         (slower, not deterministic; on the GPU a CSR matrix needs nothing beside its arrays).
+    yielding : on the GPU, ``True`` when the products share the GPU with a kernel another stream runs beside
+        them: each grid-stride grid is then a block per chunk rather than one looping wave, so its blocks retire
+        all along and the other kernel gets SMs as they free (:class:`cocktail.distributed.DistributedMatrix`
+        builds its blocks so, for the halo exchange).  ``format="auto"`` plans, times and caches with those
+        grids.  Default ``False``; nothing on the CPU.
     **params : the format's parameters, and the kernel's when ``kernel`` is named
         (``explain()`` lists them).
 
@@ -227,11 +233,10 @@ class SparseMatrix(Operands, Derived, Inspection, OperatorProtocol):
 
     def __init__(self, S, format="auto", device=None, *, executor=None, kernel=None, shape=None, dtype=None,
                  index_dtype=None, tune="auto", deterministic=False, vendor=True, transpose="store", value_dtype=None,
-                 **params):
-        if not isinstance(deterministic, bool):
-            raise TypeError(f"deterministic must be True or False, got {deterministic!r}")
-        if not isinstance(vendor, bool):
-            raise TypeError(f"vendor must be True or False, got {vendor!r}")
+                 yielding=False, **params):
+        for name, flag in (("deterministic", deterministic), ("vendor", vendor), ("yielding", yielding)):
+            if not isinstance(flag, bool):
+                raise TypeError(f"{name} must be True or False, got {flag!r}")
         facts = _input_facts(S, shape)
         if facts is None:
             _source_arrays(S, shape)  # raises the error that names what is wrong with the input
@@ -251,10 +256,10 @@ class SparseMatrix(Operands, Derived, Inspection, OperatorProtocol):
             raise ValueError("transpose='scatter' sums A.T's products with atomics; deterministic=True needs "
                              "transpose='store'")
         self._options = _Options(format, executor, kernel, index_dtype, tune, deterministic, vendor, dict(params),
-                                 transpose, value_dtype)
+                                 transpose, value_dtype, yielding)
         self._kept = {}  # derived matrices built once: "T", "H", "conj", ("dtype", d)
         build = (lambda: self._build(S, shape, format, executor, kernel, dtype, index_dtype, tune,
-                                     deterministic, vendor, params, value_dtype))
+                                     deterministic, vendor, params, value_dtype, yielding))
         if self.device == "cuda":
             what = f"a {_memory.shape_text(facts.shape)} matrix with {facts.nnz:,} entries in format {format!r}"
             _memory.gpu_build(what, build)
@@ -272,8 +277,9 @@ class SparseMatrix(Operands, Derived, Inspection, OperatorProtocol):
         torch_ops.register(self)  # its name for torch's custom op (torch.compile must not have to make one)
 
     def _build(self, S, shape, format, executor, kernel, dtype, index_dtype, tune, deterministic, vendor,
-               params, value_dtype=None) -> None:
-        """The canonical CSR of ``S`` on the matrix's device, then its storage and executor.
+               params, value_dtype=None, yielding=False) -> None:
+        """The canonical CSR of ``S`` on the matrix's device, then its storage and executor, its launches bound
+        with the launch policy ``yielding``.
 
         The device arrays live only in this frame, so a build that runs out of GPU memory frees
         them before ``_memory.gpu_build`` reports it.
@@ -305,7 +311,7 @@ class SparseMatrix(Operands, Derived, Inspection, OperatorProtocol):
                                 "name a format to pass them")
             from .auto import decide
 
-            decision = decide(csr, self.device, executor, tune, deterministic, vendor)
+            decision = decide(csr, self.device, executor, tune, deterministic, vendor, yielding)
             if decision.report is not None:  # its product (auto.plans.PlannedProduct) holds the storage
                 self._planned = self._executor = decision.executor
                 self.auto = decision.report
@@ -315,7 +321,8 @@ class SparseMatrix(Operands, Derived, Inspection, OperatorProtocol):
                 and "short_columns" not in spec.layouts:
             params["short_columns"] = False  # "where it fits" is where the named kernel reads them too
         storage = formats.get(format).from_csr(csr, **format_params(format, csr.dtype, params))
-        bound = executors.create(executor, storage, self.device, spec, kernel_params, deterministic=deterministic)
+        bound = executors.create(executor, storage, self.device, spec, kernel_params, deterministic=deterministic,
+                                 yielding=yielding)
         self.storage, self._executor = storage, bound  # only now: a failed binding leaves self holding nothing
 
     def _bind_operand_facts(self) -> None:

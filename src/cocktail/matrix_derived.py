@@ -60,7 +60,8 @@ class Derived:
             made = self._made(csr, o.format, self.device, executor=o.executor, kernel=o.kernel,
                                 dtype=target, index_dtype=o.index_dtype,
                                 tune=o.tune, deterministic=o.deterministic, vendor=o.vendor,
-                                transpose=o.transpose, value_dtype=self.value_dtype if kept else None, **o.params)
+                                transpose=o.transpose, value_dtype=self.value_dtype if kept else None,
+                                yielding=o.yielding, **o.params)
         if key is not None:
             self._kept[key] = made
         return made

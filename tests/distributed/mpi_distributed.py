@@ -166,7 +166,8 @@ def run_cg(device):
 
 def run_sharing_the_gpu(device):
     """On GPUs: the blocks' launches yield (a grid-stride grid a block per chunk, where a matrix built outside the
-    distributed one gets one looping wave) and the transport's stream outranks a default one."""
+    distributed one, or its blocks with ``yielding=False``, get one looping wave) and the transport's stream
+    outranks a default one."""
     if device != "cuda":
         return
     import cupy
@@ -184,6 +185,12 @@ def run_sharing_the_gpu(device):
     check("launches it binds later yield too (block products)", A.diagonal._executor._props.yielding)
     (alone,) = cocktail.SparseMatrix(S[:rows], format="csr", kernel="csr_scalar")._executor.launches
     check("a matrix built outside keeps one wave", alone.grid < -(-rows // alone.block), f"grid {alone.grid}")
+    waves = distributed.DistributedMatrix.scatter(S if RANK == 0 else None, device=device, format="csr",
+                                                  kernel="csr_scalar", yielding=False)
+    (wave,) = waves.diagonal._executor.launches
+    check("blocks built with yielding=False keep one wave", wave.grid < -(-rows // wave.block)
+          and not waves.diagonal._executor._props.yielding, f"grid {wave.grid}")
+    del waves
     if A._transport.name == "nccl":
         priority, default = cupy.cuda.runtime.streamGetPriority, cupy.cuda.Stream(non_blocking=True)  # kept alive
         check("the transport's stream outranks a default one",

@@ -52,54 +52,129 @@ def test_a_looping_grid_is_one_wave_of_the_kernels_occupancy(monkeypatch):
 
 
 def test_yielding_props_take_a_block_per_chunk(monkeypatch):
-    """Inside yielding_grids a grid that would be one looping wave is a block per chunk (capped at gridDim.x),
-    whatever the occupancy: blocks retire all along for the kernel beside them; outside it, the wave again."""
+    """Props bound with the yielding launch policy size a grid that would be one looping wave a block per chunk
+    (capped at gridDim.x), whatever the occupancy: blocks retire all along for the kernel beside them; props bound
+    without it, the wave again.  The policy is the caller's argument: the device's own props never carry it."""
     from cocktail.kernels import device
 
     monkeypatch.setattr(device, "blocks_per_sm", lambda fn, block, shared=0: 6)
     monkeypatch.setattr(device, "props", lambda device_id: fake_props())
     block, kernel = 256, object()
     items = fake_props().sm_count * 8 * block * 10
-    with device.yielding_grids():
-        props = device.for_launches(0)
-        with device.yielding_grids():  # nested: still yielding, and the outer block's mark survives the inner's end
-            assert device.for_launches(0).yielding
-        assert device.for_launches(0).yielding
-        with device.yielding_grids(False):  # off: the grids as they are around it
-            assert device.for_launches(0).yielding
-    with device.yielding_grids(False):
-        assert not device.for_launches(0).yielding
+    props = device.for_launches(0, yielding=True)
     assert props.yielding and not device.for_launches(0).yielding and not fake_props().yielding
+    assert dataclasses.replace(props, yielding=False) == fake_props()  # the device's properties as they are
     assert grid_for(items, block, props, kernel) == items // block
     assert grid_for(items, block, device.for_launches(0), kernel) == fake_props().sm_count * 6
     assert grid_for(HUGE * 1024, 32, props, kernel) == props.max_grid_x  # past gridDim.x: capped, so it loops
 
 
-def test_plans_raced_with_yielding_grids_are_kept_apart():
-    """A plan raced inside yielding_grids (a distributed block's) is cached under its own key: a matrix outside
-    it times its own race."""
+def _csr():
+    from cocktail.formats import CSR
+
+    S = sp.random(40, 30, density=0.2, format="csr", random_state=0)
+    return CSR.from_arrays(S.data, S.indices, S.indptr, S.shape)
+
+
+class _Bound:
+    """A stand-in for the cuda executor (no GPU here): what it was asked to bind with."""
+
+    name = "cuda"
+    config, nondeterministic, block_specs = {}, (), ()
+
+    def __init__(self, storage, spec, params, accumulate=False, yielding=False):
+        self.storage, self.kernel, self.yielding = storage, spec.name, yielding
+
+    def block_executors(self):
+        return (self,)
+
+
+def test_the_launch_policy_reaches_every_cuda_executor(monkeypatch):
+    """executors.create hands the launch policy to the cuda executor of a matrix and of each part of a Cocktail;
+    without it, they bind as a matrix alone does."""
+    from cocktail import executors, formats
+    from cocktail.executors import cuda
+    from cocktail.formats.cocktail import Cocktail
+
+    monkeypatch.setattr(cuda, "CudaExecutor", _Bound)
+    csr = _csr()
+    assert executors.create(None, csr, "cuda", yielding=True).yielding
+    assert not executors.create(None, csr, "cuda").yielding
+    mixed = Cocktail.from_csr(csr, parts=[("ell", {}, ("row_prefix", 2)), ("csr", {}, ("rest",))])
+    parts = executors.create(None, mixed, "cuda", yielding=True).parts
+    assert len(parts) == 2 and all(p.yielding for p in parts)
+    assert executors.create(None, csr, "cpu", yielding=True).name == "cpu"  # no grids on the host: nothing to take
+
+
+def test_a_matrix_builds_its_executors_and_derived_matrices_with_its_policy(monkeypatch):
+    """SparseMatrix(yielding=...) is the policy's one way in: it reaches the executor the matrix binds, and the
+    matrices made from it (built with its options) bind with it too."""
+    from cocktail import SparseMatrix, executors
+
+    asked, made = [], executors.create
+
+    def create(*args, **kwargs):
+        asked.append(kwargs["yielding"])
+        return made(*args, **kwargs)
+
+    monkeypatch.setattr(executors, "create", create)
+    S = sp.random(40, 30, density=0.2, format="csr", random_state=0)
+    A = SparseMatrix(S, format="csr", device="cpu", yielding=True)
+    x = np.ones(40)
+    np.testing.assert_allclose(A.T @ x, S.T @ x)
+    SparseMatrix(S, device="cpu")
+    assert asked == [True, True, False] and A._options.yielding
+    with pytest.raises(TypeError, match="yielding must be True or False"):
+        SparseMatrix(S, device="cpu", yielding=1)
+
+
+def test_plans_raced_with_yielding_launches_are_kept_apart():
+    """A plan raced with yielding grids (a distributed block's) is cached under its own key: a matrix without
+    them times its own race."""
     from cocktail.auto import decisions
-    from cocktail.kernels import device
 
     args = ("f" * 32, "model-gpu-sm90-cuda13000", np.float64, np.int32)
     assert decisions.key(*args) != decisions.key(*args, yielding=True)
+    assert decisions.key(*args) == decisions.key(*args, yielding=False)
     assert decisions.key(*args, yielding=True).endswith("|yielding")
-    with device.yielding_grids():
-        assert device.yielding()
-    assert not device.yielding()
 
 
-def test_the_whole_matrix_rival_binds_as_its_matrix_did():
-    """The whole-matrix rival of a block product is built on the first block product, maybe long after its
-    matrix: it binds with the grids the matrix was bound with."""
+def test_a_planned_matrix_binds_every_plan_with_its_policy(monkeypatch):
+    """format="auto" on the GPU (here its fixed rule, without a profile) binds the plan it builds with the policy it
+    was given, and the planned product hands it to the whole-matrix rival."""
     from cocktail import formats
-    from cocktail.auto.block_plans import WholeRival
-    from cocktail.kernels import device
+    from cocktail.auto import planning, profile
+    from cocktail.auto.planner import PlannerNotice
+    from cocktail.executors import cuda
 
-    storage = formats.get("csr").from_csr(sp.random(40, 30, density=0.2, format="csr", random_state=0))
-    with device.yielding_grids():
-        inside = WholeRival(storage)
-    assert inside._yielding and not WholeRival(storage)._yielding
+    monkeypatch.setattr(cuda, "CudaExecutor", _Bound)
+    monkeypatch.setattr(profile, "current_device", lambda: {"name": "a test GPU"})
+    monkeypatch.setattr(profile, "for_device", lambda device: None)
+    csr = _csr()
+    for yielding in (True, False):
+        with pytest.warns(PlannerNotice, match="no device profile"):
+            _, product, _ = planning.choose(csr, "model", yielding=yielding)
+        assert product.current.yielding is yielding and product._yielding is yielding
+
+
+def test_the_whole_matrix_rival_binds_as_its_matrix_did(monkeypatch):
+    """The whole-matrix rival of a block product is built on the first block product, maybe long after its
+    matrix: it binds with the launch policy its matrix's planned product gave it."""
+    import types
+
+    from cocktail import formats
+    from cocktail.auto.plans import PlannedProduct
+    from cocktail.executors import cuda
+
+    made = []
+    monkeypatch.setattr(cuda, "create", lambda csr, spec, params, required, accumulate=False, deterministic=False,
+                        yielding=False: made.append((csr.shape, yielding)) or "whole")
+    storage = formats.get("coo").from_csr(_csr())
+    composed = types.SimpleNamespace(block_executors=lambda: ())  # parts one after another: the rival is wanted
+    for yielding in (True, False):
+        rival = PlannedProduct(None, storage, composed, yielding=yielding)._rival
+        assert rival._whole() == "whole"
+    assert made == [((40, 30), True), ((40, 30), False)]
 
 
 def test_capped_grid():

@@ -33,14 +33,15 @@ class Decision:
 
 
 def decide(csr, device: str, executor=None, tune: str = "auto", deterministic: bool = False,
-           vendor: bool = True) -> Decision:
+           vendor: bool = True, yielding: bool = False) -> Decision:
     """``format="auto"`` for the canonical CSR ``csr``: the planner on the GPU (real values with entries,
-    GPU kernels: :func:`.planning.choose`), else the fixed rule (:mod:`.fixed_rule`)."""
+    GPU kernels: :func:`.planning.choose`, its plans bound with the launch policy ``yielding``), else the fixed
+    rule (:mod:`.fixed_rule`)."""
     unplanned = why_not_planned(csr, executor, device)
     if unplanned is None:
         from .planning import choose
 
-        storage, bound, report = choose(csr, tune, deterministic, vendor)
+        storage, bound, report = choose(csr, tune, deterministic, vendor, yielding)
         return Decision(storage, bound, report)
     from .fixed_rule import choose_with_reason
 

@@ -32,7 +32,6 @@ from __future__ import annotations
 
 from .. import _memory
 from ..executors.base import block_key
-from ..kernels import device
 from ..kernels.cusparse import CusparseError
 
 #: Products per timed graph and timed replays of a block candidate (one replay warms, the median of the
@@ -113,13 +112,13 @@ class WholeRival:
     whole runs the bucket where its plan measured faster than the stored plans summed by more than RACE_TIE
     (within it, where its plan is the vendor's: the goal is never to be slower than the vendor).  The whole
     matrix's CSR is built on the first bucket that times it and kept only while a bucket runs it (the
-    executor's :meth:`~cocktail.executors.base.Executor.set_whole` holds it).
+    executor's :meth:`~cocktail.executors.base.Executor.set_whole` holds it), its launches bound with the matrix's
+    launch policy ``yielding``.
     """
 
-    def __init__(self, storage, deterministic: bool = False, vendor: bool = True):
-        self._storage, self._deterministic = storage, deterministic
+    def __init__(self, storage, deterministic: bool = False, vendor: bool = True, yielding: bool = False):
+        self._storage, self._deterministic, self._yielding = storage, deterministic, yielding
         self._plan = planner(deterministic, vendor)
-        self._yielding = device.yielding()  # the matrix's launches' grids, for the whole one built later
 
     @classmethod
     def wanted(cls, executor, storage) -> bool:
@@ -158,12 +157,12 @@ class WholeRival:
         return whole if whole_us <= stored_us * (1.0 + tie) else None
 
     def _whole(self):
-        """The cuda executor of the whole matrix as one CSR, its launches bound as the matrix's were (yielding grids
-        where it was built inside them: it is built on the first block product)."""
+        """The cuda executor of the whole matrix as one CSR, its launches bound with the matrix's launch policy
+        (it is built on the first block product, maybe long after the matrix)."""
         from ..executors.cuda import create
 
-        with device.yielding_grids(self._yielding):
-            return create(self._storage.to_csr(), None, {}, required=False, deterministic=self._deterministic)
+        return create(self._storage.to_csr(), None, {}, required=False, deterministic=self._deterministic,
+                      yielding=self._yielding)
 
 
 def _planned_us(executors, operands) -> float | None:

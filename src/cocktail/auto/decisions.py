@@ -55,7 +55,8 @@ def key(fingerprint: str, device_key: str, dtype, index_dtype, deterministic: bo
     entry holds one value (its plan may store parts pattern-only, which a matrix of other values cannot reuse);
     ``value_dtype``: the values are stored in this dtype, narrower than ``dtype`` (its plan's kernels take that);
     ``coded``: its values fit a coded format's table (its plan may store parts coded, as with ``one_value``);
-    ``yielding``: its race was timed with yielding grids (:func:`cocktail.kernels.device.yielding_grids`)."""
+    ``yielding``: its race was timed with yielding grids (the launch policy of
+    :func:`cocktail.kernels.device.for_launches`)."""
     import numpy as np
 
     order = "deterministic" if deterministic else "any-order"

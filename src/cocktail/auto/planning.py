@@ -21,7 +21,9 @@ mode, a tuned or modelled one ``"auto"`` and ``"model"``); ``tune="auto"`` still
 analysing the matrix for its rivals only once the products have paid for it.
 
 With ``deterministic=True`` only kernels declared deterministic are planned, and with
-``vendor=False`` only our own (no cuSPARSE); each is cached apart.
+``vendor=False`` only our own (no cuSPARSE); each is cached apart.  With ``yielding=True`` (the launch
+policy of :func:`cocktail.kernels.device.for_launches`) every plan is built, timed and tuned with yielding
+grids, and cached apart too.
 
 The times spent (analysis, conversion, measurement) are kept in the returned :class:`AutoReport`.
 """
@@ -34,7 +36,6 @@ import warnings
 from dataclasses import dataclass, field
 
 from .. import _memory, executors, formats, kernels
-from ..kernels import device as device_kernels
 from ..precision import sampled_dtype
 from ..timing import executor_us
 from . import variants
@@ -64,8 +65,9 @@ class AutoReport:
     tuning: list | None = None  # tune="auto" while it may move: (product, what happened), as it happens
 
 
-def build(plan, csr, device: str = "cuda", guard: bool = False):
-    """The storage and executor of ``plan`` for the canonical CSR ``csr``.
+def build(plan, csr, device: str = "cuda", guard: bool = False, yielding: bool = False):
+    """The storage and executor of ``plan`` for the canonical CSR ``csr``, its launches bound with the launch policy
+    ``yielding``.
 
     ``guard`` (a plan from the decision cache, made for another matrix of the same fingerprint):
     a padded part may store at most twice the slots per entry it was planned with, else the
@@ -88,17 +90,18 @@ def build(plan, csr, device: str = "cuda", guard: bool = False):
     if plan.single:
         part = plan.parts[0]
         storage = formats.get(part.format).from_csr(csr, **params(part))
-        return storage, executors.create(None, storage, device, kernels.get(part.kernel), part.kernel_params)
+        return storage, executors.create(None, storage, device, kernels.get(part.kernel), part.kernel_params,
+                                         yielding=yielding)
     storage = Cocktail.from_csr(csr, parts=[(p.format, params(p), p.selector) for p in plan.parts])
     chosen = [(kernels.get(plan.parts[i].kernel), plan.parts[i].kernel_params) for i in storage.kept]
-    return storage, executors.create(None, storage, device, chosen)
+    return storage, executors.create(None, storage, device, chosen, yielding=yielding)
 
 
-def fitting_build(plan, csr, guard: bool = False):
+def fitting_build(plan, csr, guard: bool = False, yielding: bool = False):
     """:func:`build` on the GPU, CuPy's out-of-memory turned into :class:`~cocktail.errors.DeviceMemoryError`
     (the failed build's arrays released, so the next plan can be tried)."""
     what = f"plan {plan.label(csr.nnz)} of a {_memory.shape_text(csr.shape)} matrix with {csr.nnz:,} entries"
-    return _memory.gpu_build(what, lambda: build(plan, csr, guard=guard))
+    return _memory.gpu_build(what, lambda: build(plan, csr, guard=guard, yielding=yielding))
 
 
 def first_that_fits(plans, build_plan, last_resort):
@@ -134,30 +137,30 @@ def _join(*notices: str) -> str:
     return "; ".join(n for n in notices if n)
 
 
-def _single(csr, name: str, deterministic: bool = False):
+def _single(csr, name: str, deterministic: bool = False, yielding: bool = False):
     """``(plan, (storage, executor))``: format ``name`` with its default parameters and kernel, for a
     decision not made by the planner (its plan describes it as one part)."""
     from . import planner
     from ..tuning.format_rules import format_params
 
     storage = formats.get(name).from_csr(csr, **format_params(name, csr.dtype, {}))
-    executor = executors.create(None, storage, "cuda", deterministic=deterministic)
+    executor = executors.create(None, storage, "cuda", deterministic=deterministic, yielding=yielding)
     variant = executor.kernel if executor.kernel in variants.keys() else "csr_scalar"
     plan = planner.Plan((planner.Part(variant, ("rest",), csr.nnz, storage.stored_slots, 0.0),), 0.0)
     return plan, (storage, executor)
 
 
-def _plain_csr(csr, deterministic: bool = False):
+def _plain_csr(csr, deterministic: bool = False, yielding: bool = False):
     """Plain CSR (:func:`_single`), the last resort of a plan that does not fit."""
-    return _single(csr, "csr", deterministic)
+    return _single(csr, "csr", deterministic, yielding)
 
 
-def _fallback(csr, notice: str, deterministic: bool = False):
+def _fallback(csr, notice: str, deterministic: bool = False, yielding: bool = False):
     """The rule of :mod:`cocktail.auto.fixed_rule` when there is no profile to plan with."""
     from . import planner
     from .fixed_rule import choose_format
 
-    plan, (storage, executor) = _single(csr, choose_format(csr, device="cuda"), deterministic)
+    plan, (storage, executor) = _single(csr, choose_format(csr, device="cuda"), deterministic, yielding)
     warnings.warn(notice, planner.PlannerNotice, stacklevel=5)  # _fallback, choose, decide, SparseMatrix, caller
     return storage, executor, AutoReport(plan, "model", notice=notice)
 
@@ -235,16 +238,16 @@ _WORKER, _WORKER_LOCK = None, threading.Lock()
 def build_aside(plan, csr, yielding: bool = False):
     """``(storage, executor, ready)``: :func:`fitting_build` of ``plan`` on a stream of its own, the user's
     products going on meanwhile (the CSR is complete: construction synchronised); a product of it must wait
-    for the event ``ready`` first.  ``yielding``: bound with yielding grids, as the matrix's first plan was."""
-    with device_kernels.yielding_grids(yielding), _aside_stream() as stream:
-        storage, executor = fitting_build(plan, csr)
+    for the event ``ready`` first.  ``yielding``: the launch policy the matrix's first plan was bound with."""
+    with _aside_stream() as stream:
+        storage, executor = fitting_build(plan, csr, yielding=yielding)
         ready = stream.record()
     return storage, executor, ready
 
 
-def _cached(csr, keys):
+def _cached(csr, keys, yielding: bool):
     """``(plan, (storage, executor), convert_s, key)`` of the first of ``keys`` the decision cache holds and
-    whose plan builds for ``csr`` (:func:`build`'s guard), else None."""
+    whose plan builds for ``csr`` (:func:`build`'s guard; bound with the launch policy ``yielding``), else None."""
     from ..kernels.cusparse import CusparseError
     from . import decisions
 
@@ -254,29 +257,30 @@ def _cached(csr, keys):
             continue
         t0 = time.perf_counter()
         try:
-            built = fitting_build(plan, csr, guard=True)
+            built = fitting_build(plan, csr, guard=True, yielding=yielding)
         except (FormatFillError, FormatValuesError, DeviceMemoryError, CusparseError):
             continue  # another structure, other values, less free memory or a refusing library: decide afresh
         return plan, built, time.perf_counter() - t0, k
     return None
 
 
-def choose(csr, tune: str = "auto", deterministic: bool = False, vendor: bool = True):
+def choose(csr, tune: str = "auto", deterministic: bool = False, vendor: bool = True, yielding: bool = False):
     """``(storage, product, AutoReport)`` for a real-valued canonical CSR on the current GPU, ``product`` a
     :class:`~cocktail.auto.plans.PlannedProduct` (tuning on the user's products with ``tune="auto"``);
     ``deterministic``: from plans whose every kernel is declared deterministic; ``vendor``: cuSPARSE's
-    kernels are candidates too (where the library loads)."""
+    kernels are candidates too (where the library loads); ``yielding``: the launch policy every plan is bound,
+    timed and cached with (:func:`cocktail.kernels.device.for_launches`)."""
     from .plans import PlannedProduct
 
-    storage, executor, report, tuner = _decide(csr, tune, deterministic, vendor)
-    product = PlannedProduct(report, storage, executor, deterministic, vendor)
+    storage, executor, report, tuner = _decide(csr, tune, deterministic, vendor, yielding)
+    product = PlannedProduct(report, storage, executor, deterministic, vendor, yielding)
     if tuner is not None:
         product.tuner = tuner(product)
         report.tuning = product.tuner.history
     return storage, product, report
 
 
-def _decide(csr, tune, deterministic, vendor):
+def _decide(csr, tune, deterministic, vendor, yielding):
     """``(storage, executor, AutoReport, tuner)`` of :func:`choose`; ``tuner(product)`` makes the
     :class:`~cocktail.auto.online.OnlineTuner` of ``tune="auto"`` (None: the plan stays)."""
     from . import decisions, planner, profile
@@ -290,16 +294,17 @@ def _decide(csr, tune, deterministic, vendor):
     sampled = sampled_dtype(csr.dtype)  # a half or complex matrix plans with real samples, scaled by its bytes
     if prof is None or not any(prof.has(key, sampled) for key in variants.keys()):
         return _fallback(csr, f"no device profile with {sampled.name} samples for {device['name']}: "
-                              "format='auto' used its fixed rule; run `cocktail calibrate`", deterministic) + (None,)
+                              "format='auto' used its fixed rule; run `cocktail calibrate`", deterministic,
+                         yielding) + (None,)
     keys, t0 = {}, time.perf_counter()
     uniform = distinct = None  # without the cache, the features find them
     if decisions.path() is not None:
         fingerprint, uniform, distinct = quick_facts(csr)  # one pass and one synchronisation on the GPU
         coded = planner.CODED_CUT and planner.takes_coded_cut(uniform, distinct, csr.dtype, csr.value_dtype)
         keys = {t: decisions.key(fingerprint, profile.key_of(device), csr.dtype, csr.index_dtype, deterministic,
-                                 vendor, t, prof.digest, uniform, csr.value_dtype, coded, device_kernels.yielding())
+                                 vendor, t, prof.digest, uniform, csr.value_dtype, coded, yielding)
                 for t in TUNE}
-        hit = _cached(csr, [keys[t] for t in REUSES[tune]])
+        hit = _cached(csr, [keys[t] for t in REUSES[tune]], yielding)
         if hit is not None:
             plan, (storage, executor), convert_s, found = hit
             report = AutoReport(plan, tune, cached=True, analysis_s=time.perf_counter() - t0 - convert_s,
@@ -313,7 +318,7 @@ def _decide(csr, tune, deterministic, vendor):
                                 one_value=uniform, distinct=distinct)
                 return planner.plan(csr, feats, prof, csr.dtype, deterministic, vendor)
 
-            return storage, executor, report, _tuner_of(analysed, csr, keys["auto"], lazy=True)
+            return storage, executor, report, _tuner_of(analysed, csr, keys["auto"], yielding, lazy=True)
     t1 = time.perf_counter()
     feats = compute(csr, block_fill_limit=planner.block_fill_limit(csr.dtype, csr.index_dtype), one_value=uniform,
                     distinct=distinct)
@@ -323,10 +328,11 @@ def _decide(csr, tune, deterministic, vendor):
                         notice=prof.notice)
 
     def fits(plans):  # the first of plans that fits in GPU memory, else plain CSR: first_that_fits
-        return first_that_fits(plans, lambda p: fitting_build(p, csr), lambda: _plain_csr(csr, deterministic))
+        return first_that_fits(plans, lambda p: fitting_build(p, csr, yielding=yielding),
+                               lambda: _plain_csr(csr, deterministic, yielding))
 
     if tune == "measure":
-        return _measured(csr, planning, report, keys, fits) + (None,)
+        return _measured(csr, planning, report, keys, fits, yielding) + (None,)
     from ..kernels.cusparse import CusparseError
 
     t0 = time.perf_counter()
@@ -346,19 +352,20 @@ def _decide(csr, tune, deterministic, vendor):
         decisions.store_later(keys["model"], plan)
     if tune == "model" or deterministic:
         return built[0], built[1], report, None
-    return built[0], built[1], report, _tuner_of(lambda: planning, csr, keys.get("auto"))
+    return built[0], built[1], report, _tuner_of(lambda: planning, csr, keys.get("auto"), yielding)
 
 
-def _tuner_of(planning, csr, key, lazy: bool = False):
+def _tuner_of(planning, csr, key, yielding: bool, lazy: bool = False):
     """``tuner(product)``: the :class:`~cocktail.auto.online.OnlineTuner` of a planned product, its rivals
     from ``planning()`` (``lazy``: an analysis of the matrix, made when the tuner chooses them), built from
-    ``csr`` aside, its last plan cached under ``key`` (None: not cached) when it stops."""
+    ``csr`` aside with the launch policy ``yielding``, its last plan cached under ``key`` (None: not cached)
+    when it stops."""
     from . import decisions
     from .online import OnlineTuner
 
     import cupy
 
-    yielding, aside = device_kernels.yielding(), _in_background(cupy.cuda.Device().id)
+    aside = _in_background(cupy.cuda.Device().id)
 
     def tuner(product):
         def done(plan, crowded):
@@ -372,9 +379,10 @@ def _tuner_of(planning, csr, key, lazy: bool = False):
     return tuner
 
 
-def _measured(csr, planning, report, keys, fits):
-    """``tune="measure"``: build the candidates to measure, time each on the matrix and keep the fastest
-    (``(storage, executor, report)``); the first other candidate that fits where none of them does."""
+def _measured(csr, planning, report, keys, fits, yielding: bool):
+    """``tune="measure"``: build the candidates to measure (with the launch policy ``yielding``), time each on the
+    matrix and keep the fastest (``(storage, executor, report)``); the first other candidate that fits where none of
+    them does."""
     from . import decisions
 
     t0 = time.perf_counter()
@@ -382,7 +390,7 @@ def _measured(csr, planning, report, keys, fits):
     for candidate in planning.to_measure():
         t1 = time.perf_counter()
         try:
-            built = fitting_build(candidate, csr)
+            built = fitting_build(candidate, csr, yielding=yielding)
         except DeviceMemoryError as exc:
             skipped.append((candidate, exc))
             continue

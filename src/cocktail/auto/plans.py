@@ -17,12 +17,14 @@ from . import block_plans
 
 
 class PlannedProduct:
-    """The current ``storage`` and executor (``current``) of ``report.plan``; ``tuner`` while tuning."""
+    """The current ``storage`` and executor (``current``) of ``report.plan``; ``tuner`` while tuning.  ``yielding``:
+    the launch policy its plans were bound with, which the whole-matrix rival of each plan binds with too."""
 
-    def __init__(self, report, storage, executor, deterministic: bool = False, vendor: bool = True):
+    def __init__(self, report, storage, executor, deterministic: bool = False, vendor: bool = True,
+                 yielding: bool = False):
         self.report, self.storage, self.current = report, storage, executor
         self.tuner = None
-        self._deterministic, self._vendor = deterministic, vendor
+        self._deterministic, self._vendor, self._yielding = deterministic, vendor, yielding
         self._kept = []  # (storage, executor) pairs a captured CUDA graph may still read
         self._retired = []  # (event, objects): released once the products queued before them finished
         self._dress(executor, storage)
@@ -120,7 +122,8 @@ class PlannedProduct:
         rival = block_plans.WholeRival
         self._buckets = {}  # block_key -> planned (False: met inside a capture, the rule's choice ran)
         self._planner = block_plans.planner(self._deterministic, self._vendor)
-        self._rival = rival(storage, self._deterministic, self._vendor) if rival.wanted(executor, storage) else None
+        self._rival = (rival(storage, self._deterministic, self._vendor, self._yielding)
+                       if rival.wanted(executor, storage) else None)
 
     def switch(self, plan, storage, executor) -> None:
         """Run ``plan`` (built as ``storage`` and ``executor``) from the next product on; the old one is retired."""

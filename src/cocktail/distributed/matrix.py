@@ -5,7 +5,6 @@ from __future__ import annotations
 import numpy as np
 
 from ..arrays import scatter_add
-from ..kernels.device import yielding_grids
 from .halo import make_plan
 from .partition import balanced_offsets, even_offsets
 
@@ -64,7 +63,9 @@ class DistributedMatrix:
     def __init__(self, local, row_offsets, col_offsets, comm=None, device=None, **options):
         """``local``: this rank's rows as a SciPy or cupyx CSR with global column indices; ``row_offsets`` and
         ``col_offsets``: every rank's first row and first owned column (P + 1 each, the same on every rank).
-        ``options`` go to each block's ``SparseMatrix`` (``format=``, ``vendor=``, ...)."""
+        ``options`` go to each block's ``SparseMatrix`` (``format=``, ``vendor=``, ...); on GPUs the blocks'
+        launches yield (``yielding=True``: grids that free SMs for NCCL's kernel beside them) unless
+        ``yielding=False`` is given."""
         from .. import SparseMatrix
         from ..arrays import to_numpy
         from ..matrix import resolve_device
@@ -110,9 +111,9 @@ class DistributedMatrix:
                                                                                       halo_columns.shape[0]))
         del remote_mask, remote
         self.plan = make_plan(halo_columns, self.col_offsets, self.rank, self.comm)
-        with yielding_grids(self.device == "cuda"):  # grids that free SMs for NCCL's kernel beside them
-            self.diagonal = SparseMatrix(diagonal, device=self.device, **options)
-            self.off_diagonal = SparseMatrix(off, device=self.device, **options) if off.nnz else None
+        options.setdefault("yielding", self.device == "cuda")
+        self.diagonal = SparseMatrix(diagonal, device=self.device, **options)
+        self.off_diagonal = SparseMatrix(off, device=self.device, **options) if off.nnz else None
         self.nnz_local = int(data.shape[0])
         self._transport = self._make_transport()
         xp = self._xp()

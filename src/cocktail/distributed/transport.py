@@ -66,7 +66,7 @@ class NcclTransport:
     before the off-diagonal block by CUDA events: the diagonal block runs while the halo moves.
 
     The stream has the device's highest priority, so NCCL's kernel takes each SM the diagonal block's blocks free
-    (their grids yield: :func:`cocktail.kernels.device.yielding_grids`) before more of them do: behind a grid of
+    (their grids yield: the blocks are built with ``yielding=True``) before more of them do: behind a grid of
     one wave, or at normal priority, it waited for most of the diagonal block."""
 
     name = "nccl"

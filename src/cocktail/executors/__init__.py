@@ -19,7 +19,7 @@ NAMES = ("cuda", "cpu", "reference")
 
 
 def create(name, storage, device: str, kernel=None, kernel_params=None, accumulate: bool = False,
-           deterministic: bool = False):
+           deterministic: bool = False, yielding: bool = False):
     """The executor ``name`` (None: the device's default) for ``storage`` on ``device``.
 
     On the GPU the default is ``cuda`` when a kernel multiplies the format and dtype, else the
@@ -29,7 +29,8 @@ def create(name, storage, device: str, kernel=None, kernel_params=None, accumula
     choice).  ``accumulate``: the product only ever adds into ``y`` (beta = 1), as a Cocktail's later parts
     do; a kernel then binds beta as the constant 1 and skips scaling ``y``.  ``deterministic``:
     where no kernel is given, pick one declared deterministic (the executor's ``deterministic``
-    says whether the product is).
+    says whether the product is).  ``yielding``: the launch policy of a ``cuda`` executor's grids
+    (:func:`cocktail.kernels.device.for_launches`); nothing on the other executors.
     """
     from ..formats.cocktail import Cocktail
 
@@ -41,7 +42,8 @@ def create(name, storage, device: str, kernel=None, kernel_params=None, accumula
         chosen = list(kernel) if kernel is not None else [(None, {})] * len(storage.parts)
         if len(chosen) != len(storage.parts):
             raise ValueError(f"a cocktail of {len(storage.parts)} parts needs as many kernels, got {len(chosen)}")
-        return Composed([create(name, part, device, spec, params, accumulate=i > 0, deterministic=deterministic)
+        return Composed([create(name, part, device, spec, params, accumulate=i > 0, deterministic=deterministic,
+                                yielding=yielding)
                          for i, (part, (spec, params)) in enumerate(zip(storage.parts, chosen))])
     if name is not None and name not in NAMES:
         raise ValueError(f"executor must be one of {NAMES} or None, got {name!r}")
@@ -58,7 +60,7 @@ def create(name, storage, device: str, kernel=None, kernel_params=None, accumula
 
             return DeviceReference(storage)
         return cuda.create(storage, kernel, kernel_params or {}, required=name == "cuda", accumulate=accumulate,
-                           deterministic=deterministic)
+                           deterministic=deterministic, yielding=yielding)
     if name == "reference":
         from .reference import HostReference
 

@@ -16,14 +16,15 @@ from .base import Executor, block_key
 
 
 class CudaExecutor(Executor):
-    """The launches of one kernel bound to one stored matrix on the current device."""
+    """The launches of one kernel bound to one stored matrix on the current device; ``yielding``: the launch policy
+    (:func:`~cocktail.kernels.device.for_launches`), kept in its props for the block products it binds later."""
 
     name = "cuda"
 
-    def __init__(self, storage, spec, params: dict, accumulate: bool = False):
+    def __init__(self, storage, spec, params: dict, accumulate: bool = False, yielding: bool = False):
         import cupy
 
-        props = device.for_launches(cupy.cuda.Device().id)
+        props = device.for_launches(cupy.cuda.Device().id, yielding)
         self.kernel = spec.name
         self.spec = spec
         full = configure(spec, storage, params, props)
@@ -250,12 +251,15 @@ class BlockChoice:
         return self.spec.name + (f"({', '.join(f'{k}={v}' for k, v in self.settings)})" if self.settings else "")
 
 
-def create(storage, spec, params: dict, required: bool, accumulate: bool = False, deterministic: bool = False):
+def create(storage, spec, params: dict, required: bool, accumulate: bool = False, deterministic: bool = False,
+           yielding: bool = False):
     """The cuda executor with ``spec`` (None: the kernel ``cocktail.tuning`` picks), or the device reference.
 
     Without a kernel for the format or dtype, the device reference path runs, unless
     ``required`` (``executor="cuda"`` was asked for), which is a ``ValueError``.
     ``deterministic``: the picked kernel is one declared deterministic, where the format has one.
+    ``yielding``: its launches, and the block products it binds later, share the GPU with another stream's
+    kernel (:func:`cocktail.kernels.device.for_launches`).
     """
     if spec is None:
         name = choose_kernel(storage, deterministic)
@@ -270,4 +274,4 @@ def create(storage, spec, params: dict, required: bool, accumulate: bool = False
 
             return DeviceReference(storage)
         spec = kernels.get(name)
-    return CudaExecutor(storage, spec, params, accumulate)
+    return CudaExecutor(storage, spec, params, accumulate, yielding)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
-import contextvars
 import dataclasses
 import functools
 from dataclasses import dataclass
@@ -27,7 +25,8 @@ class DeviceProps:
     warp_size: int
     l2_bytes: int
     compute_capability: tuple[int, int]
-    #: Launches bound with these props share the GPU with another stream's kernel: see :func:`yielding_grids`.
+    #: The launch policy, not the device's: launches bound with these props share the GPU with another stream's
+    #: kernel, each grid-stride grid a block per chunk (:func:`for_launches`, :func:`grid_for`).
     yielding: bool = False
 
 
@@ -53,40 +52,18 @@ def props(device_id: int) -> DeviceProps:
     )
 
 
-_YIELDING = contextvars.ContextVar("cocktail_yielding_grids", default=False)
+def for_launches(device_id: int, yielding: bool = False) -> DeviceProps:
+    """The props launches on device ``device_id`` are bound with: :func:`props`, marked ``yielding`` where the
+    launches share the GPU with a kernel another stream runs beside them.
 
-
-@contextlib.contextmanager
-def yielding_grids(on: bool = True):
-    """Launches bound inside this block (their executors made here, and every launch those bind later) size each
-    grid-stride grid a block per chunk, never one looping wave: blocks retire all along, so a kernel that another
-    stream runs beside them (NCCL's halo exchange beside a distributed matrix's diagonal block) gets an SM as the
-    first frees rather than after the whole grid.  The distributed matrix builds its blocks so (the
-    exchange hidden 0-18% behind one-wave grids, 36% (weak) and 50% (strong) behind these with the transport's
-    stream at the highest priority, on 2 H200s; docs/benchmarks.md, "Several GPUs").  Kernels that size their own
-    grids (cuSPARSE's, coo_segmented's wave of warps, csr_spmm_merge's shares) are as they were.  ``on=False``
-    leaves the grids as they are around it (for callers that yield only sometimes)."""
-    if not on:
-        yield
-        return
-    token = _YIELDING.set(True)
-    try:
-        yield
-    finally:
-        _YIELDING.reset(token)
-
-
-def yielding() -> bool:
-    """Whether launches bound now yield (inside :func:`yielding_grids`): what a plan's race was timed with, and
-    what a launch bound later for the same matrix must take again."""
-    return _YIELDING.get()
-
-
-def for_launches(device_id: int) -> DeviceProps:
-    """The props launches on device ``device_id`` are bound with: :func:`props`, marked ``yielding`` inside
-    :func:`yielding_grids`."""
+    Yielding grids are a block per chunk, never one looping wave: their blocks retire all along, so that kernel
+    (NCCL's halo exchange beside a distributed matrix's diagonal block) gets an SM as the first frees rather than
+    after a whole wave (the exchange hidden 0-18% behind one-wave grids, 36% (weak) and 50% (strong) behind these
+    with the transport's stream at the highest priority, on 2 H200s; docs/benchmarks.md, "Several GPUs").
+    Kernels that size their own grids (cuSPARSE's, coo_segmented's wave of warps, csr_spmm_merge's shares) are
+    as they were."""
     found = props(device_id)
-    return dataclasses.replace(found, yielding=True) if yielding() else found
+    return dataclasses.replace(found, yielding=True) if yielding else found
 
 
 def current() -> DeviceProps:
@@ -104,7 +81,7 @@ def grid_for(items: int, block: int, props: DeviceProps, function, shared_mem: i
     (its registers and ``shared_mem`` bytes a block), so no block loops in a later wave: a grid sized by threads
     alone (8 blocks of 256 an SM) overran it where registers fit fewer (40 registers fit 6), and its last blocks
     looped alone, 1.2-1.6x slower on the H200 (scripts/occupancy_probe.py).  ``function=None`` sizes by threads
-    alone (host-side simulations).  Props marked ``yielding`` (:func:`yielding_grids`) take a block per chunk
+    alone (host-side simulations).  Props marked ``yielding`` (:func:`for_launches`) take a block per chunk
     always.
     """
     blocks = -(-items // block)
