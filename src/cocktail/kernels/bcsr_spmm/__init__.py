@@ -38,4 +38,4 @@ BLOCK_SPEC = own_kernel("bcsr_spmm", ("bcsr",),
                         "a group of 1-32 lanes per superrow of r x c blocks, each lane a strip of up to 8 of the "
                         "block's columns for each of the r rows; every block read once per tile of columns",
                         _expressions, bind, configure, params=dict(blocks_spmm.PARAMS), default=True,
-                        extends=("bcsr",))
+                        extends=("blocks",))

@@ -9,6 +9,7 @@ import numpy as np
 
 from ..launch import ALPHA, X, Y, Launch, beta_arg
 from ..config import row_kernel
+from . import rules as own_rules
 from ..spec import Sampled, UNLIMITED_FILL, own_kernel, type_names
 
 
@@ -61,7 +62,7 @@ def configure(spec, fmt, p, props, rules) -> dict:
     block, itemsize = config["block_threads"], fmt.dtype.itemsize
     piece = p["piece_width"]
     if piece is None:
-        piece = rules.bdia_piece_width(widest_band(fmt.band_ptr), block, itemsize)
+        piece = own_rules.piece_width(widest_band(fmt.band_ptr), block, itemsize)
     if isinstance(piece, bool) or not isinstance(piece, numbers.Integral) or piece < 1:
         raise ValueError(f"bdia: piece_width must be a positive integer or None, got {piece!r}")
     need = shared_bytes(block, piece, itemsize)
@@ -75,4 +76,4 @@ def configure(spec, fmt, p, props, rules) -> dict:
 SPEC = own_kernel("bdia", ("bdia",),
                   "one thread per row, each band's slice of x staged in shared memory, piece_width diagonals at a time",
                   _expressions, bind, configure, params={"piece_width": None}, default=True,
-                  profile=(Sampled("bdia", "band", format_params=UNLIMITED_FILL),))
+                  profile=(Sampled("bdia", "band", format_params=UNLIMITED_FILL),), order=120, walk="bands")

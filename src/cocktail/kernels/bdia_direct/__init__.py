@@ -24,4 +24,5 @@ def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
 SPEC = own_kernel("bdia_direct", ("bdia",),
                   "one thread per row over the bands, x read directly (no staging)",
                   _expressions, bind, row_kernel,
-                  profile=(Sampled("bdia_direct", "band", format_params=UNLIMITED_FILL),))
+                  profile=(Sampled("bdia_direct", "band", format_params=UNLIMITED_FILL),), order=130,
+                  colour="#4a148c", walk="bands")

@@ -55,4 +55,4 @@ BLOCK_SPEC = own_kernel("bdia_spmm", ("bdia",),
                         "a group of 1-32 lanes per 1-4 consecutive rows, each lane a strip of up to 8 of the block's "
                         "columns, walking the bands; every in-matrix slot read once per tile of columns",
                         _expressions, bind, configure, params={**ROW_GROUP_PARAMS, "prepared": None},
-                        default=True, extends=("bdia", "bdia_direct"), prepare=prepare)
+                        default=True, extends=("bands",), prepare=prepare)

@@ -28,4 +28,5 @@ def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
 SPEC = own_kernel("bell", ("bell",),
                   "one thread per superrow of r x c blocks, column-major block slots",
                   _expressions, bind, blocks.block_config, default=True,
-                  profile=(Sampled("bell", "blocks", format_params=UNLIMITED_FILL, per_block=True),))
+                  profile=(Sampled("bell", "blocks", format_params=UNLIMITED_FILL, per_block=True),), order=160,
+                  walk="blocks")

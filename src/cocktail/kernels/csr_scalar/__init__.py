@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..launch import ALPHA, X, Y, Launch, beta_arg
 from ..config import row_kernel
+from ..device import WARP_SIZE
 from ..spec import CSR_FORMATS, CSR_VALUES, EVERY_PRECISION, Sampled, csr_values, own_kernel, type_names
 
 
@@ -28,5 +29,6 @@ def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
 
 SPEC = own_kernel("csr_scalar", CSR_FORMATS,
                   "one thread per row",
-                  _expressions, bind, row_kernel, profile=(Sampled("csr_scalar", "rows"),),
-                  precisions=EVERY_PRECISION)
+                  _expressions, bind, row_kernel, default=True, profile=(Sampled("csr_scalar", "rows"),),
+                  precisions=EVERY_PRECISION, order=10, colour="#1b5e20",
+                  walk="rows", group_rows=lambda kernel_params, format_params: WARP_SIZE)

@@ -139,4 +139,4 @@ BLOCK_SPEC = own_kernel("csr_spmm", ("csr", "csr_pattern"),
                         "a group of 1-32 lanes per row, each lane a strip of up to 8 of the block's columns; "
                         "every entry read once per tile of columns",
                         _expressions, bind, configure_vector, params=dict(VECTOR_BLOCK_PARAMS), default=True,
-                        extends=("csr_scalar", "csr_vector"))
+                        extends=("rows",))

@@ -21,6 +21,7 @@ from ..config import integer_or_none
 from ..csr_spmm import VECTOR_BLOCK_PARAMS, block_shape, expression, launch_settings, vector_expressions
 from ..device import capped_grid, grid_for
 from ..launch import ALPHA, X, Y, Launch, beta_arg
+from . import rules as own_rules
 from ..spec import csr_values, own_kernel, type_names
 
 
@@ -109,12 +110,12 @@ def prepare(fmt, props, rules) -> Shares:
     """The shares for the rules' items (:func:`merge_items`) and a carry buffer of SPMM_MERGE_CHUNK columns,
     once per matrix."""
     items = merge_items(fmt, props, rules)
-    return Shares.of(fmt, items, rules.SPMM_MERGE_SHORT_RUN, rules.SPMM_MERGE_CHUNK)
+    return Shares.of(fmt, items, own_rules.SPMM_MERGE_SHORT_RUN, own_rules.SPMM_MERGE_CHUNK)
 
 
 def merge_items(fmt, props, rules) -> int:
     """Merge items per share: the rule's for this matrix's ``m + nnz`` on this device."""
-    return rules.spmm_merge_items(fmt.shape[0] + int(fmt.nnz), props.sm_count * props.max_threads_per_sm)
+    return own_rules.merge_items(fmt.shape[0] + int(fmt.nnz), props.sm_count * props.max_threads_per_sm)
 
 
 def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
@@ -159,9 +160,9 @@ def configure(spec, fmt, p, props, rules) -> dict:
     rules'; the prepared shares (:func:`prepare`), passed on."""
     itemsize = np.dtype(fmt.dtype).itemsize
     out = {**launch_settings(spec, p, props, rules),
-           **block_shape(spec, p, lambda k, row_major: rules.spmm_merge_shape(k, row_major, itemsize), itemsize)}
+           **block_shape(spec, p, lambda k, row_major: own_rules.shape(k, row_major, itemsize), itemsize)}
     defaults = {"items_per_share": lambda: merge_items(fmt, props, rules),
-                "short_run": lambda: rules.SPMM_MERGE_SHORT_RUN, "chunk": lambda: rules.SPMM_MERGE_CHUNK}
+                "short_run": lambda: own_rules.SPMM_MERGE_SHORT_RUN, "chunk": lambda: own_rules.SPMM_MERGE_CHUNK}
     for name, default in defaults.items():
         value = integer_or_none(default() if p[name] is None else p[name])
         if value is None or value < 1:
@@ -186,5 +187,4 @@ BLOCK_SPEC = own_kernel("csr_spmm_merge", ("csr", "coo", "csr_pattern"),
                         _expressions, bind, configure,
                         params={**VECTOR_BLOCK_PARAMS, "items_per_share": None, "short_run": None, "chunk": None,
                                 "prepared": None},
-                        default=True, extends=("csr_merge", "csr_stream", "cusparse_csr", "coo_atomic",
-                                               "coo_segmented", "cusparse_coo"), prepare=prepare)
+                        default=True, extends=("balanced", "entries"), prepare=prepare)

@@ -6,4 +6,4 @@ for a whole matrix or for a Cocktail's CSR part, and ``vendor=False`` plans with
 
 from ..cusparse import spec
 
-SPEC = spec("csr")
+SPEC = spec("csr", order=80, walk="balanced")

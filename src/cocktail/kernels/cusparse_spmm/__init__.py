@@ -201,8 +201,7 @@ BLOCK_SPEC = KernelSpec(
     deterministic_when=_deterministic,
     vendor=True,
     available=available,
-    extends=("csr_scalar", "csr_vector", "csr_merge", "csr_stream", "cusparse_csr", "coo_atomic", "coo_segmented",
-             "cusparse_coo"),
+    extends=("rows", "balanced", "entries"),
     block_settings=settings,
     description="cuSPARSE's cusparseSpMM on the CSR or COO arrays, one algorithm (csr 1-3, coo 1-4), X and Y "
                 "both row-major or both column-major; timed by the block planner, never the rule's choice",

@@ -29,4 +29,4 @@ SPEC = own_kernel("dia", ("dia",),
                   "one thread per row, diagonal offsets staged in shared memory",
                   _expressions, bind, row_kernel, default=True,
                   profile=(Sampled("dia", "band", format_params=UNLIMITED_FILL),),
-                  precisions=EVERY_PRECISION)
+                  precisions=EVERY_PRECISION, order=110, walk="diagonals")

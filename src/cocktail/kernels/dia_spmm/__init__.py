@@ -38,4 +38,4 @@ BLOCK_SPEC = own_kernel("dia_spmm", ("dia",),
                         "columns; every in-matrix slot read once per tile of columns, adjacent diagonals sharing "
                         "their X rows",
                         _expressions, bind, configure_rows, params=dict(ROW_GROUP_PARAMS), default=True,
-                        extends=("dia",))
+                        extends=("diagonals",))

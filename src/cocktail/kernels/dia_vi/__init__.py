@@ -8,6 +8,7 @@ import numpy as np
 
 from ..launch import ALPHA, X, Y, Launch, beta_arg
 from ..config import row_kernel
+from . import rules as own_rules
 from ..spec import Sampled, UNLIMITED_FILL, own_kernel, type_names
 
 #: Rows per thread the kernel is instantiated for (4: the rows' codes of a diagonal in one load).
@@ -53,7 +54,7 @@ def configure(spec, fmt, p, props, rules) -> dict:
     config = row_kernel(spec, fmt, p, props, rules)
     rows = p["rows_per_thread"]
     if rows is None:
-        rows = rules.dia_vi_rows_per_thread(lambda r: codes_aligned(fmt, r))
+        rows = own_rules.rows_per_thread(lambda r: codes_aligned(fmt, r))
     if isinstance(rows, bool) or not isinstance(rows, numbers.Integral) or rows not in ROWS_PER_THREAD:
         raise ValueError(f"dia_vi: rows_per_thread must be one of {ROWS_PER_THREAD} or None, got {rows!r}")
     if not codes_aligned(fmt, int(rows)):
@@ -69,4 +70,5 @@ def configure(spec, fmt, p, props, rules) -> dict:
 SPEC = own_kernel("dia_vi", ("dia_vi",),
                   "one thread per 1 or 4 rows over one-byte value codes, the value table and offsets in shared memory",
                   _expressions, bind, configure, params={"rows_per_thread": None}, default=True,
-                  profile=(Sampled("dia_vi", "band", format_params=UNLIMITED_FILL),))
+                  profile=(Sampled("dia_vi", "band", format_params=UNLIMITED_FILL),), order=140,
+                  walk="diagonals")

@@ -43,4 +43,4 @@ BLOCK_SPEC = own_kernel("dia_vi_spmm", ("dia_vi",),
                         "memory",
                         _expressions, bind, configure_rows, params=dict(ROW_GROUP_PARAMS),
                         default=True,
-                        extends=("dia_vi",))
+                        extends=("diagonals",))

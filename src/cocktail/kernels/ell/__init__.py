@@ -27,4 +27,4 @@ SPEC = own_kernel("ell", ("ell",),
                   "one thread per row, column-major slots",
                   _expressions, bind, row_kernel, default=True,
                   profile=(Sampled("ell", "rows", format_params=UNLIMITED_FILL),),
-                  precisions=EVERY_PRECISION)
+                  precisions=EVERY_PRECISION, order=70, walk="full_width")

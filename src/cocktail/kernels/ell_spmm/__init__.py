@@ -33,4 +33,4 @@ def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
 BLOCK_SPEC = own_kernel("ell_spmm", ("ell",),
                         "a group of 1-32 lanes per row, each lane a strip of up to 8 of the block's columns; "
                         "every slot read once per tile of columns",
-                        _expressions, bind, configure, params=dict(BLOCK_PARAMS), default=True, extends=("ell",))
+                        _expressions, bind, configure, params=dict(BLOCK_PARAMS), default=True, extends=("full_width",))

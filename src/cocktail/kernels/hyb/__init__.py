@@ -46,4 +46,6 @@ SPEC = KernelSpec(
     defaults={"coo_kernel": "coo_segmented", "ldg": True},
     description="ell kernel on the ELL part, then a COO kernel on the rest",
     precisions=EVERY_PRECISION,  # its parts' kernels check their own (coo_atomic takes no half y)
+    order=180,
+    walk="parts",
 )

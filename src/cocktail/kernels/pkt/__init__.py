@@ -104,4 +104,6 @@ SPEC = KernelSpec(
     configure=configure,
     defaults={"ldg": True, "coo_kernel": "coo_segmented"},
     description="one block per packet, x and y slices in shared memory, COO remainder",
+    order=190,
+    walk="parts",
 )

@@ -36,4 +36,4 @@ SPEC = own_kernel("sbell", ("sbell",),
                   "one thread per superrow of r x c blocks, slices of slice_height superrows",
                   _expressions, bind, blocks.block_config, default=True,
                   profile=(Sampled("sbell", "blocks", format_params={"slice_height": SAMPLED_HEIGHT, **UNLIMITED_FILL},
-                                   per_block=True),))
+                                   per_block=True),), order=170, walk="blocks")

@@ -55,4 +55,4 @@ BLOCK_SPEC = own_kernel("sbell_spmm", ("sbell",),
                         "of the block's columns for each of the r rows; every block slot read once per tile of "
                         "columns",
                         _expressions, bind, configure, params={**blocks_spmm.PARAMS, "prepared": None}, default=True,
-                        extends=("sbell",), prepare=prepare)
+                        extends=("blocks",), prepare=prepare)

@@ -8,6 +8,7 @@ import numpy as np
 
 from ..launch import ALPHA, X, Y, Launch, beta_arg
 from ..config import row_kernel
+from . import rules as own_rules
 from ..spec import EVERY_PRECISION, Sampled, UNLIMITED_FILL, own_kernel, type_names
 
 #: Threads per row the source is instantiated for (at most 8: a warp step then still reads
@@ -51,7 +52,7 @@ def configure(spec, fmt, p, props, rules) -> dict:
     t = p["threads_per_row"]
     if t is None:
         rows = fmt.nslices * fmt.slice_height  # padded rows: every slice is slice_height rows
-        t = rules.sell_threads(fmt.stored_slots / rows if rows else 0.0)
+        t = own_rules.threads_per_row(fmt.stored_slots / rows if rows else 0.0)
     if isinstance(t, bool) or not isinstance(t, numbers.Integral) or t not in THREADS_PER_ROW:
         raise ValueError(f"sell: threads_per_row must be one of {THREADS_PER_ROW} or None, got {t!r}")
     return {**row_kernel(spec, fmt, p, props, rules), "threads_per_row": int(t)}
@@ -64,4 +65,5 @@ SPEC = own_kernel("sell", ("sell",),
                   profile=tuple(Sampled(f"sell(C={c},t={t})", "rows", format_params={"slice_height": c, **UNLIMITED_FILL},
                                         kernel_params={"threads_per_row": t}, long_rows=t >= 4)
                                 for c in SAMPLED_HEIGHTS for t in THREADS_PER_ROW),
-                  precisions=EVERY_PRECISION, layouts=("short_columns",))
+                  precisions=EVERY_PRECISION, layouts=("short_columns",), order=100,
+                  walk="rows", group_rows=lambda kernel_params, format_params: format_params["slice_height"])

@@ -53,4 +53,4 @@ BLOCK_SPEC = own_kernel("sell_spmm", ("sell",),
                         "a group of 1-32 lanes per permuted row, each lane a strip of up to 8 of the block's "
                         "columns; every slot read once per tile of columns, the row permutation applied to Y",
                         _expressions, bind, configure, params={**BLOCK_PARAMS, "prepared": None}, default=True,
-                        extends=("sell",), prepare=prepare)
+                        extends=("rows",), prepare=prepare)
