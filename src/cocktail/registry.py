@@ -18,13 +18,13 @@ from typing import Callable
 class Registry:
     """The entries that the modules of ``package`` declare as ``attribute``, keyed by ``key(module, entry)``.
 
-    ``first``: module names listed first, in that order (the order of :meth:`names`); the others follow
-    by name.  ``what`` names an entry in the error for an unknown key.
+    ``order(entry)``: the entries' order (that of :meth:`names`), a field each entry declares; ties, and
+    every entry without ``order``, by key.  ``what`` names an entry in the error for an unknown key.
     """
 
     def __init__(self, package: str, attribute: str, what: str, key: Callable[[str, object], str],
-                 first: tuple[str, ...] = ()):
-        self.package, self.attribute, self.what, self.key, self.first = package, attribute, what, key, first
+                 order: Callable[[object], int] | None = None):
+        self.package, self.attribute, self.what, self.key, self.order = package, attribute, what, key, order
         self._entries: dict | None = None
 
     def _load(self) -> dict:
@@ -32,11 +32,12 @@ class Registry:
             entries = {}
             path = importlib.import_module(self.package).__path__
             found = {m.name for m in pkgutil.iter_modules(path) if not m.name.startswith("_")}
-            for name in [n for n in self.first if n in found] + sorted(found - set(self.first)):
+            for name in sorted(found):
                 entry = getattr(importlib.import_module(f"{self.package}.{name}"), self.attribute, None)
                 if entry is not None:
                     entries[self.key(name, entry)] = entry
-            self._entries = entries
+            rank = self.order or (lambda entry: 0)
+            self._entries = dict(sorted(entries.items(), key=lambda item: (rank(item[1]), item[0])))
         return self._entries
 
     def add(self, entry, module: str = ""):

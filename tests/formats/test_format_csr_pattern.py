@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -13,7 +15,7 @@ from cocktail.errors import FormatValuesError
 from cocktail.reference.entries import entries_of
 from cocktail.formats import CSR, get
 from cocktail.formats.csr_pattern import PatternCSR, one_value
-from cocktail.tuning.kernel_rules import choose_kernel, csr_kernel
+from cocktail.tuning.kernel_rules import choose_kernel, default_kernel
 from oracle import assert_csr_identical, assert_product_close, random_operand
 from test_planner import csr_of, plan_of
 
@@ -78,8 +80,8 @@ def test_an_empty_matrix_keeps_a_zero():
 
 def test_its_kernel_rule_never_picks_a_kernel_that_reads_values():
     long_rows = np.r_[np.full(999, 2), 50_000]
-    assert csr_kernel(long_rows) == "csr_merge"
-    assert csr_kernel(long_rows, merge=False) == "csr_stream"
+    for fmt, name in (("csr", "csr_merge"), ("csr_pattern", "csr_stream"), ("csr_vi", "csr_stream")):
+        assert default_kernel(SimpleNamespace(name=fmt, row_lengths=lambda: long_rows)).name == name
     P = PatternCSR.from_csr(csr_of(graph()))
     name = choose_kernel(P)
     from cocktail import kernels

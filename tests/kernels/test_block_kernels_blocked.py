@@ -42,7 +42,7 @@ def test_the_block_kernel_is_found_by_format_and_spmv_kernel(fmt):
     block = BLOCK_KERNELS[fmt]
     assert kernels.block_for(fmt, kernels.get(fmt)).name == block
     spec = kernels.get_block(block)
-    assert spec.formats == (fmt,) and spec.default_for == (fmt,) and spec.extends == (fmt,)
+    assert spec.formats == (fmt,) and spec.default_for == (fmt,) and spec.extends == ("blocks",)
     assert spec.source == block and spec.deterministic and not spec.profile
     more = {"prepared": None} if fmt == "sbell" else {}
     assert spec.defaults == {"operands": None, "lanes": None, "columns_per_lane": None, **more, "ldg": True,

@@ -30,7 +30,7 @@ from zoo import ZOO
 #: Format -> (its SpMV kernel, the block kernel extending it).
 BLOCK_KERNELS = {"ell": ("ell", "ell_spmm"), "sell": ("sell", "sell_spmm"), "dia": ("dia", "dia_spmm"),
                  "dia_vi": ("dia_vi", "dia_vi_spmm"), "bdia": ("bdia", "bdia_spmm")}
-#: Block kernel -> the other SpMV kernels of its format it extends too.
+#: Block kernel -> the other SpMV kernels of its format it extends too (of the same walk).
 ALSO_EXTENDS = {"bdia_spmm": ("bdia_direct",)}
 #: The block kernels with vector strips (16-byte loads of adjacent columns), and those with a ``prepare``.
 VECTOR = ("dia_spmm", "dia_vi_spmm", "bdia_spmm")
@@ -52,7 +52,7 @@ def test_the_block_kernel_is_found_by_format_and_spmv_kernel(fmt):
     assert kernels.block_for(fmt, kernels.get(spmv)).name == block
     spec = kernels.get_block(block)
     extends = (spmv, *ALSO_EXTENDS.get(block, ()))
-    assert spec.formats == (fmt,) and spec.default_for == (fmt,) and spec.extends == extends
+    assert spec.formats == (fmt,) and spec.default_for == (fmt,) and spec.extends == (kernels.get(spmv).walk,)
     assert all(kernels.block_for(fmt, kernels.get(s)).name == block for s in extends)
     assert spec.source == block and spec.deterministic and not spec.profile
     assert (spec.prepare is not None) == (block in PREPARED)

@@ -20,6 +20,7 @@ from cocktail.formats.bdia import BDIA, band_diagonal_offsets
 from cocktail.formats.csr import CSR
 from cocktail.kernels import bdia, get
 from cocktail.kernels.device import grid_for
+from cocktail.kernels.bdia import rules as bdia_rules
 from cocktail.tuning import kernel_rules as rules
 from cocktail.tuning import launch_rules
 from oracle import fake_props
@@ -75,13 +76,13 @@ def test_widest_band_and_shared_bytes():
 
 
 def test_piece_width_rule():
-    budget = rules.BDIA_SHARED_BUDGET
-    assert rules.bdia_piece_width(3, 256, 8) == 3
-    assert rules.bdia_piece_width(0, 256, 8) == 1  # no bands: any positive width
-    assert rules.bdia_piece_width(10 ** 6, 256, 8) == budget // 8 - 255
-    assert rules.bdia_piece_width(10 ** 6, 256, 4) == budget // 4 - 255
-    assert bdia.shared_bytes(256, rules.bdia_piece_width(10 ** 6, 256, 8), 8) <= budget
-    assert rules.bdia_piece_width(10 ** 6, 1024, 16) == 1  # the slice of x alone fills the budget
+    budget = bdia_rules.BDIA_SHARED_BUDGET
+    assert bdia_rules.piece_width(3, 256, 8) == 3
+    assert bdia_rules.piece_width(0, 256, 8) == 1  # no bands: any positive width
+    assert bdia_rules.piece_width(10 ** 6, 256, 8) == budget // 8 - 255
+    assert bdia_rules.piece_width(10 ** 6, 256, 4) == budget // 4 - 255
+    assert bdia.shared_bytes(256, bdia_rules.piece_width(10 ** 6, 256, 8), 8) <= budget
+    assert bdia_rules.piece_width(10 ** 6, 1024, 16) == 1  # the slice of x alone fills the budget
 
 
 def _config(name, fmt, params=None, props=None):
@@ -94,7 +95,7 @@ def test_piece_width_default_is_the_widest_band():
     assert config == {"ldg": True, "block_threads": rules.BLOCK_THREADS, "piece_width": 5}
     assert _config("bdia", _bdia(sp.csr_array((6, 9))))["piece_width"] == 1  # no bands at all
     wide = _bdia(_banded(3000, 3000, range(-1000, 1000)))  # one band wider than the budget allows
-    assert _config("bdia", wide)["piece_width"] == rules.bdia_piece_width(2000, rules.BLOCK_THREADS, 8) < 2000
+    assert _config("bdia", wide)["piece_width"] == bdia_rules.piece_width(2000, rules.BLOCK_THREADS, 8) < 2000
 
 
 def test_piece_width_explicit_and_refused():

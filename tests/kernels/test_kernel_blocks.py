@@ -11,6 +11,7 @@ from kernel_configs import KERNEL_CONFIGS
 
 from cocktail import SparseMatrix
 from cocktail.kernels import bcsr, blocks, get
+from cocktail.kernels.bcsr import rules as bcsr_rules
 from cocktail.tuning import kernel_rules as rules
 from cocktail.tuning import launch_rules
 from oracle import fake_props
@@ -74,7 +75,7 @@ def test_row_kernel_parameters(name):
 @pytest.mark.parametrize("mean,threads", [(0.0, 2), (1.0, 2), (2.0, 2), (2.5, 4), (9.0, 16), (16.0, 16),
                                           (17.0, 32), (500.0, 32)])
 def test_bcsr_threads_rule(mean, threads):
-    assert rules.bcsr_threads(mean) == threads
+    assert bcsr_rules.threads_per_superrow(mean) == threads
 
 
 def test_bcsr_threads_from_blocks_per_superrow():
@@ -83,9 +84,9 @@ def test_bcsr_threads_from_blocks_per_superrow():
     storage = _storage("bcsr", S, block=(1, 4))
     mean = storage.nblocks / (storage.row_ptr.shape[0] - 1)
     assert 2 < mean <= 4
-    assert _configure("bcsr", storage)["threads_per_superrow"] == rules.bcsr_threads(mean) == 4
+    assert _configure("bcsr", storage)["threads_per_superrow"] == bcsr_rules.threads_per_superrow(mean) == 4
     empty = _storage("bcsr", sp.csr_array((7, 5)), block=(2, 2))
-    assert _configure("bcsr", empty)["threads_per_superrow"] == rules.BCSR_MIN_THREADS
+    assert _configure("bcsr", empty)["threads_per_superrow"] == bcsr_rules.BCSR_MIN_THREADS
 
 
 @pytest.mark.parametrize("given", [1, 2, 4, 8, 16, 32, np.int64(8)])

@@ -12,6 +12,8 @@ import pytest
 
 from cocktail.formats.csr import CSR
 from cocktail.kernels import csr_merge, csr_vector, get
+from cocktail.kernels.csr_merge import rules as csr_merge_rules
+from cocktail.kernels.csr_vector import rules as csr_vector_rules
 from cocktail.tuning import kernel_rules as rules
 from cocktail.tuning import launch_rules
 from oracle import fake_props
@@ -53,7 +55,7 @@ def _config(name, lengths, params=None):
 
 
 def test_threads_per_row_rule():
-    assert _config("csr_vector", [3, 2, 4, 3])["threads_per_row"] == rules.csr_vector_threads(3.0) == 4
+    assert _config("csr_vector", [3, 2, 4, 3])["threads_per_row"] == csr_vector_rules.threads_per_row(3.0) == 4
     assert _config("csr_vector", [40] * 3)["threads_per_row"] == 32
     assert _config("csr_vector", [0, 0])["threads_per_row"] == 2
     assert _config("csr_vector", [])["threads_per_row"] == 2
@@ -93,7 +95,7 @@ def test_flags_are_booleans():
 
 
 def test_items_per_thread():
-    assert _config("csr_merge", [3])["items_per_thread"] == rules.MERGE_ITEMS_PER_THREAD
+    assert _config("csr_merge", [3])["items_per_thread"] == csr_merge_rules.MERGE_ITEMS_PER_THREAD
     assert _config("csr_merge", [3], {"items_per_thread": 13})["items_per_thread"] == 13
     for bad in (0, -2, 2.5, True):
         with pytest.raises(ValueError, match="items_per_thread"):

@@ -26,7 +26,7 @@ from cocktail import formats
 from cocktail.formats.csr import CSR
 from cocktail.kernels import csr_scalar, csr_stream, csr_vector, source
 from cocktail.kernels.spec import CSR_VALUES, CODED_VALUES, ONE_VALUE, csr_columns, csr_values
-from cocktail.tuning.kernel_rules import csr_stream_shape
+from cocktail.kernels.csr_stream.rules import partition_shape as csr_stream_shape
 
 # the exhaustive tier (pytest --exhaustive): every host emulation compiles its kernels with g++
 pytestmark = [pytest.mark.skipif(shutil.which("g++") is None, reason="no g++"), pytest.mark.exhaustive]

@@ -12,7 +12,7 @@ import pytest
 import scipy.sparse as sp
 
 from cocktail.kernels.csr_stream import partition
-from cocktail.tuning.kernel_rules import csr_stream_shape
+from cocktail.kernels.csr_stream import rules as stream_rules
 from oracle import fake_props
 
 
@@ -76,7 +76,7 @@ def test_partition_replays_to_the_product(kind, items_per_lane):
     rng = np.random.default_rng(7)
     S = _matrix(kind, rng)
     capacity = 32 * items_per_lane
-    own_row, rows_per_item = csr_stream_shape(items_per_lane)
+    own_row, rows_per_item = stream_rules.partition_shape(items_per_lane)
     indptr = S.indptr.astype(np.int32)
     item_row, item_nz = partition(indptr, capacity, own_row, rows_per_item)
     assert item_row.dtype == indptr.dtype and item_nz.dtype == indptr.dtype
@@ -94,12 +94,11 @@ def test_runs_fill_most_of_an_item_on_short_rows():
     m = 20000
     lengths = rng.integers(5, 15, m)
     indptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
-    own_row, rows_per_item = csr_stream_shape(8)
+    own_row, rows_per_item = stream_rules.partition_shape(8)
     item_row, item_nz = partition(indptr, 256, own_row, rows_per_item)
     fill = indptr[-1] / (256 * (item_row.shape[0] - 1))
-    from cocktail.tuning.kernel_rules import STREAM_OWN_ROW_SHARE
 
-    assert fill > 0.85 * (1 - STREAM_OWN_ROW_SHARE)  # runs start every (1 - share) of an item
+    assert fill > 0.85 * (1 - stream_rules.STREAM_OWN_ROW_SHARE)  # runs start every (1 - share) of an item
 
 
 def _storage():
@@ -116,8 +115,8 @@ def test_configuration_resolves_the_rule_and_checks_each_parameter():
 
     spec = get("csr_stream")
     config = launch.configure(spec, _storage(), {}, fake_props())
-    assert config["items_per_lane"] == rules.STREAM_ITEMS_PER_LANE and config["stream"] is True
-    assert (config["own_row"], config["rows_per_item"]) == rules.csr_stream_shape(rules.STREAM_ITEMS_PER_LANE)
+    assert config["items_per_lane"] == stream_rules.STREAM_ITEMS_PER_LANE and config["stream"] is True
+    assert (config["own_row"], config["rows_per_item"]) == stream_rules.partition_shape(stream_rules.STREAM_ITEMS_PER_LANE)
     with pytest.raises(ValueError, match="items_per_lane must be one of"):
         launch.configure(spec, _storage(), {"items_per_lane": 3}, fake_props())
     with pytest.raises(ValueError, match="stream must be True or False"):
@@ -128,6 +127,6 @@ def test_configuration_resolves_the_rule_and_checks_each_parameter():
     wide = _storage().astype("complex128")
     config = launch.configure(spec, wide, {"items_per_lane": 16}, fake_props(shared=49152))
     assert config["block_threads"] * 16 * 16 <= 49152 and config["block_threads"] % 32 == 0
-    assert config["block_threads"] == rules.staged_block_threads(rules.BLOCK_THREADS, 16 * 16, 49152)
+    assert config["block_threads"] == stream_rules.staged_block_threads(rules.BLOCK_THREADS, 16 * 16, 49152)
     # precision x index x items x stream x (three value modes with full columns, two with short ones)
     assert len(spec.all_expressions()) == len(spec.precisions) * 2 * 3 * 2 * 5

@@ -20,6 +20,7 @@ from cocktail.formats.csr import CSR
 from cocktail.formats.dia_vi import DIAVI
 from cocktail.kernels import dia_vi, get
 from cocktail.kernels.device import grid_for
+from cocktail.kernels.dia_vi import rules as dia_vi_rules
 from cocktail.tuning import kernel_rules as rules
 from cocktail.tuning import launch_rules
 from oracle import few_values
@@ -66,8 +67,8 @@ def test_default_kernel():
 
 
 def test_rows_per_thread_rule():
-    assert rules.dia_vi_rows_per_thread(lambda rows: True) == rules.DIA_VI_ROWS_PER_THREAD == 4
-    assert rules.dia_vi_rows_per_thread(lambda rows: False) == 1
+    assert dia_vi_rules.rows_per_thread(lambda rows: True) == dia_vi_rules.DIA_VI_ROWS_PER_THREAD == 4
+    assert dia_vi_rules.rows_per_thread(lambda rows: False) == 1
     assert _config(_dia_vi(_banded(50, 50, [-1, 0, 1]))) == {"ldg": True, "block_threads": rules.BLOCK_THREADS,
                                                              "rows_per_thread": 4}  # stride 64
     assert _config(_dia_vi(_banded(33, 33, [0]), align=1))["rows_per_thread"] == 1  # stride 33

@@ -15,6 +15,7 @@ from cocktail import reference
 from cocktail.formats.csr import CSR
 from cocktail.formats.sell import SELL
 from cocktail.kernels import get, sell
+from cocktail.kernels.sell import rules as sell_rules
 from cocktail.tuning import kernel_rules as rules
 from cocktail.tuning import launch_rules
 from oracle import fake_props
@@ -64,16 +65,16 @@ def test_sell_is_the_default_kernel_of_the_format():
 @pytest.mark.parametrize("mean,t", [(0.0, 1), (1.0, 1), (8.0, 1), (8.5, 2), (16.0, 2), (16.5, 4), (32.0, 4),
                                     (33.0, 8), (64.0, 8), (1e6, 8)])
 def test_threads_per_row_rule(mean, t):
-    assert rules.sell_threads(mean) == t
+    assert sell_rules.threads_per_row(mean) == t
 
 
 def test_rule_reads_the_mean_slice_width():
     # slice_height 4: slices 20 and 0 wide (80 slots over 8 padded rows: 10 per row)
     fmt = _sell([20, 1, 1, 1, 0, 0, 0, 0], slice_height=4)
     assert [int(w) for w in fmt.slice_width] == [20, 0]
-    assert _config(fmt)["threads_per_row"] == rules.sell_threads(10.0) == 2
+    assert _config(fmt)["threads_per_row"] == sell_rules.threads_per_row(10.0) == 2
     # the missing rows of a partial last slice count as padded rows: 3 rows, one slice of 32
-    assert _config(_sell([30, 30, 30]))["threads_per_row"] == rules.sell_threads(30 * 32 / 32) == 4
+    assert _config(_sell([30, 30, 30]))["threads_per_row"] == sell_rules.threads_per_row(30 * 32 / 32) == 4
     assert _config(_sell([40, 40], n=50, slice_height=2))["threads_per_row"] == 8
     assert _config(_sell([0, 0, 0]))["threads_per_row"] == 1
     assert _config(SELL.from_csr(_csr([])))["threads_per_row"] == 1

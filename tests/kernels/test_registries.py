@@ -22,19 +22,24 @@ def test_a_kernel_spec_without_a_configuration_is_refused_by_name():
         KernelSpec(name="throwaway", formats=("csr",), expressions=lambda v, i: [], bind=lambda *a: [])
 
 
-def test_every_format_but_the_csr_ones_has_exactly_one_default_kernel():
-    claimed = [(fmt, name) for name in kernels.names() for fmt in kernels.get(name).default_for]
+def test_every_format_has_exactly_one_default_kernel_without_a_row_rule():
+    claimed = [(fmt, name) for name in kernels.names() for fmt in kernels.get(name).default_for
+               if kernels.get(name).default_when is None]
     fmts = [fmt for fmt, _ in claimed]
     assert len(fmts) == len(set(fmts)), f"a format claimed by two kernels: {claimed}"
-    # the CSR formats' kernel comes from a rule over their row lengths; a Cocktail's parts each have their own
-    assert set(fmts) == set(formats.names()) - {*CSR_FORMATS, "cocktail"}
+    # a Cocktail's parts each have their own kernel
+    assert set(fmts) == set(formats.names()) - {"cocktail"}
+    # the CSR formats' other kernels each have a row rule, and no two of one format the same precedence
+    for fmt in CSR_FORMATS:
+        ruled = [kernels.get(n) for n in kernels.names()
+                 if fmt in kernels.get(n).default_for and kernels.get(n).default_when is not None]
+        assert ruled and len({s.precedence for s in ruled}) == len(ruled)
     assert kernel_rules.format_kernels()["coo"] == "coo_atomic"
 
 
 def test_the_rule_book_holds_every_rule_a_kernel_asks_for():
-    for name in ("BLOCK_THREADS", "csr_vector_threads", "sell_threads", "bcsr_threads", "coo_omega",
-                 "cores_per_sm", "bdia_piece_width", "csr_stream_shape", "dia_vi_rows_per_thread",
-                 "MERGE_ITEMS_PER_THREAD", "STREAM_ITEMS_PER_LANE", "CUSPARSE_ALG", "coo", "scale_block", "part"):
+    for name in ("BLOCK_THREADS", "spmm_shape", "block_spmm_shape", "spmm_diagonal_rows", "spmm_bucket", "coo_omega",
+                 "cores_per_sm", "CUSPARSE_ALG", "coo", "scale_block", "part"):
         assert hasattr(launch_rules.RULES, name), name
 
 

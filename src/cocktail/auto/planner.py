@@ -59,7 +59,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from .. import formats
+from .. import formats, kernels
 from ..formats.bdia import bands as bdia_bands
 from ..precision import sampled_dtype
 from . import variants as _variants
@@ -663,6 +663,8 @@ def _at(values, at):
 _FLAT_SHAPES: dict = {}
 #: A row-prefix limit no row reaches (none).
 _NO_LIMIT = np.iinfo(np.int64).max
+#: The kinds of :func:`_flat_shape` of the kernels' walks other than ``rows`` (any other walk: ``entries``).
+_WALK_KINDS = {"full_width": "ell", "balanced": "balanced"}
 #: :func:`_flat_shape`'s kinds as the numbers of the vectorised tables (:class:`_Catalog`, :meth:`_Widths.work`).
 _KINDS = {"entries": 0, "balanced": 1, "ell": 2, "padded": 3}
 
@@ -676,23 +678,16 @@ def _lanes_taken() -> tuple:
 
 def _flat_shape(key: str) -> tuple:
     """How :func:`flat_work` counts flat variant ``key``'s slots: ``(kind, group size, lanes)``, ``kind`` one of
-    ``padded`` (rows padded in groups of that size), ``ell``, ``balanced`` (``nnz + m``) or ``entries``."""
+    ``padded`` (rows padded in groups of that size), ``ell``, ``balanced`` (``nnz + m``) or ``entries``, from its
+    kernel's walk (``KernelSpec.walk``)."""
     found = _FLAT_SHAPES.get(key)
     if found is None:
         v = _variants.get(key)
-        lanes = _lanes(v)
-        if v.kernel == "csr_scalar":
-            found = ("padded", 32, 1)
-        elif v.kernel == "csr_vector":
-            found = ("padded", 32 // lanes, lanes)
-        elif v.kernel == "sell":
-            found = ("padded", v.format_params["slice_height"], lanes)
-        elif v.kernel == "ell":
-            found = ("ell", 0, lanes)
-        elif v.kernel in ("csr_merge", "csr_stream", "cusparse_csr"):
-            found = ("balanced", 0, lanes)
+        spec, lanes = kernels.get(v.kernel), _lanes(v)
+        if spec.walk == "rows":
+            found = ("padded", spec.group_rows(v.kernel_params, v.format_params), lanes)
         else:
-            found = ("entries", 0, lanes)
+            found = (_WALK_KINDS.get(spec.walk, "entries"), 0, lanes)
         _FLAT_SHAPES[key] = found
     return found
 
@@ -712,15 +707,12 @@ def flat_work(v, groups, nnz: int, m: int, skip: int = 0, limit: int | None = No
     if limit is not None:
         widest = min(widest, limit)
     tail = lanes * -(-widest // lanes)
-    if v.kernel == "csr_scalar":
-        return groups[32].padded_slots(1, limit, skip), tail
-    if v.kernel == "csr_vector":  # a warp covers 32 / lanes rows
-        return groups[32 // lanes].padded_slots(lanes, limit, skip), tail
-    if v.kernel == "sell":
-        return groups[v.format_params["slice_height"]].padded_slots(lanes, limit, skip), tail
-    if v.kernel == "ell":
+    kind, group, _ = _flat_shape(v.key)
+    if kind == "padded":  # a group of rows padded to its longest: a warp covers 32 / lanes rows of csr_vector
+        return groups[group].padded_slots(lanes, limit, skip), tail
+    if kind == "ell":
         return m * widest, 0
-    if v.kernel in ("csr_merge", "csr_stream", "cusparse_csr"):  # balanced over rows and nonzeros
+    if kind == "balanced":  # balanced over rows and nonzeros
         return nnz + m, 0
     return nnz, 0  # COO
 

@@ -11,10 +11,9 @@ from .base import SparseFormat
 from .coo import COO
 from .csr import CSR
 
-#: Every module of this package that declares a ``FORMAT``; general formats first, then the padded ones.
-_REGISTRY = Registry(__name__, "FORMAT", "format", lambda module, cls: cls.name,
-                     first=("csr", "csr_pattern", "csr_vi", "coo", "dia", "dia_vi", "bdia", "ell", "sell", "hyb", "pkt", "bcsr", "bell", "sbell",
-                            "cocktail"))
+#: Every module of this package that declares a ``FORMAT``, in the order of their classes' ``order`` (general
+#: formats first, then the padded ones).
+_REGISTRY = Registry(__name__, "FORMAT", "format", lambda module, cls: cls.name, order=lambda cls: cls.order)
 
 
 def register(cls: type[SparseFormat]) -> type[SparseFormat]:

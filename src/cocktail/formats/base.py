@@ -30,6 +30,9 @@ class SparseFormat:
     """
 
     name: ClassVar[str] = ""
+    #: Place in the registry's order (general formats first, then the padded ones); colour of its lines in plots.
+    order: ClassVar[int] = 1000
+    colour: ClassVar[str] = ""
     array_fields: ClassVar[tuple[str, ...]] = ()
     part_fields: ClassVar[tuple[str, ...]] = ()
     #: Arrays kept for ``to_csr`` alone (explicit zeros, sizes the kernels recompute): no

@@ -27,6 +27,8 @@ class BCSR(block_grid.BlockedFormat):
     """
 
     name = "bcsr"
+    order = 120
+    colour = "#546e7a"
     summary = "Entries in small dense blocks (several unknowns per mesh node): one index per block."
     traffic = ("the block-row pointers, one column index per block, every value slot of each block "
                "(fill included), one x segment per block (reused by its rows) and one write of y")

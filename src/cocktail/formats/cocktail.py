@@ -186,6 +186,8 @@ class Cocktail(SparseFormat):
     """A sum of parts, each a format holding a disjoint share of the entries (see the module docstring)."""
 
     name = "cocktail"
+    order = 150
+    colour = "#795548"
     summary = "Mixed structure: format='auto' splits it into parts, each in its best format."
     traffic = "the sum of its parts' bytes, plus one read of y for every part after the first"
     unset_words = {"parts": "from the planner"}

@@ -11,6 +11,8 @@ class COO(SparseFormat):
     """Row-sorted coordinate storage: ``row``, ``col``, ``data`` (one triple per stored entry)."""
 
     name = "coo"
+    order = 40
+    colour = "#9e9d24"
     summary = "Very uneven rows (a few huge ones): the work is split evenly by entry, not by row."
     traffic = "each entry's value, row and column index, one read of x per entry and one write of y"
     array_fields = ("row", "col", "data")

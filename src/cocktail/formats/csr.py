@@ -90,6 +90,8 @@ class CSR(SparseFormat):
     """Compressed sparse row storage: ``data``, ``indices``, ``indptr`` (Bell & Garland §3.4)."""
 
     name = "csr"
+    order = 10
+    colour = "#2ca02c"
     summary = "The safe default: any matrix, best when row lengths vary with no pattern to exploit."
     traffic = ("the row pointers, each entry's value and column index, one read of x per entry and "
                "one write of y")

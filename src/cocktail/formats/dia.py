@@ -181,6 +181,8 @@ class DIA(SparseFormat):
     """
 
     name = "dia"
+    order = 50
+    colour = "#6a1b9a"
     summary = "A few full diagonals, as in stencils and banded matrices: no column indices at all."
     traffic = ("the diagonal offsets, every slot of each stored diagonal that lies inside the matrix "
                "(zero fill included) with one read of x each, and one write of y")

@@ -64,6 +64,8 @@ class ELL(SparseFormat):
     """ELLPACK storage: ``col`` and ``data`` of shape ``(width, stride)`` (see the module docstring)."""
 
     name = "ell"
+    order = 80
+    colour = "#b8860b"
     summary = "Rows of nearly equal length: fixed-width rows give perfectly regular memory access."
     traffic = ("every slot of the real rows (value and column index, padding included), one read of x"
                " per entry and one write of y")

@@ -22,6 +22,8 @@ class HYB(SparseFormat):
     """Hybrid ELL + COO: parts ``ell`` (an :class:`ELL` of width K) and ``coo`` (row-sorted)."""
 
     name = "hyb"
+    order = 100
+    colour = "#8d6e63"
     summary = "Mostly even rows with a few long ones: ell holds the usual width, coo the overflow."
     traffic = ("the ell part's bytes plus the coo part's, which reads and writes again only the rows "
                "it adds into")

@@ -96,6 +96,8 @@ class SELL(SparseFormat):
     """Sliced ELL: ``slice_ptr``, ``slice_width``, ``col``, ``data``, ``perm`` (see the module docstring)."""
 
     name = "sell"
+    order = 90
+    colour = "#daa520"
     summary = "Rows of similar length within each slice of rows, where ell would pad too much."
     traffic = ("the slice pointers, every slot of the real rows (value and column index, padding "
                "included), the row permutation, one read of x per entry and one write of y")

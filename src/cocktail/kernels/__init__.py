@@ -14,12 +14,9 @@ from ..registry import Registry
 from . import helper_launch  # noqa: F401  (provides the formats' device builds)
 from .spec import KernelSpec, value_type_name
 
-#: Every module of this package that declares a ``SPEC``; these first, in this order (the device profile's
-#: order of variants: flat, diagonal, block), then any other by name.
-_REGISTRY = Registry(__name__, "SPEC", "kernel", lambda module, spec: spec.name,
-                     first=("csr_scalar", "csr_vector", "csr_merge", "csr_stream", "coo_atomic", "coo_segmented",
-                            "ell", "cusparse_csr", "cusparse_coo", "sell", "dia", "bdia", "bdia_direct", "dia_vi",
-                            "bcsr", "bell", "sbell", "hyb", "pkt"))
+#: Every module of this package that declares a ``SPEC`` (a kernel's folder), in the order of their ``order``
+#: fields (the device profile's order of variants: flat, diagonal, block, composed).
+_REGISTRY = Registry(__name__, "SPEC", "kernel", lambda module, spec: spec.name, order=lambda spec: spec.order)
 
 
 #: Block kernels (``BLOCK_SPEC``): a product of the matrix and a block of k vectors, bound for one k.
@@ -55,15 +52,15 @@ def block_for(format_name: str, spec: KernelSpec) -> KernelSpec | None:
     """The block kernel of matrices stored in ``format_name`` (its ``default_for``) that extends the SpMV
     kernel ``spec``, or None: a block is then multiplied one column at a time."""
     return next((get_block(n) for n in block_names()
-                 if format_name in get_block(n).default_for and spec.name in get_block(n).extends), None)
+                 if format_name in get_block(n).default_for and get_block(n).extends_product(format_name, spec)), None)
 
 
 def blocks_for(format_name: str, spec: KernelSpec) -> list[KernelSpec]:
     """Every block kernel that extends the SpMV kernel ``spec`` on matrices stored in ``format_name``: first
     :func:`block_for`'s (the rule's choice), then the others (a vendor's, timed by a planned matrix)."""
     first = block_for(format_name, spec)
-    others = [get_block(n) for n in block_names() if format_name in get_block(n).formats
-              and spec.name in get_block(n).extends and get_block(n) is not first]
+    others = [get_block(n) for n in block_names()
+              if get_block(n).extends_product(format_name, spec) and get_block(n) is not first]
     return ([first] if first is not None else []) + others
 
 

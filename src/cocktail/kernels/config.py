@@ -1,6 +1,6 @@
-"""Checks shared by the kernels' ``configure`` functions: each kernel module declares how its launch is
-configured (``KernelSpec.configure``), and the values it may choose come from the tuning layer's rules,
-passed in (``rules``: :data:`cocktail.tuning.launch_rules.RULES`), so that no kernel imports a rule."""
+"""Checks shared by the kernels' ``configure`` functions: each kernel declares how its launch is configured
+(``KernelSpec.configure``); the values it may choose come from its own rules (``kernels/<name>/rules.py``) and from
+the rules several kernels share, passed in (``rules``: :data:`cocktail.tuning.launch_rules.RULES`)."""
 
 from __future__ import annotations
 
@@ -42,3 +42,12 @@ def row_kernel(spec, fmt, p, props, rules) -> dict:
     """``ldg`` and ``block_threads`` (the configuration of a kernel with no other parameter)."""
     return {"ldg": flag(spec.name, "ldg", p["ldg"]),
             "block_threads": block_threads(spec.name, p["block_threads"], props, rules.BLOCK_THREADS)}
+
+
+def power_of_two_covering(value: float, low: int, high: int) -> int:
+    """The smallest power of two >= ``value``, within [``low``, ``high``] (both powers of two): a kernel rule's
+    lanes per row for a mean row length."""
+    t = low
+    while t < value and t < high:
+        t *= 2
+    return t

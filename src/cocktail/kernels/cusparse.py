@@ -325,9 +325,9 @@ def configure(spec, fmt, p, props, rules) -> dict:
     return {"alg": int(alg), "scale_block": rules.scale_block(props)}
 
 
-def spec(storage: str, launches: int = 1):
+def spec(storage: str, launches: int = 1, **more):
     """The :class:`~cocktail.kernels.spec.KernelSpec` of ``cusparse_<storage>`` (``csr`` or ``coo``);
-    ``launches``: kernel launches per product, as the profile counts them."""
+    ``launches``: kernel launches per product, as the profile counts them; ``more``: any other field."""
     from .spec import KernelSpec, Sampled
 
     def bind(fmt, config: dict, props, accumulate: bool = False) -> list:
@@ -352,4 +352,5 @@ def spec(storage: str, launches: int = 1):
                               launches=launches) for a in ALGS),
         description=f"cuSPARSE's cusparseSpMV on the {upper} arrays (alg 1: {upper}_ALG1; alg 2: {upper}_ALG2, "
                     "bit-wise deterministic)",
+        **more,
     )

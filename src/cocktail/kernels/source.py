@@ -15,8 +15,11 @@ BASE_OPTIONS = ("-std=c++17",)
 
 
 def read(filename: str) -> str:
-    """Text of a file shipped in ``cocktail/kernels``."""
-    return resources.files(__package__).joinpath(filename).read_text()
+    """Text of a kernel source shipped in ``cocktail/kernels``: a kernel's own ``<name>.cu`` in its folder
+    ``kernels/<name>/``, a shared header or a helper kernel beside this module."""
+    here = resources.files(__package__)
+    own = here.joinpath(filename.rsplit(".", 1)[0], filename)
+    return (own if own.is_file() else here.joinpath(filename)).read_text()
 
 
 @functools.lru_cache(maxsize=None)

@@ -121,6 +121,23 @@ class Sampled:
     per_block: bool = False
 
 
+@dataclass(frozen=True)
+class RowShape:
+    """What the kernels' default rules (``KernelSpec.default_when``) read of a matrix's row lengths."""
+
+    rows: int
+    longest: int
+    mean: float
+
+    @classmethod
+    def of(cls, row_lengths) -> "RowShape":
+        """The shape of ``row_lengths`` (an array, host or device)."""
+        m = int(row_lengths.shape[0])
+        if m == 0:
+            return cls(0, 0, 0.0)
+        return cls(m, int(row_lengths.max()), float(row_lengths.sum()) / m)
+
+
 #: Format parameters of a padded format's samples: no fill limit (the synthetic patterns are dense).
 UNLIMITED_FILL = MappingProxyType({"max_fill": None})
 
@@ -166,9 +183,26 @@ class KernelSpec:
     available: Callable[[], bool] | None = None
     #: The settings the device profile samples (:class:`Sampled`); none: the planner never weighs it.
     profile: tuple[Sampled, ...] = ()
-    #: A block kernel only: the SpMV kernels whose products it extends to a block of vectors (a matrix
-    #: bound to another kernel, a load-balanced one, keeps multiplying a block one column at a time).
+    #: A block kernel only: the walks (:attr:`walk`) of the SpMV kernels whose products it extends to a block of
+    #: vectors on its formats (a matrix bound to a kernel of another walk keeps multiplying a block one column at a
+    #: time).
     extends: tuple[str, ...] = ()
+    #: How a product walks the matrix, which the planner costs and block kernels extend: ``rows`` (a group of
+    #: lanes per row, the rows of a group padded to its longest: :attr:`group_rows`), ``full_width`` (every row
+    #: as wide as the widest), ``balanced`` (work split over rows and nonzeros alike), ``entries`` (one slot per
+    #: entry), or the format's own unit (``diagonals``, ``bands``, ``blocks``, ``parts``).
+    walk: str = "entries"
+    #: A ``rows`` walk only: ``group_rows(kernel_params, format_params)``, the rows a group pads to its longest.
+    group_rows: Callable[[dict, dict], int] | None = None
+    #: ``default_for``'s formats run this kernel unless the caller names one and a kernel of higher
+    #: :attr:`precedence` is chosen first; ``default_when(rows)``: only where it holds for the matrix's
+    #: :class:`RowShape` (None: always).
+    default_when: Callable[["RowShape"], bool] | None = None
+    precedence: int = 0
+    #: Place in the registry's order (the device profile's order of variants: flat, diagonal, block, composed).
+    order: int = 1000
+    #: Colour of the kernel's lines and bars in plots; "" where the kernel is named like its format (the format's).
+    colour: str = ""
     #: A block kernel only: ``prepare(storage, props, rules)``, the device work its launches need for any block,
     #: made once per matrix, by the executor's ``prepare_blocks`` (``A.prepare_block_products()``) or its
     #: first block product, so that later block products allocate nothing and one run after it can be
@@ -241,6 +275,10 @@ class KernelSpec:
             raise TypeError(f"kernel {self.name!r} has no parameter {', '.join(map(repr, sorted(unknown)))}; "
                             f"its parameters are: {known}")
         return {**self.defaults, **given}
+
+    def extends_product(self, format_name: str, spec: "KernelSpec") -> bool:
+        """A block kernel only: whether it extends the SpMV kernel ``spec`` on matrices stored in ``format_name``."""
+        return format_name in self.formats and format_name in spec.formats and spec.walk in self.extends
 
 
 #: The parameters of every kernel of our own that launches with a block of threads: whether ``x`` is

@@ -1,5 +1,7 @@
-"""Tuning rules: every threshold that picks a format's parameters, a kernel or its launch lives here.
+"""Tuning rules: the thresholds that pick a format's parameters, a kernel or its launch.
 
-Kernels and format builders take the value a rule produced; they hold no thresholds.  The
+The rules several kernels share live here (:mod:`.kernel_rules`, :mod:`.coo`, :mod:`.launch_rules`' rule book) with
+the formats' parameter rules; a kernel's own rules and thresholds live in its folder (``kernels/<name>/rules.py``),
+read by its ``configure`` alone.  CUDA sources hold no thresholds: they take the value a rule produced.  The
 thresholds of ``format="auto"``'s planner live with it (:mod:`cocktail.auto.planner`).
 """

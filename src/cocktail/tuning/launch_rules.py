@@ -4,9 +4,9 @@
 the complete configuration a kernel's binder needs: block size, threads per row, items per
 thread, the COO partition, and the configurations of a composed kernel's parts.  Each kernel
 declares how (its ``KernelSpec.configure``, in its own module); the choices come from the rule
-book :data:`RULES` passed to it, the thresholds of :mod:`.kernel_rules` and :mod:`.coo`, so this
-is the only place a block size or a kernel parameter is chosen, and every parameter is validated
-before anything is launched.
+book :data:`RULES` passed to it (the thresholds of :mod:`.kernel_rules` and :mod:`.coo` that several kernels
+share) and the kernel's own rules in its folder (``kernels/<name>/rules.py``); :func:`configure` is the one
+way in, and every parameter is validated before anything is launched.
 """
 
 from __future__ import annotations
@@ -37,19 +37,24 @@ def _part(kernel_name: str, fmt, ldg, props, what: str):
 
 
 class _RuleBook:
-    """What a kernel's ``configure`` may ask of the tuning layer: every public name of :mod:`.kernel_rules`
-    (thresholds and rule functions, read when asked), the COO partition rules (``coo``), the block of the
-    ``scale_y`` pass (``scale_block(props)``) and the configuration of a composed kernel's part
-    (``part(kernel, storage, ldg, props, what)``)."""
+    """What a kernel's ``configure`` may ask of the tuning layer, the rules several kernels share: the block size
+    (``BLOCK_THREADS``), the block products' shapes (``spmm_shape``, ``block_spmm_shape``, ``spmm_diagonal_rows``,
+    ``spmm_bucket``), Flegar & Anzt's oversubscription (``coo_omega``, ``cores_per_sm``) and the COO partition rules
+    (``coo``), cuSPARSE's algorithm (``CUSPARSE_ALG``), the block of the ``scale_y`` pass (``scale_block(props)``)
+    and the configuration of a composed kernel's part (``part(kernel, storage, ldg, props, what)``).  A kernel's
+    own rules and thresholds live in its folder (``kernels/<name>/rules.py``)."""
 
+    BLOCK_THREADS = rules.BLOCK_THREADS
+    CUSPARSE_ALG = rules.CUSPARSE_ALG
+    spmm_shape = staticmethod(rules.spmm_shape)
+    block_spmm_shape = staticmethod(rules.block_spmm_shape)
+    spmm_diagonal_rows = staticmethod(rules.spmm_diagonal_rows)
+    spmm_bucket = staticmethod(rules.spmm_bucket)
+    coo_omega = staticmethod(rules.coo_omega)
+    cores_per_sm = staticmethod(rules.cores_per_sm)
     coo = coo_rules
     scale_block = staticmethod(_scale_block)
     part = staticmethod(_part)
-
-    def __getattr__(self, name: str):
-        if name.startswith("_"):
-            raise AttributeError(name)
-        return getattr(rules, name)
 
 
 RULES = _RuleBook()

@@ -36,16 +36,24 @@ BASELINE_COLOURS = {
     "scipy": "#8c564b",
 }
 
-#: Formats and kernels by family, in legend order: a family shares a hue, its members differ in
-#: shade and (in the profile) line style.
-_KERNEL_FAMILIES = (
-    (("csr", "#2ca02c"), ("csr_scalar", "#1b5e20"), ("csr_vector", "#43a047"), ("csr_merge", "#7cb342"),
-     ("csr_stream", "#00897b")),
-    (("coo", "#9e9d24"), ("coo_segmented", "#827717"), ("coo_atomic", "#c0ca33")),
-    (("dia", "#6a1b9a"), ("dia_vi", "#8e24aa"), ("bdia", "#ba68c8"), ("bdia_direct", "#4a148c")),
-    (("ell", "#b8860b"), ("sell", "#daa520"), ("hyb", "#8d6e63"), ("pkt", "#5d4037")),
-    (("bcsr", "#546e7a"), ("bell", "#90a4ae"), ("sbell", "#37474f"), ("cocktail", "#795548")),
-)
+
+
+def _kernel_families() -> tuple:
+    """Formats and kernels by family, in legend order: each format (its class's ``colour``) followed by the kernels
+    whose first format it is (their spec's ``colour``), in the registries' order.  A family shares a hue; its members
+    differ in shade and (in the profile) line style."""
+    from ... import formats, kernels
+
+    specs = [kernels.get(n) for n in kernels.names()]
+    families = []
+    for name in formats.names():
+        members = [(name, formats.get(name).colour)] + [(s.name, s.colour) for s in specs
+                                                        if s.formats[0] == name and s.colour]
+        families.append(tuple((n, c) for n, c in members if c))
+    return tuple(f for f in families if f)
+
+
+_KERNEL_FAMILIES = _kernel_families()
 KERNEL_COLOURS = {name: c for family in _KERNEL_FAMILIES for name, c in family}
 _DASHES = ("-", "--", ":", "-.", (0, (5, 1, 1, 1)))
 _KERNEL_DASHES = {name: _DASHES[i % len(_DASHES)] for family in _KERNEL_FAMILIES for i, (name, _) in

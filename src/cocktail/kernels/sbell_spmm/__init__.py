@@ -1,0 +1,58 @@
+"""sbell_spmm: SBELL times a block of k vectors, a superrow per group of lanes, each stored block read once per
+tile of columns.
+
+A block kernel (``BLOCK_SPEC``) extending sbell: a group of 1-32 lanes per superrow, each lane holding a strip
+of the tile's columns for each of the block's ``r`` rows (lanes and columns per lane chosen by the rule
+``block_spmm_shape``), so ``A.matmat(X)`` reads the slices once per tile of ``lanes * columns_per_lane``
+columns instead of once per column, with ``X`` and ``Y`` in any memory order.  Instantiations: every block
+shape, columns per lane as :data:`.blocks_spmm.COLUMNS_PER_LANE` allows.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import blocks_spmm
+from ..launch import ALPHA, X, Y, Launch, beta_arg
+from ..spec import own_kernel
+
+#: The (lanes, columns per lane) it takes for a stored matrix: its instantiation grid for the block's rows.
+block_shapes = blocks_spmm.block_shapes
+
+
+def _expressions(v: str, i: str) -> list[str]:
+    return blocks_spmm.expressions("sbell_spmm", v, i)
+
+
+def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
+    """A grid-stride pass over superrows, ``lanes`` lanes each; each reads its slice's slots and stops at padding.
+
+    The kernel reads slice pointers as 64-bit: the prepared ones (:func:`prepare`), else ``slice_ptr`` widened
+    here.
+    """
+    t, block = config["lanes"], config["block_threads"]
+    fn = blocks_spmm.compiled(BLOCK_SPEC, fmt, config["columns_per_lane"], config["ldg"], props.id)
+    slice_ptr = config["prepared"] if config["prepared"] is not None else prepare(fmt)
+    args = (*blocks_spmm.launch_head(fmt, config), np.int64(fmt.slice_height), blocks_spmm.vector_loads(fmt.data),
+            slice_ptr, fmt.col, fmt.data, X, Y, ALPHA, beta_arg(fmt, accumulate))
+    return [Launch.striding(fn, fmt.superrows * t, block, props, args, fmt.dtype)]
+
+
+def prepare(fmt, props=None, rules=None):
+    """The slice pointers as 64-bit, once per matrix (:meth:`~cocktail.SparseMatrix.prepare_block_products` or
+    the first block product): a 32-bit ``slice_ptr`` is widened on the device then, so that binding a block
+    product for new operands does no device work."""
+    return fmt.slice_ptr.astype(np.int64, copy=False)
+
+
+def configure(spec, fmt, p, props, rules) -> dict:
+    """The blocked block kernels' shape, read path and block size, and the prepared slice pointers, passed on."""
+    return {**blocks_spmm.configure(spec, fmt, p, props, rules), "prepared": p["prepared"]}
+
+
+BLOCK_SPEC = own_kernel("sbell_spmm", ("sbell",),
+                        "a group of 1-32 lanes per superrow of r x c blocks in slices, each lane a strip of up to 8 "
+                        "of the block's columns for each of the r rows; every block slot read once per tile of "
+                        "columns",
+                        _expressions, bind, configure, params={**blocks_spmm.PARAMS, "prepared": None}, default=True,
+                        extends=("blocks",), prepare=prepare)
