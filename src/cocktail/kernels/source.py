@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import functools
 import re
+import sys
 from importlib import resources
+from pathlib import Path
 
 from . import block_build as _block_build, csr_check as _csr_check, diagonal_build as _diagonal_build
 from . import part_split as _part_split, sell_build as _sell_build
@@ -15,11 +17,15 @@ BASE_OPTIONS = ("-std=c++17",)
 
 
 def read(filename: str) -> str:
-    """Text of a kernel source shipped in ``cocktail/kernels``: a kernel's own ``<name>.cu`` in its folder
-    ``kernels/<name>/``, a shared header or a helper kernel beside this module."""
-    here = resources.files(__package__)
-    own = here.joinpath(filename.rsplit(".", 1)[0], filename)
-    return (own if own.is_file() else here.joinpath(filename)).read_text()
+    """Text of a kernel source: a kernel's own ``<name>.cu`` in its folder ``kernels/<name>/``, a shared header or a
+    helper kernel beside this module; a kernel folder on another path of the package (``cocktail.kernels.__path__``:
+    a plug-in's) is searched after the package's own."""
+    bases = [resources.files(__package__), *map(Path, sys.modules[__package__].__path__[1:])]
+    for base in bases:
+        for path in (base.joinpath(filename.rsplit(".", 1)[0], filename), base.joinpath(filename)):
+            if path.is_file():
+                return path.read_text()
+    raise FileNotFoundError(f"no kernel source {filename!r} in {', '.join(map(str, bases))}")
 
 
 @functools.lru_cache(maxsize=None)
