@@ -39,7 +39,7 @@ def _part(kernel_name: str, fmt, ldg, props, what: str):
 class _RuleBook:
     """What a kernel's ``configure`` may ask of the tuning layer, the rules several kernels share: the block size
     (``BLOCK_THREADS``), the block products' shapes (``spmm_shape``, ``block_spmm_shape``, ``spmm_diagonal_rows``,
-    ``spmm_bucket``), Flegar & Anzt's oversubscription (``coo_omega``, ``cores_per_sm``) and the COO partition rules
+    ``spmm_bucket``, ``spmm_min_columns``), Flegar & Anzt's oversubscription (``coo_omega``, ``cores_per_sm``) and the COO partition rules
     (``coo``), cuSPARSE's algorithm (``CUSPARSE_ALG``), the block of the ``scale_y`` pass (``scale_block(props)``)
     and the configuration of a composed kernel's part (``part(kernel, storage, ldg, props, what)``).  A kernel's
     own rules and thresholds live in its folder (``kernels/<name>/rules.py``)."""
@@ -50,6 +50,7 @@ class _RuleBook:
     block_spmm_shape = staticmethod(rules.block_spmm_shape)
     spmm_diagonal_rows = staticmethod(rules.spmm_diagonal_rows)
     spmm_bucket = staticmethod(rules.spmm_bucket)
+    spmm_min_columns = staticmethod(rules.spmm_min_columns)
     coo_omega = staticmethod(rules.coo_omega)
     cores_per_sm = staticmethod(rules.cores_per_sm)
     coo = coo_rules
