@@ -38,8 +38,8 @@ def test_every_format_has_exactly_one_default_kernel_without_a_row_rule():
 
 
 def test_the_rule_book_holds_every_rule_a_kernel_asks_for():
-    for name in ("BLOCK_THREADS", "spmm_shape", "block_spmm_shape", "spmm_diagonal_rows", "spmm_bucket", "spmm_min_columns", "coo_omega",
-                 "cores_per_sm", "CUSPARSE_ALG", "coo", "scale_block", "part"):
+    for name in ("BLOCK_THREADS", "spmm_shape", "block_spmm_shape", "spmm_diagonal_rows", "spmm_bucket",
+                 "spmm_min_columns", "coo_omega", "cores_per_sm", "CUSPARSE_ALG", "coo", "scale_block", "part"):
         assert hasattr(launch_rules.RULES, name), name
 
 

@@ -39,8 +39,8 @@ def _part(kernel_name: str, fmt, ldg, props, what: str):
 class _RuleBook:
     """What a kernel's ``configure`` may ask of the tuning layer, the rules several kernels share: the block size
     (``BLOCK_THREADS``), the block products' shapes (``spmm_shape``, ``block_spmm_shape``, ``spmm_diagonal_rows``,
-    ``spmm_bucket``, ``spmm_min_columns``), Flegar & Anzt's oversubscription (``coo_omega``, ``cores_per_sm``) and the COO partition rules
-    (``coo``), cuSPARSE's algorithm (``CUSPARSE_ALG``), the block of the ``scale_y`` pass (``scale_block(props)``)
+    ``spmm_bucket``, ``spmm_min_columns``), Flegar & Anzt's oversubscription (``coo_omega``, ``cores_per_sm``) and
+    the COO partition rules (``coo``), cuSPARSE's algorithm (``CUSPARSE_ALG``), the block of the ``scale_y`` pass (``scale_block(props)``)
     and the configuration of a composed kernel's part (``part(kernel, storage, ldg, props, what)``).  A kernel's
     own rules and thresholds live in its folder (``kernels/<name>/rules.py``)."""
 
