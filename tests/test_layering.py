@@ -85,7 +85,7 @@ def test_formats_and_reference_do_not_import_tuning():
 
 #: Each package (or module) and the packages above it that it must never import (lowest layers first).
 _MATRIX_AND_UP = ("cocktail.auto", "cocktail.describe", "cocktail.matrix", "cocktail.bound", "cocktail.bench",
-                  "cocktail.cli")
+                  "cocktail.cli", "cocktail.cli_calibrate", "cocktail.cli_describe", "cocktail.cli_inputs")
 #: The measuring helpers above the kernels (they launch the spin kernel, name the device) and below the planner.
 _MEASURING = ("cocktail.timing", "cocktail.provenance")
 ABOVE = {
@@ -113,6 +113,7 @@ ABOVE = {
     "cocktail/matrix_operands.py": _MATRIX_AND_UP,
     "cocktail/matrix_derived.py": _MATRIX_AND_UP,
     "cocktail/matrix_inspection.py": ("cocktail.auto", *_MATRIX_AND_UP[2:]),
+    "cocktail/matrix_products.py": ("cocktail.auto", "cocktail.describe", "cocktail.matrix", *_MATRIX_AND_UP[4:]),
 }
 
 

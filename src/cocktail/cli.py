@@ -8,6 +8,9 @@ import json
 import os
 import sys
 
+from .cli_calibrate import _calibrate
+from .cli_describe import _explain, _formats
+from .cli_inputs import _block_widths, _check_options, _methods, _problems
 from .errors import CocktailError
 
 #: What the exit statuses of ``cocktail bench`` mean (1: the reader of the output left, a broken pipe).
@@ -23,107 +26,6 @@ def _say(text: str) -> None:
     from .bench.output.progress import say
 
     say(text)
-
-
-def _load_matrices(specs):
-    """Problems named on the command line: files (.mtx, .npz), generated names such as laplace7_100, or
-    the overhead section's small matrix."""
-    from pathlib import Path
-
-    from .bench.measuring import overhead
-    from .bench.problems.families import REGULAR
-    from .bench.problems.generators import by_name
-    from .bench.runner import Problem
-    from .io import read_matrix
-
-    out = []
-    for spec in specs:
-        generated = by_name(spec)
-        if spec == overhead.SMALL_NAME:
-            out.append(overhead.small_problem())
-        elif generated is not None:
-            out.append(Problem("generated", spec, "generated Laplacian", generated, REGULAR))
-        else:
-            out.append(Problem("file", Path(spec).name, "file", read_matrix(spec)))
-    return out
-
-
-def _problems(args, on_gpu: bool) -> list:
-    """The command line's matrices and suites; with neither, the default suite (CPU-sized without a GPU)."""
-    from .bench.problems import suites
-    from .bench.runner import Problem
-
-    problems = _load_matrices(args.matrices)
-    chosen = list(args.suite) or ([] if problems else ["default" if on_gpu else "default-cpu"])
-    for name in chosen:
-        problems += [Problem(name, m.name, m.kind, suites.load(m), m.family) for m in suites.get(name)]
-    if args.values != "stored":
-        from .bench.runner import few_values_of, pattern_of
-
-        problems = [(pattern_of if args.values == "pattern" else few_values_of)(p) for p in problems]
-    return problems
-
-
-def _split(text: str) -> list[str]:
-    return [t.strip() for t in text.split(",") if t.strip()]
-
-
-def _methods(args, on_gpu: bool) -> list:
-    """The methods to time, from ``--formats``, ``--all-kernels`` and ``--methods``.
-
-    On the GPU, ``ours`` are the formats' kernels; on the CPU, each format's default CPU executor
-    (labelled by the format); ``reference`` is each format's reference executor on the CPU.
-    """
-    from . import formats, kernels
-    from .bench.measuring import baselines, methods
-
-    if args.formats == "all":
-        names = [f for f in formats.names() if formats.get(f).standalone and (not on_gpu or kernels.for_format(f))]
-    else:
-        names = _split(args.formats)
-    for name in names:
-        formats.get(name)  # an unknown name fails before any work
-    ours = (methods.ours(names, args.all_kernels) if on_gpu else [methods.HostMethod(f) for f in names])
-    auto = methods.AutoMethod(device="cuda" if on_gpu else "cpu")
-    autos = [auto, methods.OWN, methods.MEASURED] if on_gpu else [auto]
-    groups = {"ours": ours, "reference": [methods.ReferenceMethod(f) for f in names], "auto": autos,
-              "cusparse": list(baselines.CUSPARSE), "baselines": list(baselines.BASELINES)}
-    groups["all"] = groups["ours"] + groups["auto"] + groups["baselines"]  # the reference executors when named
-    groups[auto.name] = [auto]
-    groups[methods.MEASURED.name] = [methods.MEASURED]
-    groups[methods.OWN.name] = [methods.OWN]
-    groups[methods.TRANSPOSED.name] = [methods.TRANSPOSED]
-    groups[baselines.CUSPARSE_BEST] = groups["cusparse"]  # derived from the four algorithms
-    chosen = []
-    for name in _split(args.methods):
-        if name.startswith("reference:"):
-            fmt = name.partition(":")[2]
-            formats.get(fmt)
-            chosen.append(methods.ReferenceMethod(fmt))
-        elif name in groups:
-            chosen += groups[name]
-        else:
-            chosen.append(_installed(baselines.get(name)))
-    if not on_gpu:
-        gpu_only = [m.name for m in chosen if m.needs_gpu]
-        if gpu_only and "all" not in _split(args.methods):
-            raise ValueError(f"{', '.join(gpu_only)}: GPU only; on the CPU the methods are the formats' CPU "
-                             f"executors (ours), their reference executors (reference), cocktail-auto and scipy")
-        chosen = [m for m in chosen if not m.needs_gpu]
-    if not chosen:
-        raise ValueError("no method to run: check --formats and --methods")
-    return list(dict.fromkeys(chosen))
-
-
-def _installed(method):
-    """``method``, named alone by ``--methods``: refused before the run where the optional package it needs is
-    missing (a whole run would record only that it did not run)."""
-    import importlib.util
-
-    package = getattr(method, "package", None)
-    if package is not None and importlib.util.find_spec(package[0]) is None:
-        raise ValueError(f"--methods {method.name} needs {package[1]}, which is not installed")
-    return method
 
 
 def _check_outputs(args) -> None:
@@ -183,49 +85,6 @@ def _settings(args, on_gpu: bool):
 
     return Settings(repeat=args.repeat or 100, copy_gbps=copy_bandwidth(), l2_bytes=current().l2_bytes,
                     value_dtype=args.value_dtype)
-
-
-#: The dtypes ``cocktail bench --dtype`` takes (bfloat16 with ml_dtypes).
-BENCH_DTYPES = ("float16", "bfloat16", "float32", "float64", "complex64", "complex128")
-
-
-def _check_options(args) -> list[str]:
-    """``--repeat`` and ``--dtype`` checked before any work; returns the dtypes."""
-    if args.repeat is not None and args.repeat < 1:
-        raise ValueError(f"--repeat must be at least 1, not {args.repeat}")
-    dtypes = _split(args.dtype)
-    if not dtypes:
-        raise ValueError(f"--dtype names no dtype; choose among {', '.join(BENCH_DTYPES)}, comma-separated")
-    for d in dtypes:
-        if d not in BENCH_DTYPES:
-            raise ValueError(f"unknown dtype {d!r}; choose among {', '.join(BENCH_DTYPES)}, comma-separated")
-        if d == "bfloat16":
-            from .precision import dtype_named
-
-            dtype_named(d)  # names the missing ml_dtypes
-    if args.value_dtype is not None:
-        from .precision import dtype_named, stored_dtype
-
-        for d in dtypes:
-            if stored_dtype(dtype_named(d), args.value_dtype) == dtype_named(d):
-                raise ValueError(f"--value-dtype {args.value_dtype} is the matrix dtype {d}: leave it out")
-    return dtypes
-
-
-def _block_widths(text: str) -> list[int]:
-    """``--k``: the block widths to time, 1 (the SpMV) first when given; each a positive integer."""
-    ks = []
-    for part in _split(text):
-        try:
-            k = int(part)
-        except ValueError:
-            raise ValueError(f"--k takes positive integers, comma-separated (1 is the SpMV), got {part!r}") from None
-        if k < 1:
-            raise ValueError(f"--k takes positive integers, comma-separated (1 is the SpMV), got {k}")
-        ks.append(k)
-    if not ks:
-        raise ValueError("--k names no block width; for example --k 1,4,16,64")
-    return sorted(set(ks))
 
 
 def _default_suite_run(args) -> bool:
@@ -431,84 +290,6 @@ def _report(args) -> int:
     return status or wrong_answers.exit_status(records, "report")
 
 
-def _formats(args) -> int:
-    """``cocktail formats [NAME]``: the table of formats, or one format's details."""
-    from . import describe
-
-    print(describe.format_details(args.name) if args.name else describe.formats_table())
-    return 0
-
-
-def _explain(args) -> int:
-    """``cocktail explain FILE``: how SparseMatrix stores one matrix, and why format='auto' picks its plan."""
-    from . import describe
-    from .arrays import cuda_available
-    from .matrix import SparseMatrix
-
-    if args.device == "cuda" and not cuda_available():
-        print("cocktail: error: --device cuda, and CuPy sees no GPU", file=sys.stderr)
-        return 2
-    device = args.device or ("cuda" if cuda_available() else "cpu")
-    preview = device == "cpu" and args.format == "auto"
-    profile = describe.shipped_profile(args.gpu) if preview else None  # an unknown name fails before any work
-    params = _format_params(args.param)
-    S = _load_matrices([args.file])[0].S
-    try:
-        A = SparseMatrix(S, format=args.format, device=device, dtype=args.dtype, **params)
-    except (CocktailError, ValueError) as exc:  # a hint naming SparseMatrix's keywords: name --param instead
-        hint = _explain_hint(str(exc), getattr(exc, "fill", None))
-        if hint == str(exc):
-            raise
-        raise ValueError(hint) from None
-    print(A.explain())
-    if preview:
-        print("\n" + describe.gpu_preview(A.storage.to_csr(), profile))
-    return 0
-
-
-#: SparseMatrix's keywords that ``cocktail explain`` sets from options of its own: ``--param`` refuses them.
-EXPLAIN_OPTIONS = {"format": "--format", "device": "--device", "dtype": "--dtype"}
-
-
-def _format_params(items) -> dict:
-    """``--param KEY=VALUE`` options as SparseMatrix's keywords: a VALUE that reads as a Python literal (``60``,
-    ``2.5``, ``None``, ``True``) is that value, any other is the text itself.  The keys explain sets from its
-    own options (:data:`EXPLAIN_OPTIONS`) are refused, naming the option."""
-    import ast
-
-    params = {}
-    for item in items:
-        key, sep, text = item.partition("=")
-        key, text = key.strip(), text.strip()
-        if not sep or not key.isidentifier():
-            raise ValueError(f"--param takes KEY=VALUE (e.g. --param max_fill=60), got {item!r}")
-        if key in EXPLAIN_OPTIONS:
-            raise ValueError(f"--param {key}=...: {key} is an option of cocktail explain: give "
-                             f"{EXPLAIN_OPTIONS[key]} {text or 'VALUE'} instead")
-        if key == "S":
-            raise ValueError("--param S=...: S is the matrix, which FILE names")
-        try:
-            params[key] = ast.literal_eval(text)
-        except (ValueError, SyntaxError):
-            params[key] = text
-    return params
-
-
-def _explain_hint(message: str, fill=None) -> str:
-    """A format's refusal as ``cocktail explain`` words it: ``pass a larger max_fill=`` (SparseMatrix's keyword)
-    becomes ``--param max_fill=N``, N the fill this matrix needs, rounded up."""
-    import math
-    import re
-
-    def larger(match) -> str:
-        key = match.group(2)
-        value = math.ceil(fill) if key == "max_fill" and fill is not None and math.isfinite(fill) else "N"
-        return f"pass a {match.group(1)} {key}: add --param {key}={value}"
-
-    message = re.sub(r"\bpass a (larger|smaller) (\w+)=", larger, message)
-    return re.sub(r"\bpass (\w+)=", r"pass --param \1=", message)
-
-
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``cocktail`` command."""
     parser = argparse.ArgumentParser(prog="cocktail", description="Sparse matrix-vector products on NVIDIA GPUs.")
@@ -675,97 +456,6 @@ def build_parser() -> argparse.ArgumentParser:
                            "default h100)")
     expl.set_defaults(func=_explain)
     return parser
-
-
-def _calibrate(args) -> int:
-    """``cocktail calibrate``: write this GPU's device profile."""
-    from pathlib import Path
-
-    from .arrays import cuda_available
-    from .auto import calibration
-    from .bench.output.progress import counter
-    from .auto import profile as profiles
-    from .auto import variants
-
-    if not cuda_available():
-        print("cocktail: error: calibrate measures a GPU, and CuPy sees none", file=sys.stderr)
-        return 2
-    if args.spmm or args.formats:
-        return _calibrate_spmm(args)
-    only = variants.parse(args.variants) if args.variants else None  # ValueError names an unknown key
-    if args.check:
-        return _calibrate_check(args, only)
-    if args.merge_into and not only:
-        print("cocktail: error: --merge-into needs --variants (the variants whose samples it replaces)",
-              file=sys.stderr)
-        return 2
-    if args.patterns != "all" and not (args.out or args.merge_into):
-        print("cocktail: error: --patterns own or scattered measures part of a profile: give --merge-into or --out "
-              "(this GPU's profile would hold nothing else)", file=sys.stderr)
-        return 2
-    base = profiles.Profile.load(args.merge_into) if args.merge_into else None
-    out = Path(args.out) if args.out else None
-    if base is not None and out is None:  # the partial run is not this GPU's profile: keep it apart
-        import tempfile
-
-        out = Path(tempfile.mkdtemp(prefix="cocktail-calibrate-")) / "samples.json"
-    with counter("calibrate") as progress:
-        prof = calibration.run("quick" if args.quick else "full", tuple(_split(args.dtype)), only, args.restart,
-                               progress, out, args.patterns)
-    count = sum(len(v) for d in prof.samples.values() for v in d.values())
-    print(f"profile of {prof.device['name']}: {count} samples, launch cost "
-          + ", ".join(f"{dt} {us:.2f} us" for dt, us in prof.launch_us.items()) + f"\nwritten to {prof.source}")
-    if base is not None:
-        profiles.merged(base, prof, only, args.patterns).save(args.merge_into)
-        profiles.forget()
-        print(f"samples of {', '.join(only)} merged into {args.merge_into}")
-    return 0
-
-
-def _calibrate_spmm(args) -> int:
-    """``cocktail calibrate --spmm``: the SpMM samples of this GPU's profile (or of ``--merge-into``'s)."""
-    from .auto import block_calibration
-    from .bench.output.progress import counter
-
-    if not args.spmm or args.check or args.variants or args.out or args.patterns != "all":
-        print("cocktail: error: --formats goes with --spmm, which takes none of --check, --variants, --out, "
-              "--patterns", file=sys.stderr)
-        return 2
-    only = _split(args.formats) if args.formats else None
-    with counter("calibrate --spmm") as progress:
-        section = block_calibration.run("quick" if args.quick else "full", tuple(_split(args.dtype)), only,
-                                        args.restart, progress)
-    prof = block_calibration.merge(section, args.merge_into)
-    count = sum(len(rows) for by_key in section["ratios"].values() for by_layout in by_key.values()
-                for rows in by_layout.values())
-    print(f"SpMM samples of {prof.device['name']}: {count} ratios, transposing copy "
-          + ", ".join(f"{dt} {gbps:.0f} GB/s" for dt, gbps in section["transpose_gbps"].items())
-          + f"\nwritten to {prof.source}")
-    return 0
-
-
-def _calibrate_check(args, only) -> int:
-    """``cocktail calibrate --check``: each variant's prediction error off the calibration grid."""
-    from pathlib import Path
-
-    from .auto import calibration
-    from .bench.output.progress import counter
-    from .auto import profile as profiles
-
-    prof = profiles.Profile.load(args.profile) if args.profile else profiles.for_device(profiles.current_device())
-    if prof is None:
-        print("cocktail: error: no device profile to check; run cocktail calibrate first", file=sys.stderr)
-        return 2
-    with counter("calibrate --check") as progress:
-        rows = calibration.check(prof, "quick" if args.quick else "full", tuple(_split(args.dtype)), only, progress)
-    print(f"prediction error of {prof.source} on {len(rows)} variant and dtype pairs, off the calibration grid "
-          "(|predicted / measured - 1|)")
-    print(f"{'dtype':8} {'variant':24} {'points':>6} {'median':>7} {'worst':>7}  worst at")
-    for r in sorted(rows, key=lambda r: (r.dtype, -r.median_error)):
-        print(f"{r.dtype:8} {r.variant:24} {r.points:6d} {r.median_error:7.1%} {r.worst_error:7.1%}  {r.worst_point}")
-    if args.json:
-        Path(args.json).write_text(json.dumps([r.to_json() for r in rows], indent=1))
-    return 0
 
 
 def main(argv=None) -> int:

@@ -28,8 +28,8 @@ import numpy as np
 from .._cache import write_json
 from . import profile as _profile
 from . import variants as _variants
+from .cost_model import work
 from .features import compute
-from .planner import work
 from ..timing import spin, time_gpu
 
 #: Grid of each mode: rows, entries per row, longer rows for lane-shared variants, largest slot count.
@@ -360,7 +360,7 @@ def _check(prof, mode, dtypes, only, progress) -> list[CheckRow]:
     import cupy
 
     from .. import kernels
-    from .planner import _Costing
+    from .cost_model import _Costing
 
     chosen = [v for v in _variants.VARIANTS if (only is None or v.key in only) and v.kernel in kernels.names()
               and all(prof.has(v.key, dt) for dt in dtypes)]

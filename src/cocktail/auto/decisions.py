@@ -25,7 +25,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from .. import _cache
-from .planner import Plan
+from .candidates import Plan
 
 #: Bumped whenever plans from an older planner must not be reused.
 PLANNER_VERSION = "planner-v4"

@@ -10,7 +10,8 @@ which the profile's adjacent-column samples cannot see.
 :func:`compute` gathers those counts from a canonical :class:`~cocktail.formats.csr.CSR`
 with array operations only (NumPy or CuPy: sorts, ``bincount``, ``cumsum``,
 ``searchsorted``; the only Python loop is over :data:`BLOCK_SIZES`) and returns them as
-host values in a frozen :class:`Features`.
+host values in a frozen :class:`Features` (its records are in :mod:`.feature_records`, the histograms it counts
+in :mod:`.feature_histograms`, the fused device pass's buffer and launcher in :mod:`.feature_launch`).
 
 This module measures; it decides nothing.  The only fixed numbers here are layouts: the
 candidate block sizes and the power-of-two buckets of the histograms
@@ -19,9 +20,7 @@ candidate block sizes and the power-of-two buckets of the histograms
 
 from __future__ import annotations
 
-import functools
 import hashlib
-from dataclasses import dataclass, field
 from types import MappingProxyType
 
 import numpy as np
@@ -29,6 +28,10 @@ import numpy as np
 from ..arrays import bit_keys, get_xp, stable_argsort, to_numpy
 from ..formats.csr_pattern import one_value as holds_one_value
 from ..kernels.sbell import SAMPLED_HEIGHT as SAMPLED_SBELL_HEIGHT
+from .feature_histograms import _LENGTH_BUCKETS, _bucket_counts, _count_into, length_buckets, length_histogram
+from .feature_launch import _CupyLauncher, _Summary, _index_type
+from .feature_records import (DISTINCT_CAP, BlockStats, DiagonalCounts, Features, GroupWidths, TableDiagonals,
+                              _readonly)
 
 #: Candidate block shapes ``(r, c)``: ``r`` rows by ``c`` columns, on the aligned block grid.  The
 #: heights of one width rise, each dividing the next (:func:`compute` leaves out a taller shape by it).
@@ -53,285 +56,11 @@ SECTOR_BYTES = 32
 #: Value sizes :func:`x_scatter` is computed for (float32, float64).
 SCATTER_ITEMSIZES = (4, 8)
 
-#: Distinct values are counted up to this many (one more than a one-byte code addresses); more count as this.
-DISTINCT_CAP = 257
 #: Values in the sample whose distinct values are counted first (a spread of the entries).
 DISTINCT_SAMPLE = 4096
 
 _FINGERPRINT_VERSION = "features-v1"
 _KEY_LIMIT = 1 << 62  # block keys below it, doubled, fit in int64 (an overflow guard)
-
-
-def length_buckets(max_length: int) -> tuple:
-    """Bucket layout of the length histograms: inclusive upper bounds ``(0, 1, 2, 4, 8, ...)``.
-
-    Bucket ``i`` holds the lengths ``L`` with ``edges[i-1] < L <= edges[i]`` (bucket 0 holds
-    length 0): lengths 0, 1, 2, 3-4, 5-8, 9-16, ...  The last edge is the first power of two
-    at least ``max_length`` (``(0,)`` when ``max_length`` is 0).
-    """
-    edges = [0]
-    nxt = 1
-    while edges[-1] < max_length:
-        edges.append(nxt)
-        nxt *= 2
-    return tuple(edges)
-
-
-def _histogram(xp, lengths, edges: tuple) -> tuple:
-    """Counts of ``lengths`` per bucket of ``edges`` (see :func:`length_buckets`), on the host."""
-    return tuple(int(v) for v in to_numpy(_bucket_counts(xp, lengths, edges)))
-
-
-#: Buckets of :func:`length_histogram`'s helper kernel: empty rows, then one per power of two to 2**64.
-_LENGTH_BUCKETS = 66
-
-
-def length_histogram(csr) -> tuple:
-    """The row-length histogram of a canonical CSR, bucket layout :func:`length_buckets` of its longest
-    row: on the GPU one helper kernel over ``indptr`` and one transfer (the longest row is the last
-    bucket counted)."""
-    xp = get_xp(csr.indptr)
-    m = int(csr.shape[0])
-    if xp is np or not m:
-        lengths = csr.row_lengths()
-        return _histogram(xp, lengths, length_buckets(int(lengths.max()) if m else 0))
-    from ..kernels import device, source
-
-    counts = xp.zeros(_LENGTH_BUCKETS, dtype=xp.uint64)
-    props = device.current()
-    index = "int" if csr.indptr.dtype == np.int32 else "long long"
-    fn = source.helper("length_buckets", f"length_buckets<{index}>", props.id)
-    fn((device.grid_for(m, _HISTOGRAM_BLOCK, props, fn),), (_HISTOGRAM_BLOCK,), (csr.indptr, np.int64(m), counts))
-    host = to_numpy(counts)
-    return tuple(int(v) for v in host[:int(np.nonzero(host)[0].max()) + 1])
-
-
-def _bucket_counts(xp, values, edges: tuple):
-    """Counts of ``values`` per bucket of ``edges`` as an int64 array on ``values``' device (no transfer)."""
-    bucket = xp.searchsorted(xp.asarray(edges, dtype=xp.int64), values.astype(xp.int64), side="left")
-    return _clipped_counts(xp, bucket, len(edges) - 1)[:len(edges)]
-
-
-def _readonly(a):
-    a = np.ascontiguousarray(a)
-    a.setflags(write=False)
-    return a
-
-
-@dataclass(frozen=True, eq=False)
-class DiagonalCounts:
-    """Nonzeros on every occupied diagonal (clSpMV §4.2): host arrays sorted by offset.
-
-    ``offsets`` (int64): ``col - row`` of each diagonal holding at least one stored entry;
-    ``counts`` (int64): its stored entries (explicit zeros count).  ``shape`` is the
-    matrix shape, used for the diagonal lengths.
-    """
-
-    shape: tuple
-    offsets: np.ndarray
-    counts: np.ndarray
-
-    def lengths(self) -> np.ndarray:
-        """In-matrix cells of each occupied diagonal: ``min(m, n - k) - max(0, -k)``."""
-        m, n = self.shape
-        k = self.offsets
-        return np.minimum(m, n - k) - np.maximum(0, -k)
-
-    def fill(self) -> np.ndarray:
-        """``counts / lengths`` of each occupied diagonal (1.0: every cell stored)."""
-        return self.counts / self.lengths() if self.offsets.shape[0] else np.zeros(0)
-
-    def dense_diagonals(self, threshold: float) -> np.ndarray:
-        """Offsets (sorted) of the diagonals whose fill ``count / length`` is at least ``threshold``."""
-        return self.offsets[self.fill() >= threshold]
-
-    def __len__(self) -> int:
-        return int(self.offsets.shape[0])
-
-    def most(self) -> int:
-        """The most entries on one diagonal (0 without any)."""
-        return int(self.counts.max()) if len(self) else 0
-
-    def lowest(self) -> int:
-        """The lowest occupied offset; only asked of a matrix with entries."""
-        return int(self.offsets[0])
-
-    def fuller(self, bound: float, strict: bool = True) -> tuple:
-        """``(offsets, counts)`` (offsets rising) of the diagonals holding more than (``strict``) or at least
-        ``bound`` entries."""
-        keep = self.counts > bound if strict else self.counts >= bound
-        return self.offsets[keep], self.counts[keep]
-
-    def __eq__(self, other):
-        if not isinstance(other, DiagonalCounts):
-            return NotImplemented
-        return (tuple(self.shape) == tuple(other.shape) and np.array_equal(self.offsets, other.offsets)
-                and np.array_equal(self.counts, other.counts))
-
-    __hash__ = None
-
-
-class TableDiagonals(DiagonalCounts):
-    """:class:`DiagonalCounts` of a matrix occupying many diagonals (a graph's 10^5-10^6), kept as the device's
-    count per diagonal: how many, the most entries on one and the lowest offset are known, the sorted arrays are
-    read off the table only when first asked (the planner of such a matrix never asks; a list of 10^6
-    diagonals costs milliseconds to copy).  The table (4 bytes a diagonal) stays on the device until then."""
-
-    def __init__(self, shape, table, occupied: int, most: int, lowest: int):  # noqa: D107 - no dataclass fields set
-        object.__setattr__(self, "shape", tuple(shape))
-        object.__setattr__(self, "_table", table)
-        object.__setattr__(self, "_facts", (int(occupied), int(most), int(lowest)))
-
-    @functools.cached_property
-    def _arrays(self):
-        xp = get_xp(self._table)
-        slots = xp.flatnonzero(self._table)
-        offsets = to_numpy(slots).astype(np.int64) + (1 - int(self.shape[0]))
-        counts = to_numpy(self._table[slots]).astype(np.int64)
-        object.__setattr__(self, "_table", None)
-        return _readonly(offsets), _readonly(counts)
-
-    offsets = property(lambda self: self._arrays[0], doc="As :attr:`DiagonalCounts.offsets`, read on first use.")
-    counts = property(lambda self: self._arrays[1], doc="As :attr:`DiagonalCounts.counts`, read on first use.")
-
-    def __len__(self) -> int:
-        return self._facts[0]
-
-    def most(self) -> int:
-        return self._facts[1]
-
-    def lowest(self) -> int:
-        return self._facts[2]
-
-    def fuller(self, bound: float, strict: bool = True) -> tuple:
-        """As :meth:`DiagonalCounts.fuller`, read off the table on its device while the arrays are not (a
-        graph's few full diagonals, without copying its million others)."""
-        if "_arrays" in vars(self):
-            return super().fuller(bound, strict)
-        xp = get_xp(self._table)
-        slots = xp.flatnonzero(self._table > bound if strict else self._table >= bound)
-        counts = to_numpy(self._table[slots]).astype(np.int64)
-        return to_numpy(slots).astype(np.int64) + (1 - int(self.shape[0])), counts
-
-
-@dataclass(frozen=True)
-class BlockStats:
-    """The ``r x c`` blocks of a matrix on the aligned block grid (clSpMV §4.4).
-
-    ``total``: blocks holding at least one stored entry; ``max_per_superrow``: the most such
-    blocks in one super-row (``r`` consecutive rows); ``dense``: blocks with all ``r*c``
-    cells stored (a block reaching past the matrix edge is never dense); ``fill``:
-    ``total*r*c / nnz``, value slots per stored entry (1.0 when ``nnz`` is 0);
-    ``superrow_histogram``: super-rows per bucket of their block count, bucket layout
-    :func:`length_buckets` of ``max_per_superrow``; ``sliced_total``: block slots of SBELL with
-    :data:`SBELL_HEIGHT` super-rows per slice (each slice as wide as its fullest super-row).
-    """
-
-    total: int
-    max_per_superrow: int
-    dense: int
-    fill: float
-    superrow_histogram: tuple = ()
-    sliced_total: int = 0
-
-
-@dataclass(frozen=True, eq=False)
-class GroupWidths:
-    """The widest row of every group of ``size`` consecutive rows (the last group may be partial).
-
-    ``counts[w]`` is the number of groups whose widest row holds ``w`` entries, for ``w`` up
-    to ``cap``; ``counts[cap+1]`` counts the wider groups and ``over_sum`` sums their widths;
-    ``max_width`` is the widest row.
-    With ``size`` = C this gives SELL's slots; with ``size`` = 32 / t the steps of a warp of a
-    CSR kernel with ``t`` lanes per row; with ``size`` = 1 the exact row-length distribution.
-    """
-
-    size: int
-    counts: np.ndarray
-    over_sum: int
-    cap: int
-    max_width: int = 0
-
-    def padded_slots(self, lanes: int = 1, limit: int | None = None, skip: int = 0) -> int:
-        """Slots when every row of a group is padded to the group's widest row.
-
-        ``lanes`` rounds each width up to a multiple of it (lanes share a row); ``skip`` first
-        removes that many entries from every row (a part taken before) and ``limit`` keeps at
-        most that many (a part holding a row prefix).
-        """
-        widths, counts, known = self._occupied
-        key = (lanes, limit, skip)
-        if key in known:  # the planner asks the same few questions of every variant
-            return known[key]
-        wide = np.maximum(widths - skip, 0)
-        if limit is not None:
-            wide = np.minimum(wide, limit)
-        steps = -(-wide // lanes)
-        total = int((counts * steps).sum())
-        over = int(self.counts[self.cap + 1])
-        if over:  # widths past the cap: their mean width, lanes rounding neglected
-            mean = max(self.over_sum / over - skip, 0)
-            total += int(over * -(-(mean if limit is None else min(mean, limit)) // lanes))
-        known[key] = total * lanes * self.size
-        return known[key]
-
-    @functools.cached_property
-    def _occupied(self) -> tuple:
-        """``(widths, counts, answers)``: the widths up to the cap that some group has, their counts, and
-        the answers of :meth:`padded_slots` so far."""
-        counts = self.counts[:self.cap + 1]
-        widths = np.nonzero(counts)[0].astype(np.int64)
-        return widths, counts[widths].astype(np.int64), {}
-
-    def __eq__(self, other):
-        if not isinstance(other, GroupWidths):
-            return NotImplemented
-        return ((self.size, self.over_sum, self.cap, self.max_width)
-                == (other.size, other.over_sum, other.cap, other.max_width)
-                and np.array_equal(self.counts, other.counts))
-
-    __hash__ = None
-
-    def covered(self, limit: int) -> int:
-        """Entries of the rows' first ``limit`` positions (exact for ``size`` 1): ``sum(min(L, limit))``."""
-        return self.padded_slots(1, limit=limit) if self.size == 1 else 0
-
-
-@dataclass(frozen=True)
-class Features:
-    """Structural features of one matrix, host values only (see :func:`compute`).
-
-    ``mean_row`` is ``nnz / m`` (0.0 without rows); ``max_row`` the longest row (0 without
-    rows).  ``row_length_edges`` is the bucket layout of ``row_length_histogram``
-    (:func:`length_buckets` of ``max_row``); the histogram sums to the row count.
-    ``blocks`` maps every ``(r, c)`` of :data:`BLOCK_SIZES` to its :class:`BlockStats` (those
-    :func:`compute` left out by its ``block_fill_limit`` are missing);
-    ``groups`` maps every size of :data:`GROUP_SIZES` to its :class:`GroupWidths`.
-    ``distinct_values`` counts the distinct values of the entries and zero (the value of
-    DIA-VI's padding), at most :data:`DISTINCT_CAP`; ``one_value``: every entry holds one value (by its
-    bits: a pattern matrix, stored with no value per entry by the planner's pattern cut).  ``x_scatter`` maps a value size in bytes
-    to how scattered the matrix's gathers of ``x`` are (:func:`x_scatter`: 0 as the calibration's
-    rows of adjacent columns, 1 as its uniformly scattered rows).
-    """
-
-    shape: tuple
-    nnz: int
-    mean_row: float
-    max_row: int
-    row_length_edges: tuple
-    row_length_histogram: tuple
-    diagonal_counts: DiagonalCounts
-    blocks: MappingProxyType
-    groups: MappingProxyType = field(default_factory=lambda: MappingProxyType({}))
-    distinct_values: int = DISTINCT_CAP
-    one_value: bool = False
-    x_scatter: MappingProxyType = field(default_factory=lambda: MappingProxyType({}))
-
-    def dense_diagonals(self, threshold: float) -> np.ndarray:
-        """Offsets of the diagonals whose fill (count / in-matrix length) is at least ``threshold``."""
-        return self.diagonal_counts.dense_diagonals(threshold)
-
-    __hash__ = None
 
 
 def _row_blocks(xp, rows, cols, c: int):
@@ -415,43 +144,6 @@ def _block_stats(xp, row_blocks, r: int, c: int, shape, nnz: int, max_row: int) 
     fill = total * r * c / nnz if nnz else 1.0
     histogram = tuple(int(v) for v in host[4:4 + len(length_buckets(most))])
     return BlockStats(total, most, dense, fill, histogram, sliced * h)
-
-
-#: Threads per block of the histogram helper kernel.
-_HISTOGRAM_BLOCK = 256
-
-
-def _clipped_counts(xp, values, cap: int):
-    """``[count of 0, ..., count of cap, count above cap, sum above cap]`` of non-negative int64 ``values``.
-
-    On the GPU one helper kernel counts in shared memory (``bincount`` would queue every entry
-    of the most common value on one global atomic).
-    """
-    out = xp.zeros(cap + 3, dtype=np.int64 if xp is np else xp.uint64)
-    _count_into(xp, values, cap, 1, out)
-    return out.astype(xp.int64)
-
-
-def _count_into(xp, values, cap: int, group: int, out) -> None:
-    """Add to ``out`` (zeros, ``cap + 3`` long) the :func:`_clipped_counts` of the largest value of every
-    aligned group of ``group`` consecutive ``values`` (the last group may be partial)."""
-    n = int(values.shape[0])
-    if not n:
-        return
-    if xp is np:
-        if group > 1:  # zeros pad the last group: the values are non-negative
-            values = np.concatenate([values, np.zeros(-n % group, dtype=values.dtype)]).reshape(-1, group).max(axis=1)
-        out[:cap + 2] += np.bincount(np.minimum(values, cap + 1), minlength=cap + 2)[:cap + 2]
-        out[cap + 2] += np.where(values > cap, values, 0).sum()
-        return
-    from ..kernels import device, source
-
-    props = device.current()
-    fn = source.helper("clipped_histogram", "clipped_histogram", props.id)
-    shared = 4 * (cap + 2)
-    grid = device.grid_for(-(-n // group), _HISTOGRAM_BLOCK, props, fn, shared)
-    fn((grid,), (_HISTOGRAM_BLOCK,), (xp.ascontiguousarray(values, dtype=xp.int64), np.int64(n), np.int64(group),
-                                      np.int32(cap), out, out[cap + 2:]), shared_mem=shared)
 
 
 def row_groups(lengths, max_row: int | None = None) -> MappingProxyType:
@@ -706,65 +398,6 @@ def _diagonal_table_applies(m: int, n: int, nnz: int) -> bool:
     """A counter per diagonal (``m + n - 1``, zeroed and scanned) costs about an entry's pass while the
     diagonals are not far more than the entries; else the host path's sort counts them."""
     return m + n - 1 <= 4 * nnz + (1 << 16) and min(m, n) < 2 ** 32
-
-
-class _Summary:
-    """Named sections of one zeroed device buffer: what the fused kernels write and the host reads after the one
-    transfer (:meth:`fetch`)."""
-
-    def __init__(self, xp, sections: dict):
-        self.layout, offset = {}, 0
-        for name, (dtype, shape) in sections.items():
-            dtype = np.dtype(dtype)
-            self.layout[name] = (offset, dtype, shape)
-            offset += -(-int(np.prod(shape)) * dtype.itemsize // 8) * 8
-        self.buffer = xp.zeros(max(offset, 8), dtype=np.uint8)
-
-    def __getitem__(self, name):
-        return self._view(self.buffer, name)
-
-    def _view(self, buffer, name):
-        offset, dtype, shape = self.layout[name]
-        size = int(np.prod(shape)) * dtype.itemsize
-        return buffer[offset:offset + size].view(dtype).reshape(shape)
-
-    def fetch(self, launcher) -> dict:
-        """Every section on the host, after the one copy and synchronisation."""
-        host = launcher.fetch(self.buffer)
-        return {name: self._view(host, name) for name in self.layout}
-
-
-class _CupyLauncher:
-    """Launches the feature helper kernels on CuPy's current device and stream."""
-
-    def __init__(self):
-        from ..kernels import device
-
-        self.props = device.current()
-
-    def __call__(self, stem: str, expression: str, items: int, block: int, args, shared: int = 0) -> None:
-        from ..kernels import device, source
-
-        fn = source.helper(stem, expression, self.props.id)
-        grid = device.grid_for(max(int(items), 1), block, self.props, fn, shared)
-        fn((grid,), (block,), tuple(np.uint64(0) if a is None else a for a in args), shared_mem=shared)
-
-    @staticmethod
-    def fetch(buffer):
-        """``buffer`` in pinned host memory: one asynchronous copy on the current stream, then its synchronisation."""
-        import cupy
-
-        pinned = cupy.cuda.alloc_pinned_memory(buffer.nbytes)
-        host = np.frombuffer(pinned, np.uint8, buffer.nbytes)
-        stream = cupy.cuda.get_current_stream()
-        cupy.cuda.runtime.memcpyAsync(host.ctypes.data, buffer.data.ptr, buffer.nbytes,
-                                      cupy.cuda.runtime.memcpyDeviceToHost, stream.ptr)
-        stream.synchronize()
-        return host
-
-
-def _index_type(csr) -> str:
-    return "int" if csr.indptr.dtype == np.int32 else "long long"
 
 
 def _launch_rows(launch, csr, summary, block_counts=None, levels: int = _LEVELS) -> None:

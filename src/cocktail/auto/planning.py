@@ -11,7 +11,7 @@ the fastest that fits in GPU memory.  Nothing is timed at construction unless as
    and the matrix moves to one only once it measured it faster.  With ``deterministic=True`` it never
    moves (a move may change the rounding).
 2. ``tune="model"``: the model's plan, never timed, never moved.
-3. ``tune="measure"``: build the best candidates (:meth:`~cocktail.auto.planner.Planning.to_measure`),
+3. ``tune="measure"``: build the best candidates (:meth:`~cocktail.auto.candidates.Planning.to_measure`),
    time each on the matrix (CUDA graph replays, as the benchmark does) and keep the fastest.
 
 Where cuSPARSE refuses a plan (an error of the library), the matrix is planned again with Cocktail's
@@ -54,7 +54,7 @@ class AutoReport:
 
     plan: object
     tune: str
-    planning: object = None  # auto.planner.Planning, None when the decision came from the cache
+    planning: object = None  # auto.candidates.Planning, None when the decision came from the cache
     cached: bool = False
     analysis_s: float = 0.0  # features and planning (and the cache's fingerprint and lookup)
     features_s: float = 0.0  # of which the features
@@ -140,13 +140,13 @@ def _join(*notices: str) -> str:
 def _single(csr, name: str, deterministic: bool = False, yielding: bool = False):
     """``(plan, (storage, executor))``: format ``name`` with its default parameters and kernel, for a
     decision not made by the planner (its plan describes it as one part)."""
-    from . import planner
+    from .candidates import Part, Plan
     from ..tuning.format_rules import format_params
 
     storage = formats.get(name).from_csr(csr, **format_params(name, csr.dtype, {}))
     executor = executors.create(None, storage, "cuda", deterministic=deterministic, yielding=yielding)
     variant = executor.kernel if executor.kernel in variants.keys() else "csr_scalar"
-    plan = planner.Plan((planner.Part(variant, ("rest",), csr.nnz, storage.stored_slots, 0.0),), 0.0)
+    plan = Plan((Part(variant, ("rest",), csr.nnz, storage.stored_slots, 0.0),), 0.0)
     return plan, (storage, executor)
 
 
@@ -167,7 +167,7 @@ def _fallback(csr, notice: str, deterministic: bool = False, yielding: bool = Fa
 
 def rivals(planning, plan, reference_us: float) -> list:
     """The plans ``tune="auto"`` tries against ``plan`` once it measured ``reference_us``
-    (:meth:`~cocktail.auto.planner.Planning.tuning_rivals`)."""
+    (:meth:`~cocktail.auto.candidates.Planning.tuning_rivals`)."""
     return planning.tuning_rivals(plan, reference_us)
 
 
