@@ -1,13 +1,17 @@
 """``format="auto"``: everything that picks a plan for a matrix, in one package.
 
 - :mod:`.features`: what the planner sees of a matrix, computed on the GPU (row lengths, diagonals,
-  block statistics, how scattered the gathers of ``x`` are, the structure's fingerprint);
+  block statistics, how scattered the gathers of ``x`` are, the structure's fingerprint); its records in
+  :mod:`.feature_records`, the length histograms in :mod:`.feature_histograms`, the fused pass's launcher in
+  :mod:`.feature_launch`;
 - :mod:`.variants` and :mod:`.profile`: the kernel variants the planner weighs and the device
-  profile that predicts their times (the H100 and H200 profiles ship in ``profiles/``);
+  profile that predicts their times (the H100 and H200 profiles ship in ``profiles/``; the fitted curves and
+  surfaces in :mod:`.profile_surfaces`);
 - :mod:`.calibration`: ``cocktail calibrate``, which times every variant on synthetic matrices and
   writes the device profile (clSpMV's offline stage);
 - :mod:`.planner`: the candidates, single formats and Cocktails, costed from the profile, with the
-  planner's thresholds;
+  planner's thresholds; :mod:`.candidates` (parts, plans, the planning's candidates and rivals) and
+  :mod:`.cost_model` (the slots each variant steps through, from its kernel's walk, and their predicted times);
 - :mod:`.planning`: the construction-time entry (:func:`.planning.choose`): features, planner,
   ``tune="measure"``, the decision cache (:mod:`.decisions`);
 - :mod:`.plans` and :mod:`.online`: the planned matrix's product, and ``tune="auto"``'s tuning of it on
