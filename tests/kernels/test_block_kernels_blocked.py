@@ -143,7 +143,7 @@ def test_the_binders_arguments_match_the_kernels_signature(fmt, dtype, index_dty
 
     block = BLOCK_KERNELS[fmt]
     module = importlib.import_module(f"cocktail.kernels.{block}")
-    monkeypatch.setattr(module, "Launch", _Recorded)
+    monkeypatch.setattr(blocks_spmm, "Launch", _Recorded)
     monkeypatch.setattr(blocks_spmm, "compiled",
                         lambda spec, fmt, columns, ldg, device_id: (blocks_spmm.expression(
                             spec.name, value_type_name(fmt.dtype), index_type_name(fmt.index_dtype), fmt.block,

@@ -15,6 +15,7 @@ import numpy as np
 from ..formats.block_grid import BLOCK_SIZES
 from . import blocks
 from .csr_spmm import BLOCK_PARAMS, LANES, block_shape, launch_settings
+from .launch import ALPHA, X, Y, Launch, beta_arg
 from .spec import type_names
 
 #: Partial sums (block rows x columns per lane) a lane may hold in registers: the instantiations' bound.
@@ -80,3 +81,13 @@ def launch_head(fmt, config: dict) -> tuple:
 def vector_loads(data) -> np.int32:
     """The kernels' ``vec``: 1 when ``data`` starts on a 16-byte boundary (units load as vectors), else 0."""
     return np.int32(blocks.vector_loads(data))
+
+
+def superrow_launches(spec, fmt, config: dict, props, accumulate: bool, sizes: tuple, arrays: tuple) -> list:
+    """The one launch of a blocked format's block kernel ``spec``: a grid-stride pass over superrows, ``lanes``
+    lanes each; its arguments are :func:`launch_head`'s, the format's ``sizes``, :func:`vector_loads`, its index
+    ``arrays``, then its blocks' values and the product's."""
+    fn = compiled(spec, fmt, config["columns_per_lane"], config["ldg"], props.id)
+    args = (*launch_head(fmt, config), *sizes, vector_loads(fmt.data), *arrays, fmt.data, X, Y, ALPHA,
+            beta_arg(fmt, accumulate))
+    return [Launch.striding(fn, fmt.superrows * config["lanes"], config["block_threads"], props, args, fmt.dtype)]

@@ -10,28 +10,21 @@ order.  Instantiations: every block shape, columns per lane as :data:`.blocks_sp
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from .. import blocks_spmm
-from ..blocks_spmm import configure
-from ..launch import ALPHA, X, Y, Launch, beta_arg
+from ..blocks_spmm import block_shapes, configure  # noqa: F401  (block_shapes: its instantiation grid)
 from ..spec import own_kernel
 
-#: The (lanes, columns per lane) it takes for a stored matrix: its instantiation grid for the block's rows.
-block_shapes = blocks_spmm.block_shapes
+_expressions = functools.partial(blocks_spmm.expressions, "bcsr_spmm")
 
 
-def _expressions(v: str, i: str) -> list[str]:
-    return blocks_spmm.expressions("bcsr_spmm", v, i)
-
-
-def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
+def bind(fmt, config: dict, props, accumulate: bool = False) -> list:
     """A grid-stride pass over superrows, ``lanes`` lanes each, for the operands of the configuration."""
-    t, block = config["lanes"], config["block_threads"]
-    fn = blocks_spmm.compiled(BLOCK_SPEC, fmt, config["columns_per_lane"], config["ldg"], props.id)
-    args = (*blocks_spmm.launch_head(fmt, config), np.int64(fmt.nblocks), blocks_spmm.vector_loads(fmt.data),
-            fmt.row_ptr, fmt.col, fmt.data, X, Y, ALPHA, beta_arg(fmt, accumulate))
-    return [Launch.striding(fn, fmt.superrows * t, block, props, args, fmt.dtype)]
+    return blocks_spmm.superrow_launches(BLOCK_SPEC, fmt, config, props, accumulate, (np.int64(fmt.nblocks),),
+                                         (fmt.row_ptr, fmt.col))
 
 
 BLOCK_SPEC = own_kernel("bcsr_spmm", ("bcsr",),

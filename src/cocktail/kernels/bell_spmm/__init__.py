@@ -10,28 +10,21 @@ shape, columns per lane as :data:`.blocks_spmm.COLUMNS_PER_LANE` allows.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from .. import blocks_spmm
-from ..blocks_spmm import configure
-from ..launch import ALPHA, X, Y, Launch, beta_arg
+from ..blocks_spmm import block_shapes, configure  # noqa: F401  (block_shapes: its instantiation grid)
 from ..spec import own_kernel
 
-#: The (lanes, columns per lane) it takes for a stored matrix: its instantiation grid for the block's rows.
-block_shapes = blocks_spmm.block_shapes
+_expressions = functools.partial(blocks_spmm.expressions, "bell_spmm")
 
 
-def _expressions(v: str, i: str) -> list[str]:
-    return blocks_spmm.expressions("bell_spmm", v, i)
-
-
-def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
+def bind(fmt, config: dict, props, accumulate: bool = False) -> list:
     """A grid-stride pass over superrows, ``lanes`` lanes each; each stops at its first padding slot."""
-    t, block = config["lanes"], config["block_threads"]
-    fn = blocks_spmm.compiled(BLOCK_SPEC, fmt, config["columns_per_lane"], config["ldg"], props.id)
-    args = (*blocks_spmm.launch_head(fmt, config), fmt.index_dtype.type(fmt.width), np.int64(fmt.stride),
-            blocks_spmm.vector_loads(fmt.data), fmt.col, fmt.data, X, Y, ALPHA, beta_arg(fmt, accumulate))
-    return [Launch.striding(fn, fmt.superrows * t, block, props, args, fmt.dtype)]
+    return blocks_spmm.superrow_launches(BLOCK_SPEC, fmt, config, props, accumulate,
+                                         (fmt.index_dtype.type(fmt.width), np.int64(fmt.stride)), (fmt.col,))
 
 
 BLOCK_SPEC = own_kernel("bell_spmm", ("bell",),

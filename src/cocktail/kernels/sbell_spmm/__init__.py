@@ -10,32 +10,26 @@ shape, columns per lane as :data:`.blocks_spmm.COLUMNS_PER_LANE` allows.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from .. import blocks_spmm
-from ..launch import ALPHA, X, Y, Launch, beta_arg
+from ..blocks_spmm import block_shapes  # noqa: F401  (its instantiation grid)
 from ..spec import own_kernel
 
-#: The (lanes, columns per lane) it takes for a stored matrix: its instantiation grid for the block's rows.
-block_shapes = blocks_spmm.block_shapes
+_expressions = functools.partial(blocks_spmm.expressions, "sbell_spmm")
 
 
-def _expressions(v: str, i: str) -> list[str]:
-    return blocks_spmm.expressions("sbell_spmm", v, i)
-
-
-def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
+def bind(fmt, config: dict, props, accumulate: bool = False) -> list:
     """A grid-stride pass over superrows, ``lanes`` lanes each; each reads its slice's slots and stops at padding.
 
     The kernel reads slice pointers as 64-bit: the prepared ones (:func:`prepare`), else ``slice_ptr`` widened
     here.
     """
-    t, block = config["lanes"], config["block_threads"]
-    fn = blocks_spmm.compiled(BLOCK_SPEC, fmt, config["columns_per_lane"], config["ldg"], props.id)
     slice_ptr = config["prepared"] if config["prepared"] is not None else prepare(fmt)
-    args = (*blocks_spmm.launch_head(fmt, config), np.int64(fmt.slice_height), blocks_spmm.vector_loads(fmt.data),
-            slice_ptr, fmt.col, fmt.data, X, Y, ALPHA, beta_arg(fmt, accumulate))
-    return [Launch.striding(fn, fmt.superrows * t, block, props, args, fmt.dtype)]
+    return blocks_spmm.superrow_launches(BLOCK_SPEC, fmt, config, props, accumulate, (np.int64(fmt.slice_height),),
+                                         (slice_ptr, fmt.col))
 
 
 def prepare(fmt, props=None, rules=None):
