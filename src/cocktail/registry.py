@@ -36,8 +36,7 @@ class Registry:
                 entry = getattr(importlib.import_module(f"{self.package}.{name}"), self.attribute, None)
                 if entry is not None:
                     entries[self.key(name, entry)] = entry
-            rank = self.order or (lambda entry: 0)
-            self._entries = dict(sorted(entries.items(), key=lambda item: (rank(item[1]), item[0])))
+            self._entries = self._ordered(entries)
         return self._entries
 
     def add(self, entry, module: str = ""):
@@ -47,14 +46,20 @@ class Registry:
         if name in self._load():
             raise ValueError(f"{self.what} {name!r} is registered already")
         self._entries[name] = entry
+        if self.order is not None:  # in its place among the others
+            self._entries = self._ordered(self._entries)
         return entry
+
+    def _ordered(self, entries: dict) -> dict:
+        rank = self.order or (lambda entry: 0)
+        return dict(sorted(entries.items(), key=lambda item: (rank(item[1]), item[0])))
 
     def remove(self, name: str) -> None:
         """Forget the entry ``name`` (a plug-in withdrawn)."""
         self._load().pop(name, None)
 
     def names(self) -> list[str]:
-        """The keys, in registration order."""
+        """The keys, in the entries' order."""
         return list(self._load())
 
     def get(self, name: str):

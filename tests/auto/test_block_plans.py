@@ -103,7 +103,7 @@ def test_cusparse_spmm_configure_names_a_bad_algorithm_and_a_layout_it_cannot_ta
     (16, False, 4, (8, 2)), (3, False, 8, (4, 2)),                        # column-major X: scalar strips
 ])
 def test_the_merge_kernels_strips_fill_a_16_byte_word_of_a_row_major_x(k, row_major, itemsize, shape):
-    from cocktail.kernels.csr_spmm_merge.rules import shape as spmm_merge_shape
+    from cocktail.kernels.csr_spmm_merge.rules import merge_shape as spmm_merge_shape
 
     assert spmm_merge_shape(k, row_major, itemsize) == shape
 

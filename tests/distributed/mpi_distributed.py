@@ -183,6 +183,7 @@ def run_sharing_the_gpu(device):
     check("the diagonal block's grid yields", launch.grid == -(-rows // launch.block),
           f"grid {launch.grid} for {rows} rows of {launch.block}")
     check("launches it binds later yield too (block products)", A.diagonal._executor._props.yielding)
+    check("the off-diagonal block yields too", A.off_diagonal is None or A.off_diagonal._executor._props.yielding)
     (alone,) = cocktail.SparseMatrix(S[:rows], format="csr", kernel="csr_scalar")._executor.launches
     check("a matrix built outside keeps one wave", alone.grid < -(-rows // alone.block), f"grid {alone.grid}")
     waves = distributed.DistributedMatrix.scatter(S if RANK == 0 else None, device=device, format="csr",
@@ -190,6 +191,8 @@ def run_sharing_the_gpu(device):
     (wave,) = waves.diagonal._executor.launches
     check("blocks built with yielding=False keep one wave", wave.grid < -(-rows // wave.block)
           and not waves.diagonal._executor._props.yielding, f"grid {wave.grid}")
+    check("and the off-diagonal block too",
+          waves.off_diagonal is None or not waves.off_diagonal._executor._props.yielding)
     del waves
     if A._transport.name == "nccl":
         priority, default = cupy.cuda.runtime.streamGetPriority, cupy.cuda.Stream(non_blocking=True)  # kept alive

@@ -163,8 +163,8 @@ def test_a_block_kernel_is_found_by_format_and_configured_for_k():
     config = merge.configure(merge, fmt, merge.resolve_params({"operands": BlockOperands.row_major(8)}), props, RULES)
     assert (config["items_per_share"], config["short_run"], config["chunk"]) == (
         merge_rules.SPMM_MERGE_MIN_ITEMS, merge_rules.SPMM_MERGE_SHORT_RUN, merge_rules.SPMM_MERGE_CHUNK)
-    assert merge_rules.merge_items(24_000_000, 132 * 2048) == merge_rules.SPMM_MERGE_ITEMS
-    assert merge_rules.merge_items(2_000_000, 132 * 2048) == 2_000_000 // (132 * 2048 // 4)
+    assert merge_rules.items_per_share(24_000_000, 132 * 2048) == merge_rules.SPMM_MERGE_ITEMS
+    assert merge_rules.items_per_share(2_000_000, 132 * 2048) == 2_000_000 // (132 * 2048 // 4)
     for bad in ({"items_per_share": 0}, {"short_run": 1.5}, {"items_per_share": True}, {"chunk": 0},
                 {"prepared": "shares"}):
         with pytest.raises(ValueError, match="csr_spmm_merge"):

@@ -49,7 +49,7 @@ assert v.category == "flat" and v.format == "csr"
 features = compute(stored(longer))
 assert planner.work(v, features) == planner.work(variants.get("csr_scalar"), features)  # the same walk, same cost
 
-assert plots.KERNEL_COLOURS["demo_rows"] == "#123456" and plots.colour("demo_rows") == "#123456"
+assert plots.kernel_colours()["demo_rows"] == "#123456" and plots.colour("demo_rows") == "#123456"
 assert "__global__ void demo_rows" in source.assemble("demo_rows") and "compute_t" in source.assemble("demo_rows")
 compiler = check.backend_available()
 if compiler is not None:

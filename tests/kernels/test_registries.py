@@ -37,10 +37,23 @@ def test_every_format_has_exactly_one_default_kernel_without_a_row_rule():
     assert kernel_rules.format_kernels()["coo"] == "coo_atomic"
 
 
-def test_the_rule_book_holds_every_rule_a_kernel_asks_for():
-    for name in ("BLOCK_THREADS", "spmm_shape", "block_spmm_shape", "spmm_diagonal_rows", "spmm_bucket",
-                 "spmm_min_columns", "coo_omega", "cores_per_sm", "CUSPARSE_ALG", "coo", "scale_block", "part"):
-        assert hasattr(launch_rules.RULES, name), name
+def test_the_rule_book_holds_every_rule_the_package_asks_for():
+    """Every ``rules.X`` a kernel's ``configure`` or ``prepare`` reads (its ``rules`` parameter) and every
+    ``RULES.X`` anywhere in the package is an attribute of the rule book (read from the sources)."""
+    import re
+    from pathlib import Path
+
+    import cocktail
+
+    root = Path(cocktail.__file__).parent
+    asked = {(path.relative_to(root), name) for path in (root / "kernels").rglob("*.py")
+             for name in re.findall(r"(?<![\w.])rules\.(\w+)", path.read_text())}
+    asked |= {(path.relative_to(root), name) for path in root.rglob("*.py")
+              for name in re.findall(r"\bRULES\.(\w+)", path.read_text())}
+    assert len(asked) >= 12
+    missing = sorted((str(where), name) for where, name in asked
+                     if name != "py" and not hasattr(launch_rules.RULES, name))  # "py": a rules.py named in words
+    assert not missing, missing
 
 
 def test_every_sampled_setting_is_one_its_kernel_and_format_take():

@@ -308,7 +308,8 @@ def _at(values, at):
 _FLAT_SHAPES: dict = {}
 #: A row-prefix limit no row reaches (none).
 _NO_LIMIT = np.iinfo(np.int64).max
-#: The kinds of :func:`_flat_shape` of the kernels' walks other than ``rows`` (any other walk: ``entries``).
+#: The kinds of :func:`_flat_shape` of the kernels' walks other than ``rows`` (any other walk, and the walks of
+#: variants that are not flat, which :func:`flat_work` never counts: ``entries``).
 _WALK_KINDS = {"full_width": "ell", "balanced": "balanced"}
 #: :func:`_flat_shape`'s kinds as the numbers of the vectorised tables (:class:`_Catalog`, :meth:`_Widths.work`).
 _KINDS = {"entries": 0, "balanced": 1, "ell": 2, "padded": 3}

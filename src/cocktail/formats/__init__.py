@@ -22,7 +22,7 @@ def register(cls: type[SparseFormat]) -> type[SparseFormat]:
 
 
 def names() -> list[str]:
-    """Names of the registered formats, in registration order."""
+    """Names of the registered formats, in their classes' ``order``."""
     return _REGISTRY.names()
 
 

@@ -30,9 +30,11 @@ class SparseFormat:
     """
 
     name: ClassVar[str] = ""
-    #: Place in the registry's order (general formats first, then the padded ones); colour of its lines in plots.
+    #: Place in the registry's order (general formats first, then the padded ones); colour of its lines in plots, and
+    #: the format whose hue and legend group it shares there ("": its own).
     order: ClassVar[int] = 1000
     colour: ClassVar[str] = ""
+    family: ClassVar[str] = ""
     array_fields: ClassVar[tuple[str, ...]] = ()
     part_fields: ClassVar[tuple[str, ...]] = ()
     #: Arrays kept for ``to_csr`` alone (explicit zeros, sizes the kernels recompute): no

@@ -56,6 +56,7 @@ class BDIA(DIA):
     name = "bdia"
     order = 70
     colour = "#ba68c8"
+    family = "dia"
     summary = "Diagonals that come in dense bands of adjacent offsets: each band shares its x."
     traffic = "as dia (one offset per band), plus the band pointers"
     array_fields = ("offsets", "band_ptr", "data") + padding.ZERO_FIELDS

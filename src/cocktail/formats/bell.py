@@ -34,6 +34,7 @@ class BELL(block_grid.PaddedBlocks):
     name = "bell"
     order = 130
     colour = "#90a4ae"
+    family = "bcsr"
     summary = "Small dense blocks with about the same number of blocks in every block row."
     traffic = ("one column index and r x c value slots per block slot (padding blocks included), one "
                "x segment per real block and one write of y")

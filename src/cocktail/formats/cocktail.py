@@ -188,6 +188,7 @@ class Cocktail(SparseFormat):
     name = "cocktail"
     order = 150
     colour = "#795548"
+    family = "bcsr"
     summary = "Mixed structure: format='auto' splits it into parts, each in its best format."
     traffic = "the sum of its parts' bytes, plus one read of y for every part after the first"
     unset_words = {"parts": "from the planner"}

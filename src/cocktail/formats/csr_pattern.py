@@ -39,6 +39,7 @@ class PatternCSR(CSRFamily):
 
     name = "csr_pattern"
     order = 20
+    family = "csr"
     summary = "As csr when every entry holds one value (a graph's adjacency): no value per entry."
     traffic = "the row pointers, each entry's column index, one read of x per entry and one write of y"
     array_fields = ("value", "indices", "column_base", "indptr")

@@ -34,6 +34,7 @@ class CodedCSR(CSRFamily):
 
     name = "csr_vi"
     order = 30
+    family = "csr"
     summary = "As csr, with at most 256 distinct values: a one-byte code per entry, not a value."
     traffic = ("the row pointers, each entry's column index and one-byte code, the value table, one read of x "
                "per entry and one write of y")

@@ -122,6 +122,7 @@ class DIAVI(DIA):
     name = "dia_vi"
     order = 60
     colour = "#8e24aa"
+    family = "dia"
     summary = "As dia, with at most 256 distinct values: a one-byte code per slot, not a value."
     traffic = "as dia, but a one-byte code per slot in place of its value, plus the value table"
     array_fields = ("offsets", "codes", "table") + padding.ZERO_FIELDS

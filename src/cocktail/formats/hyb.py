@@ -24,6 +24,7 @@ class HYB(SparseFormat):
     name = "hyb"
     order = 100
     colour = "#8d6e63"
+    family = "ell"
     summary = "Mostly even rows with a few long ones: ell holds the usual width, coo the overflow."
     traffic = ("the ell part's bytes plus the coo part's, which reads and writes again only the rows "
                "it adds into")

@@ -142,6 +142,7 @@ class PKT(SparseFormat):
     name = "pkt"
     order = 110
     colour = "#5d4037"
+    family = "ell"
     summary = "Meshes and other local structure: each packet of rows keeps its x in shared memory."
     traffic = ("the row permutation and packet pointers, a packed 4-byte index and a value per packet"
                " slot (empty slots included), x read once into shared memory, y written once, plus "

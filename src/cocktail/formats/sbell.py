@@ -46,6 +46,7 @@ class SBELL(block_grid.PaddedBlocks):
     name = "sbell"
     order = 140
     colour = "#37474f"
+    family = "bcsr"
     summary = "Small dense blocks whose count per block row varies from one slice to the next."
     traffic = ("the slice pointers, then as bell slice by slice (each slice padded to its widest "
                "block row)")

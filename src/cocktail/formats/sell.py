@@ -98,6 +98,7 @@ class SELL(SparseFormat):
     name = "sell"
     order = 90
     colour = "#daa520"
+    family = "ell"
     summary = "Rows of similar length within each slice of rows, where ell would pad too much."
     traffic = ("the slice pointers, every slot of the real rows (value and column index, padding "
                "included), the row permutation, one read of x per entry and one write of y")

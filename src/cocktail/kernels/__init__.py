@@ -1,11 +1,14 @@
 """GPU kernels: CUDA C++ sources in this package, compiled at run time through CuPy.
 
-One name per kernel: ``<name>.cu`` holds ``__global__ <name>`` (and its helper kernels,
-prefixed ``<name>_``), ``<name>.py`` declares the rest of it: its :class:`KernelSpec` (most
-through :func:`~.spec.own_kernel`) with its binder, its launch configuration (``configure``, the
-rule values passed in) and the formats it is the default of; the registry key is ``<name>`` and
-benchmarks label it ``<name>``.  The ``cusparse_*`` kernels have
-no source: they call the vendor library (:mod:`.cusparse`), and their specs say ``vendor``.
+One name, one folder per kernel, ``kernels/<name>/``: ``<name>.cu`` holds ``__global__ <name>`` (and its helper
+kernels, prefixed ``<name>_``); ``__init__.py`` declares the rest of it: its :class:`KernelSpec` (most through
+:func:`~.spec.own_kernel`) with its binder, its launch configuration (``configure``), the formats it is the
+default of and when, its place in the registry's order, its walk (what the planner costs and block kernels
+extend), its profile variants and its plot colour; ``rules.py``, where it has one, holds its own thresholds.  The
+registry key is ``<name>`` and benchmarks label it ``<name>``.  The ``cusparse_*`` kernels have no source: they
+call the vendor library (:mod:`.cusparse`), and their specs say ``vendor``.  Beside the folders: the shared
+device code, the helper kernels of the device builds and the planner's features, and the machinery (spec,
+launch, source, check).
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ _BLOCKS = Registry(__name__, "BLOCK_SPEC", "block kernel", lambda module, spec: 
 
 
 def names() -> list[str]:
-    """Names of the registered kernels, in registration order."""
+    """Names of the registered kernels, in their ``order``."""
     return _REGISTRY.names()
 
 

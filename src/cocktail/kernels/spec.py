@@ -142,6 +142,9 @@ class RowShape:
 UNLIMITED_FILL = MappingProxyType({"max_fill": None})
 
 
+#: How a kernel's product may walk the matrix (``KernelSpec.walk``).
+WALKS = ("rows", "full_width", "balanced", "entries", "diagonals", "bands", "blocks", "parts")
+
 #: ``(kernel, expression, types)`` -> the instantiations compiled with it (:meth:`KernelSpec.sibling_expressions`).
 _SIBLINGS: dict = {}
 
@@ -157,11 +160,13 @@ class KernelSpec:
     ``y = alpha*A@x + beta*y`` (with ``accumulate``: ``y += alpha*A@x``, beta fixed at 1) for a
     matrix with at least one row; ``config`` holds every kernel parameter resolved to a
     concrete value by ``configure(spec, storage, params, props, rules)``, which checks the
-    user's ``params`` (the defaults merged in) and fills every ``None`` from ``rules``, the
-    tuning layer's rule book passed in (:data:`cocktail.tuning.launch_rules.RULES`: the kernel
-    never imports a rule).  ``defaults`` are the parameters a user may pass as
+    user's ``params`` (the defaults merged in) and fills every ``None`` from the kernel's own rules (its
+    folder's ``rules.py``) or from ``rules``, the rules several kernels share, passed in by the tuning
+    layer (:data:`cocktail.tuning.launch_rules.RULES`).  ``defaults`` are the parameters a user may pass as
     ``SparseMatrix(..., kernel=name, **params)``; ``None`` means "chosen by the rule".
-    ``default_for``: the formats whose matrices run this kernel unless the caller names one.
+    ``default_for``: the formats whose matrices run this kernel unless the caller names one, where its
+    ``default_when`` holds and no kernel of higher ``precedence`` is chosen first
+    (:func:`cocktail.tuning.kernel_rules.default_kernel`).
     """
 
     name: str
@@ -187,11 +192,12 @@ class KernelSpec:
     #: vectors on its formats (a matrix bound to a kernel of another walk keeps multiplying a block one column at a
     #: time).
     extends: tuple[str, ...] = ()
-    #: How a product walks the matrix, which the planner costs and block kernels extend: ``rows`` (a group of
-    #: lanes per row, the rows of a group padded to its longest: :attr:`group_rows`), ``full_width`` (every row
-    #: as wide as the widest), ``balanced`` (work split over rows and nonzeros alike), ``entries`` (one slot per
-    #: entry), or the format's own unit (``diagonals``, ``bands``, ``blocks``, ``parts``).
-    walk: str = "entries"
+    #: How a product walks the matrix (one of :data:`WALKS`), which the planner costs and block kernels extend:
+    #: ``rows`` (a group of lanes per row, the rows of a group padded to its longest: :attr:`group_rows`),
+    #: ``full_width`` (every row as wide as the widest), ``balanced`` (work split over rows and nonzeros alike),
+    #: ``entries`` (one slot per entry), or the format's own unit (``diagonals``, ``bands``, ``blocks``, ``parts``);
+    #: "" for a block kernel (its SpMV kernels' walks are its :attr:`extends`).
+    walk: str = ""
     #: A ``rows`` walk only: ``group_rows(kernel_params, format_params)``, the rows a group pads to its longest.
     group_rows: Callable[[dict, dict], int] | None = None
     #: ``default_for``'s formats run this kernel unless the caller names one and a kernel of higher
@@ -217,6 +223,14 @@ class KernelSpec:
     #: matrix times for a block of these :class:`~cocktail.kernels.block_operands.BlockOperands` (a vendor
     #: kernel's algorithms); empty where the kernel cannot multiply them.  None: one setting, the rule's.
     block_settings: Callable | None = None
+
+    def __post_init__(self):
+        unknown = sorted({self.walk, *self.extends} - {"", *WALKS})
+        if unknown:
+            raise ValueError(f"kernel {self.name!r}: unknown walk {', '.join(map(repr, unknown))}; walks: "
+                             f"{', '.join(WALKS)}")
+        if (self.walk == "rows") != (self.group_rows is not None):
+            raise ValueError(f"kernel {self.name!r}: group_rows is given with walk='rows' and only then")
 
     def settings_for(self, storage, operands, deterministic: bool = False) -> tuple[dict, ...]:
         """The settings :attr:`block_settings` gives, or the rule's alone (``{}``), deterministic ones only with
@@ -288,9 +302,10 @@ LAUNCH_DEFAULTS = {"ldg": True, "block_threads": None}
 
 def own_kernel(name: str, formats, description: str, expressions, bind, configure, *, params=None,
                default: bool = False, **more) -> KernelSpec:
-    """The spec of a kernel of our own whose source is ``<name>.cu``: its ``params`` then
-    :data:`LAUNCH_DEFAULTS`; ``default``: the kernel of every format it multiplies unless the caller
-    names one; ``more``: any other :class:`KernelSpec` field."""
+    """The spec of a kernel of our own whose source is ``<name>.cu`` (in its folder ``kernels/<name>/``): its
+    ``params`` then :data:`LAUNCH_DEFAULTS`; ``default``: a default kernel of every format it multiplies
+    (``default_for``; where its ``default_when`` holds, by ``precedence``); ``more``: any other
+    :class:`KernelSpec` field."""
     formats = tuple(formats)
     return KernelSpec(name=name, formats=formats, source=name, expressions=expressions, bind=bind,
                       configure=configure, defaults={**(params or {}), **LAUNCH_DEFAULTS},

@@ -1,6 +1,7 @@
-"""Rules that pick a GPU kernel and its launch parameters for a stored matrix.
-
-Every threshold behind a kernel choice or a launch configuration lives here.
+"""Rules that pick a GPU kernel and its launch parameters for a stored matrix: which kernel a format runs by
+default (from the kernels' own declarations: ``default_for``, ``default_when``, ``precedence``), and the launch
+rules several kernels share (block size, the block products' shapes, Flegar & Anzt's oversubscription,
+cuSPARSE's algorithm).  A kernel's own thresholds live in its folder (``kernels/<name>/rules.py``).
 """
 
 from __future__ import annotations
@@ -9,7 +10,6 @@ import math
 
 from .. import kernels
 from ..kernels.config import power_of_two_covering
-from ..kernels.device import WARP_SIZE
 from ..kernels.spec import RowShape
 
 #: Threads per block of every kernel unless the user names one (see ``tuning.launch_rules.block_threads``).

@@ -10,6 +10,7 @@ and one place in every legend (:func:`method_order`).
 from __future__ import annotations
 
 import colorsys
+import functools
 import hashlib
 import math
 from pathlib import Path
@@ -37,27 +38,41 @@ BASELINE_COLOURS = {
 }
 
 
+_DASHES = ("-", "--", ":", "-.", (0, (5, 1, 1, 1)))
+
 
 def _kernel_families() -> tuple:
-    """Formats and kernels by family, in legend order: each format (its class's ``colour``) followed by the kernels
-    whose first format it is (their spec's ``colour``), in the registries' order.  A family shares a hue; its members
-    differ in shade and (in the profile) line style."""
+    """Formats and kernels by family, in legend order: a family is the formats of one ``family`` (their classes'
+    words), each followed by the kernels whose first format it is, in the registries' order; each member with its
+    colour (the class's or the spec's ``colour``).  A family shares a hue; its members differ in shade and (in the
+    profile) line style."""
     from ... import formats, kernels
 
-    specs = [kernels.get(n) for n in kernels.names()]
-    families = []
-    for name in formats.names():
-        members = [(name, formats.get(name).colour)] + [(s.name, s.colour) for s in specs
-                                                        if s.formats[0] == name and s.colour]
-        families.append(tuple((n, c) for n, c in members if c))
-    return tuple(f for f in families if f)
+    return _families(tuple(formats.names()), tuple(kernels.names()))
 
 
-_KERNEL_FAMILIES = _kernel_families()
-KERNEL_COLOURS = {name: c for family in _KERNEL_FAMILIES for name, c in family}
-_DASHES = ("-", "--", ":", "-.", (0, (5, 1, 1, 1)))
-_KERNEL_DASHES = {name: _DASHES[i % len(_DASHES)] for family in _KERNEL_FAMILIES for i, (name, _) in
-                  enumerate(family)}
+@functools.lru_cache(maxsize=4)
+def _families(format_names: tuple, kernel_names: tuple) -> tuple:
+    from ... import formats, kernels
+
+    specs = [kernels.get(n) for n in kernel_names]
+    families: dict = {}
+    for name in format_names:
+        cls = formats.get(name)
+        members = [(name, cls.colour)] + [(s.name, s.colour) for s in specs if s.formats[0] == name]
+        families.setdefault(cls.family or name, []).extend((n, c) for n, c in members if c)
+    return tuple(tuple(f) for f in families.values() if f)
+
+
+def kernel_colours() -> dict:
+    """Every format's and kernel's colour (plug-ins registered since included), in legend order."""
+    return {name: c for family in _kernel_families() for name, c in family}
+
+
+def _kernel_dash(method: str):
+    return next((_DASHES[i % len(_DASHES)] for family in _kernel_families() for i, (name, _) in enumerate(family)
+                 if name == method), "-")
+
 
 #: Heatmap cells without a value: a wrong answer (its own colour, a pale red), a record that says why the method
 #: did not run, or none at all.
@@ -66,7 +81,7 @@ MISSING_COLOURS = {"wrong": "#f2b8b5", "refused": "#c8c8c8", "error": "#c8c8c8",
 
 def colour(method: str) -> str:
     """The method's colour (``#rrggbb``), the same in every plot; a name not known gets one from its hash."""
-    known = BASELINE_COLOURS.get(method) or KERNEL_COLOURS.get(method)
+    known = BASELINE_COLOURS.get(method) or kernel_colours().get(method)
     if known:
         return known
     hue = int(hashlib.sha1(method.encode()).hexdigest()[:8], 16) / 0xFFFFFFFF
@@ -76,7 +91,7 @@ def colour(method: str) -> str:
 
 def method_order(methods) -> list[str]:
     """``methods`` in legend order: baselines, then formats and kernels by family, then others by name."""
-    known = {m: i for i, m in enumerate(list(BASELINE_COLOURS) + list(KERNEL_COLOURS))}
+    known = {m: i for i, m in enumerate(list(BASELINE_COLOURS) + list(kernel_colours()))}
     return sorted(dict.fromkeys(methods), key=lambda m: (known.get(m, len(known)), m))
 
 
@@ -86,7 +101,7 @@ def line_style(method: str) -> dict:
         return {"color": colour(method), "linewidth": 2.8, "linestyle": "-", "zorder": 10}
     if method in BASELINE_COLOURS:
         return {"color": colour(method), "linewidth": 1.8, "linestyle": "-", "zorder": 8}
-    return {"color": colour(method), "linewidth": 1.1, "linestyle": _KERNEL_DASHES.get(method, "-"), "zorder": 5}
+    return {"color": colour(method), "linewidth": 1.1, "linestyle": _kernel_dash(method), "zorder": 5}
 
 
 def _pyplot():

@@ -6,7 +6,7 @@ import numpy as np
 
 from .. import blocks
 from ..launch import ALPHA, X, Y, Launch, beta_arg
-from . import rules as own_rules
+from .rules import threads_per_superrow
 from ..spec import EVERY_PRECISION, Sampled, UNLIMITED_FILL, own_kernel
 
 #: Lanes per superrow the kernel accepts (powers of two dividing the warp; 32 is clSpMV's warp).
@@ -34,7 +34,7 @@ def configure(spec, fmt, p, props, rules) -> dict:
     t = p["threads_per_superrow"]
     if t is None:
         superrows = int(fmt.row_ptr.shape[0]) - 1
-        t = own_rules.threads_per_superrow(fmt.nblocks / superrows if superrows else 0.0)
+        t = threads_per_superrow(fmt.nblocks / superrows if superrows else 0.0)
     if isinstance(t, bool) or t not in THREADS_PER_SUPERROW:
         raise ValueError(f"bcsr: threads_per_superrow must be one of {THREADS_PER_SUPERROW} or None, got {t!r}")
     return {**blocks.block_config(spec, fmt, p, props, rules), "threads_per_superrow": int(t)}

@@ -9,7 +9,7 @@ import numpy as np
 
 from ..launch import ALPHA, X, Y, Launch, beta_arg
 from ..config import row_kernel
-from . import rules as own_rules
+from .rules import piece_width
 from ..spec import Sampled, UNLIMITED_FILL, own_kernel, type_names
 
 
@@ -62,7 +62,7 @@ def configure(spec, fmt, p, props, rules) -> dict:
     block, itemsize = config["block_threads"], fmt.dtype.itemsize
     piece = p["piece_width"]
     if piece is None:
-        piece = own_rules.piece_width(widest_band(fmt.band_ptr), block, itemsize)
+        piece = piece_width(widest_band(fmt.band_ptr), block, itemsize)
     if isinstance(piece, bool) or not isinstance(piece, numbers.Integral) or piece < 1:
         raise ValueError(f"bdia: piece_width must be a positive integer or None, got {piece!r}")
     need = shared_bytes(block, piece, itemsize)

@@ -49,4 +49,4 @@ SPEC = own_kernel("coo_atomic", ("coo",),
                   "equal warp chunks, segmented scan, one atomicAdd per row segment",
                   _expressions, bind, configure, params={"omega": None}, default=True, deterministic=False,
                   profile=(Sampled("coo_atomic", "rows", long_rows=True, launches=2),),
-                  precisions=WIDE_OPERANDS, order=50, colour="#c0ca33")
+                  precisions=WIDE_OPERANDS, order=50, colour="#c0ca33", walk="entries")

@@ -67,4 +67,4 @@ SPEC = own_kernel("coo_segmented", ("coo",),
                   "warp segmented reduction over intervals, carries fixed up in warp order",
                   _expressions, bind, configure,
                   profile=(Sampled("coo_segmented", "rows", long_rows=True, launches=2),),
-                  precisions=EVERY_PRECISION, order=60, colour="#827717")
+                  precisions=EVERY_PRECISION, order=60, colour="#827717", walk="entries")

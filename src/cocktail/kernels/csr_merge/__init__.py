@@ -8,7 +8,8 @@ from ...precision import compute_dtype
 from ..device import capped_grid
 from ..launch import ALPHA, X, Y, Launch, beta_arg
 from ..config import integer_or_none, row_kernel
-from . import rules as own_rules
+from ..row_rules import long_tailed
+from .rules import MERGE_ITEMS_PER_THREAD
 from ..spec import EVERY_PRECISION, Sampled, own_kernel, type_names
 
 
@@ -52,7 +53,7 @@ def configure(spec, fmt, p, props, rules) -> dict:
     """Merge items per thread: given, else the rule's."""
     k = p["items_per_thread"]
     if k is None:
-        k = own_rules.MERGE_ITEMS_PER_THREAD
+        k = MERGE_ITEMS_PER_THREAD
     k = integer_or_none(k)
     if k is None or k < 1:
         raise ValueError(f"csr_merge: items_per_thread must be a positive integer or None, "
@@ -65,4 +66,4 @@ SPEC = own_kernel("csr_merge", ("csr",),
                   _expressions, bind, configure, params={"items_per_thread": None},
                   profile=(Sampled("csr_merge", "rows", long_rows=True),),
                   precisions=EVERY_PRECISION, order=30, colour="#7cb342", walk="balanced",
-                  default=True, precedence=3, default_when=own_rules.long_tailed)
+                  default=True, precedence=3, default_when=long_tailed)

@@ -21,7 +21,7 @@ from ..config import integer_or_none
 from ..csr_spmm import VECTOR_BLOCK_PARAMS, block_shape, expression, launch_settings, vector_expressions
 from ..device import capped_grid, grid_for
 from ..launch import ALPHA, X, Y, Launch, beta_arg
-from . import rules as own_rules
+from .rules import SPMM_MERGE_CHUNK, SPMM_MERGE_SHORT_RUN, items_per_share, merge_shape
 from ..spec import csr_values, own_kernel, type_names
 
 
@@ -109,13 +109,13 @@ class Shares:
 def prepare(fmt, props, rules) -> Shares:
     """The shares for the rules' items (:func:`merge_items`) and a carry buffer of SPMM_MERGE_CHUNK columns,
     once per matrix."""
-    items = merge_items(fmt, props, rules)
-    return Shares.of(fmt, items, own_rules.SPMM_MERGE_SHORT_RUN, own_rules.SPMM_MERGE_CHUNK)
+    items = merge_items(fmt, props)
+    return Shares.of(fmt, items, SPMM_MERGE_SHORT_RUN, SPMM_MERGE_CHUNK)
 
 
-def merge_items(fmt, props, rules) -> int:
+def merge_items(fmt, props) -> int:
     """Merge items per share: the rule's for this matrix's ``m + nnz`` on this device."""
-    return own_rules.merge_items(fmt.shape[0] + int(fmt.nnz), props.sm_count * props.max_threads_per_sm)
+    return items_per_share(fmt.shape[0] + int(fmt.nnz), props.sm_count * props.max_threads_per_sm)
 
 
 def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
@@ -154,15 +154,15 @@ def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
 
 
 def configure(spec, fmt, p, props, rules) -> dict:
-    """The block shape (the rule ``spmm_merge_shape``; vector strips where the operands allow them and the
+    """The block shape (the rule :func:`.rules.merge_shape`; vector strips where the operands allow them and the
     chunk holds whole strips), read path and block size; merge items per share,
     the longest run of carries fixed up a thread per column and the columns per launch: given, else the
     rules'; the prepared shares (:func:`prepare`), passed on."""
     itemsize = np.dtype(fmt.dtype).itemsize
     out = {**launch_settings(spec, p, props, rules),
-           **block_shape(spec, p, lambda k, row_major: own_rules.shape(k, row_major, itemsize), itemsize)}
-    defaults = {"items_per_share": lambda: merge_items(fmt, props, rules),
-                "short_run": lambda: own_rules.SPMM_MERGE_SHORT_RUN, "chunk": lambda: own_rules.SPMM_MERGE_CHUNK}
+           **block_shape(spec, p, lambda k, row_major: merge_shape(k, row_major, itemsize), itemsize)}
+    defaults = {"items_per_share": lambda: merge_items(fmt, props),
+                "short_run": lambda: SPMM_MERGE_SHORT_RUN, "chunk": lambda: SPMM_MERGE_CHUNK}
     for name, default in defaults.items():
         value = integer_or_none(default() if p[name] is None else p[name])
         if value is None or value < 1:

@@ -22,7 +22,7 @@ SPMM_MERGE_CHUNK = 64
 SPMM_MERGE_MIN_LANES, SPMM_MERGE_MAX_LANES, SPMM_MERGE_COLUMNS = 4, 8, 2
 
 
-def merge_items(merge_items: int, resident_threads: int) -> int:
+def items_per_share(merge_items: int, resident_threads: int) -> int:
     """Merge items per share for a matrix of ``merge_items`` (``m + nnz``): enough shares for
     SPMM_MERGE_SHARES_PER_THREAD_SLOT of the device's ``resident_threads`` each, within
     [SPMM_MERGE_MIN_ITEMS, SPMM_MERGE_ITEMS]."""
@@ -30,7 +30,7 @@ def merge_items(merge_items: int, resident_threads: int) -> int:
     return int(min(SPMM_MERGE_ITEMS, max(SPMM_MERGE_MIN_ITEMS, merge_items // wanted_shares)))
 
 
-def shape(k: int, row_major: bool = True, itemsize: int = 8) -> tuple[int, int]:
+def merge_shape(k: int, row_major: bool = True, itemsize: int = 8) -> tuple[int, int]:
     """``(lanes per share, columns per lane)`` for ``k`` columns of values of ``itemsize`` bytes: strips of
     SPMM_MERGE_COLUMNS columns, or for a row-major X of a 16-byte word of columns (at least SPMM_MERGE_COLUMNS),
     lanes the smallest power of two covering ``k`` within [SPMM_MERGE_MIN_LANES, SPMM_MERGE_MAX_LANES] (wider

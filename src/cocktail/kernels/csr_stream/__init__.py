@@ -17,8 +17,8 @@ from ..device import WARP_SIZE, capped_grid
 from ..launch import ALPHA, X, Y, Launch, beta_arg
 from ..config import flag, row_kernel
 from ...formats.csr_family import CHUNK_SHIFT
-from ..csr_merge.rules import long_tailed
-from . import rules as own_rules
+from ..row_rules import long_tailed
+from .rules import STREAM_ITEMS_PER_LANE, partition_shape, staged_block_threads
 from ..spec import (CSR_FORMATS, CSR_VALUES, EVERY_PRECISION, STORED_VALUES, Sampled, cpp_bool, csr_columns,
                    csr_values, own_kernel, type_names)
 
@@ -134,7 +134,7 @@ def bind(fmt, config: dict, props, accumulate: bool = False) -> list[Launch]:
 
 def configure(spec, fmt, p, props, rules) -> dict:
     """Nonzeros per lane of an item: given, else the rule's; the staged products must fit in shared memory."""
-    k = own_rules.STREAM_ITEMS_PER_LANE if p["items_per_lane"] is None else p["items_per_lane"]
+    k = STREAM_ITEMS_PER_LANE if p["items_per_lane"] is None else p["items_per_lane"]
     if isinstance(k, bool) or k not in ITEMS_PER_LANE:
         raise ValueError(f"csr_stream: items_per_lane must be one of {ITEMS_PER_LANE} or None, "
                          f"got {p['items_per_lane']!r}")
@@ -142,14 +142,14 @@ def configure(spec, fmt, p, props, rules) -> dict:
               "stream": flag(spec.name, "stream", p["stream"])}
     per_thread = int(k) * compute_dtype(fmt.dtype).itemsize
     if p["block_threads"] is None:  # the rule's block, smaller where its staging would not fit
-        config["block_threads"] = own_rules.staged_block_threads(config["block_threads"], per_thread,
+        config["block_threads"] = staged_block_threads(config["block_threads"], per_thread,
                                                              props.shared_memory_per_block)
     shared = config["block_threads"] * per_thread
     if shared > props.shared_memory_per_block:
         raise ValueError(f"csr_stream: block_threads={config['block_threads']} with items_per_lane={k} stages "
                          f"{shared} bytes of products, more than the {props.shared_memory_per_block} bytes of shared "
                          "memory a block may use; choose fewer threads or items")
-    own_row, rows_per_item = own_rules.partition_shape(k)
+    own_row, rows_per_item = partition_shape(k)
     return {**config, "own_row": own_row, "rows_per_item": rows_per_item}
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from ..launch import ALPHA, X, Y, Launch, beta_arg
 from ..config import flag, row_kernel
 from ..device import WARP_SIZE
-from . import rules as own_rules
+from .rules import long_mean_row, threads_per_row
 from ..spec import (CSR_FORMATS, CSR_VALUES, EVERY_PRECISION, STORED_VALUES, Sampled, cpp_bool, csr_values,
                    own_kernel, type_names)
 
@@ -38,7 +38,7 @@ def configure(spec, fmt, p, props, rules) -> dict:
     t = p["threads_per_row"]
     if t is None:
         m = fmt.shape[0]
-        t = own_rules.threads_per_row(fmt.nnz / m if m else 0.0)
+        t = threads_per_row(fmt.nnz / m if m else 0.0)
     if isinstance(t, bool) or t not in THREADS_PER_ROW:
         raise ValueError(f"csr_vector: threads_per_row must be one of {THREADS_PER_ROW} or None, got {t!r}")
     return {**row_kernel(spec, fmt, p, props, rules), "threads_per_row": int(t),
@@ -53,4 +53,4 @@ SPEC = own_kernel("csr_vector", CSR_FORMATS,
                   precisions=EVERY_PRECISION, order=20, colour="#43a047",
                   walk="rows", group_rows=lambda kernel_params, format_params: WARP_SIZE // kernel_params.get(
                       "threads_per_row", 1),
-                  default=True, precedence=1, default_when=own_rules.suits)
+                  default=True, precedence=1, default_when=long_mean_row)

@@ -10,7 +10,7 @@ VECTOR_MIN_MEAN_ROW = 4.0
 VECTOR_MIN_THREADS, VECTOR_MAX_THREADS = 2, 32
 
 
-def suits(rows) -> bool:
+def long_mean_row(rows) -> bool:
     """Whether a CSR matrix of this :class:`~cocktail.kernels.spec.RowShape` runs csr_vector by default."""
     return rows.mean >= VECTOR_MIN_MEAN_ROW
 

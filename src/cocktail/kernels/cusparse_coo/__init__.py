@@ -6,4 +6,4 @@ for a whole matrix or for a Cocktail's COO part, and ``vendor=False`` plans with
 
 from ..cusparse import spec
 
-SPEC = spec("coo", launches=2, order=90)  # as the COO kernels of our own are counted
+SPEC = spec("coo", launches=2, order=90, walk="entries")  # as the COO kernels of our own are counted

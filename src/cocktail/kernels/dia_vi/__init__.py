@@ -8,7 +8,7 @@ import numpy as np
 
 from ..launch import ALPHA, X, Y, Launch, beta_arg
 from ..config import row_kernel
-from . import rules as own_rules
+from .rules import rows_per_thread
 from ..spec import Sampled, UNLIMITED_FILL, own_kernel, type_names
 
 #: Rows per thread the kernel is instantiated for (4: the rows' codes of a diagonal in one load).
@@ -54,7 +54,7 @@ def configure(spec, fmt, p, props, rules) -> dict:
     config = row_kernel(spec, fmt, p, props, rules)
     rows = p["rows_per_thread"]
     if rows is None:
-        rows = own_rules.rows_per_thread(lambda r: codes_aligned(fmt, r))
+        rows = rows_per_thread(lambda r: codes_aligned(fmt, r))
     if isinstance(rows, bool) or not isinstance(rows, numbers.Integral) or rows not in ROWS_PER_THREAD:
         raise ValueError(f"dia_vi: rows_per_thread must be one of {ROWS_PER_THREAD} or None, got {rows!r}")
     if not codes_aligned(fmt, int(rows)):

@@ -8,7 +8,7 @@ import numpy as np
 
 from ..launch import ALPHA, X, Y, Launch, beta_arg
 from ..config import row_kernel
-from . import rules as own_rules
+from .rules import threads_per_row
 from ..spec import EVERY_PRECISION, Sampled, UNLIMITED_FILL, own_kernel, type_names
 
 #: Threads per row the source is instantiated for (at most 8: a warp step then still reads
@@ -52,7 +52,7 @@ def configure(spec, fmt, p, props, rules) -> dict:
     t = p["threads_per_row"]
     if t is None:
         rows = fmt.nslices * fmt.slice_height  # padded rows: every slice is slice_height rows
-        t = own_rules.threads_per_row(fmt.stored_slots / rows if rows else 0.0)
+        t = threads_per_row(fmt.stored_slots / rows if rows else 0.0)
     if isinstance(t, bool) or not isinstance(t, numbers.Integral) or t not in THREADS_PER_ROW:
         raise ValueError(f"sell: threads_per_row must be one of {THREADS_PER_ROW} or None, got {t!r}")
     return {**row_kernel(spec, fmt, p, props, rules), "threads_per_row": int(t)}
