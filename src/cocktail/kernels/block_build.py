@@ -23,6 +23,11 @@ from ..arrays import get_xp
 BLOCK = 256
 #: The most rows of a super-row the kernels merge (block_build.cu's BLOCK_BUILD_ROWS).
 MAX_ROWS = 8
+#: The longest row a thread of the device builds that walk a row's entries one after another (sell_build's slots,
+#: part_split's copies) takes: some 0.13 µs an entry, so one row much longer holds the whole pass (on an H200, mip1's
+#: two rows of 66,463 entries held a Cocktail's split for 29.7 ms, against 3.2 ms for the masks' CuPy passes;
+#: holdout_preferential's of 3,543: 5.2 ms against 3.2).  Longer rows are left to CuPy's passes.
+THREAD_ROW_LIMIT = 512
 
 STEM = "block_build"
 #: The kernels' word type moving a value of each size in bytes (DIA-VI's one-byte codes included).

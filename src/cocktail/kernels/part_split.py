@@ -26,11 +26,10 @@ BLOCK = 256
 #: The most parts split on the device: a part's number is a byte, and the number of parts means no part.
 MAX_PARTS = 255
 
-#: The longest row split on the device: a thread walks each row's entries one after another (the count, then each
-#: part's copy), some 0.13 µs an entry, so one long row holds the whole split (on an H200, mip1's two rows of 66,463
-#: entries: 29.7 ms, against 3.2 ms for the masks' CuPy passes; holdout_preferential's of 3,543: 5.2 ms against
-#: 3.2).  A matrix with a longer row is split by those passes (:func:`takes`).
-LONG_ROW = 512
+#: The longest row split on the device (a thread walks each row's entries, the count then each part's copy: the
+#: builds' :data:`~.block_build.THREAD_ROW_LIMIT`); a matrix with a longer row is split by the masks' CuPy passes
+#: (:func:`takes`).
+LONG_ROW = block_build.THREAD_ROW_LIMIT
 
 STEM = "part_split"
 

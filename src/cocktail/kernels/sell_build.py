@@ -15,16 +15,16 @@ from __future__ import annotations
 import numpy as np
 
 from ..arrays import get_xp
+from ..formats.sell import SHORT_PADDING
 from . import block_build
 from .block_build import INDICES, VALUE_WORDS, WORDS, index_type, word
 
 #: Threads per block of both kernels (a row of the slices each).
 BLOCK = 256
 
-#: The widest slice written on the device: a thread writes each row's slots one after another, its entries then its
-#: padding, so a slice as wide as a row of many thousand entries would hold the whole pass (as a long row holds
-#: part_split's); wider slices are written by CuPy's scatter.
-LONG_ROW = 512
+#: The widest slice written on the device (a thread writes each row's slots, its entries then its padding: the
+#: builds' :data:`~.block_build.THREAD_ROW_LIMIT`); wider slices are written by CuPy's scatter.
+LONG_ROW = block_build.THREAD_ROW_LIMIT
 
 STEM = "sell_build"
 #: The type of a short column (a 16-bit offset from its slice's lowest column).
@@ -62,7 +62,7 @@ def write(csr, c: int, ptr, total: int, perm, base, launch):
     """Pass 2: ``(col, data)``, flat, the ``total`` slots of the slices of ``c`` rows whose slice ``s`` starts at
     ``ptr[s]`` (int64, on the device, ``ptr[-1] == total``; ``perm`` as for :func:`slices`): each row's columns
     (less ``base[s]`` as 16-bit short columns where ``base``, int64, is given, else in the index dtype) and values
-    in its first slots, the padding (-1, or 0xFFFF for short columns, and a zero value) in the others.  One launch,
+    in its first slots, the padding (-1, or SHORT_PADDING for short columns, and a zero value) in the others.  One launch,
     none without slots."""
     xp = get_xp(csr.indptr)
     short = base is not None
@@ -73,7 +73,7 @@ def write(csr, c: int, ptr, total: int, perm, base, launch):
         rows = (int(ptr.shape[0]) - 1) * int(c)
         launch(STEM, f"sell_build_write<{word(csr.data.dtype)}, {itype}, {SHORT if short else itype}>", rows,
                BLOCK, (csr.indptr, csr.indices, csr.data, np.int64(csr.shape[0]), np.int64(rows), np.int64(c),
-                       perm, ptr, base, np.int64(0xFFFF if short else -1), col, data))
+                       perm, ptr, base, np.int64(SHORT_PADDING if short else -1), col, data))
     return col, data
 
 
