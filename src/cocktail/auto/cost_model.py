@@ -274,9 +274,9 @@ class _Widths:
             widest = min(max(self.widest - skip, 0), limit)
         else:
             widest = np.minimum(np.maximum(self.widest - np.asarray(skip), 0), limit)
-        padded = kind == _KINDS["padded"]
+        padded = kind == _KINDS["rows"]
         tails = np.where(padded, lanes * -(-widest // lanes), 0)
-        slots = np.where(kind == _KINDS["ell"], m * widest, np.where(kind == _KINDS["balanced"], nnz + m, nnz))
+        slots = np.where(kind == _KINDS["full_width"], m * widest, np.where(kind == _KINDS["balanced"], nnz + m, nnz))
         at = padded.nonzero()[0]
         if len(at):
             padded = ids[at]
@@ -288,7 +288,7 @@ class _Widths:
         rising), skipping nothing: ``(slots, tails)``, a row of widths per variant."""
         widest = np.minimum(self.widest, widths)
         lanes = catalog.lanes[ids][:, None]
-        padded = catalog.kind[ids] == _KINDS["padded"]
+        padded = catalog.kind[ids] == _KINDS["rows"]
         tails = np.where(padded[:, None], lanes * -(-widest // lanes), 0)
         slots = np.repeat((m * widest)[None, :], len(ids), axis=0)  # ELL: m rows as wide as the prefix
         at = padded.nonzero()[0]
@@ -308,38 +308,29 @@ def _at(values, at):
 _FLAT_SHAPES: dict = {}
 #: A row-prefix limit no row reaches (none).
 _NO_LIMIT = np.iinfo(np.int64).max
-#: The kinds of :func:`_flat_shape` of the kernels' walks other than ``rows`` (any other walk, and the walks of
-#: variants that are not flat, which :func:`flat_work` never counts: ``entries``).
-_WALK_KINDS = {"full_width": "ell", "balanced": "balanced"}
-#: :func:`_flat_shape`'s kinds as the numbers of the vectorised tables (:class:`_Catalog`, :meth:`_Widths.work`).
-_KINDS = {"entries": 0, "balanced": 1, "ell": 2, "padded": 3}
+#: The flat kernels' walks (``KernelSpec.walk``) as the numbers of the vectorised tables (:class:`_Catalog`,
+#: :meth:`_Widths.work`).
+_KINDS = {"entries": 0, "balanced": 1, "full_width": 2, "rows": 3}
 
 
 @functools.cache
 def _lanes_taken() -> tuple:
     """The lanes per row of the padded flat variants, and 1 (the rows' own lengths: covered entries), rising (the
     registry is fixed once loaded)."""
-    return tuple(sorted({n for kind, _, n in map(_flat_shape, _variants.keys()) if kind == "padded"} | {1}))
+    return tuple(sorted({n for walk, _, n in map(_flat_shape, _variants.keys()) if walk == "rows"} | {1}))
 
 
 def _flat_shape(key: str) -> tuple:
-    """How :func:`flat_work` counts flat variant ``key``'s slots: ``(kind, group size, lanes)``, ``kind`` one of
-    ``padded`` (rows padded in groups of that size), ``ell``, ``balanced`` (``nnz + m``) or ``entries``, from its
-    kernel's walk (``KernelSpec.walk``)."""
+    """How :func:`flat_work` counts flat variant ``key``'s slots: ``(walk, group size, lanes)``, ``walk`` its
+    kernel's (``KernelSpec.walk``): ``rows`` (rows padded in groups of that size), ``full_width`` (every row as wide
+    as the widest), ``balanced`` (``nnz + m``) or ``entries``."""
     found = _FLAT_SHAPES.get(key)
     if found is None:
         v = _variants.get(key)
-        spec, lanes = kernels.get(v.kernel), _lanes(v)
-        if spec.walk == "rows":
-            found = ("padded", spec.group_rows(v.kernel_params, v.format_params), lanes)
-        else:
-            found = (_WALK_KINDS.get(spec.walk, "entries"), 0, lanes)
-        _FLAT_SHAPES[key] = found
+        spec = kernels.get(v.kernel)
+        group = spec.group_rows(v.kernel_params, v.format_params) if spec.walk == "rows" else 0
+        found = _FLAT_SHAPES[key] = (spec.walk, group, int(v.kernel_params.get("threads_per_row", 1)))
     return found
-
-
-def _lanes(v) -> int:
-    return int(v.kernel_params.get("threads_per_row", 1))
 
 
 def flat_work(v, groups, nnz: int, m: int, skip: int = 0, limit: int | None = None) -> tuple[int, int]:
@@ -348,17 +339,15 @@ def flat_work(v, groups, nnz: int, m: int, skip: int = 0, limit: int | None = No
 
     ``skip`` entries of every row are taken by an earlier part, ``limit`` keeps a row prefix.
     """
-    lanes = _lanes(v)
+    walk, group, lanes = _flat_shape(v.key)
     widest = max(groups[1].max_width - skip, 0)
     if limit is not None:
         widest = min(widest, limit)
-    tail = lanes * -(-widest // lanes)
-    kind, group, _ = _flat_shape(v.key)
-    if kind == "padded":  # a group of rows padded to its longest: a warp covers 32 / lanes rows of csr_vector
-        return groups[group].padded_slots(lanes, limit, skip), tail
-    if kind == "ell":
+    if walk == "rows":  # a group of rows padded to its longest: a warp covers 32 / lanes rows of csr_vector
+        return groups[group].padded_slots(lanes, limit, skip), lanes * -(-widest // lanes)
+    if walk == "full_width":
         return m * widest, 0
-    if kind == "balanced":  # balanced over rows and nonzeros
+    if walk == "balanced":  # balanced over rows and nonzeros
         return nnz + m, 0
     return nnz, 0  # COO
 
